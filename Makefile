@@ -1,0 +1,58 @@
+# dbbench developer commands. `make help` lists them.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+TOOLS_DIR ?= $(CURDIR)/.tools
+export PATH := $(TOOLS_DIR)/bin:$(CURDIR)/$(VENV)/bin:$(PATH)
+PYTEST_ARGS ?=
+
+.PHONY: help
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+.PHONY: venv
+venv: $(VENV)/.installed ## Create the Python virtualenv with pinned dependencies
+
+.PHONY: tools
+tools: ## Build/install kube binaries, helm, etcd, MariaDB, sysbench into .tools (idempotent)
+	TOOLS_DIR=$(TOOLS_DIR) bash hack/tools.sh
+
+.PHONY: crd
+crd: venv ## Regenerate crds/ from the pydantic model
+	$(PY) hack/gen_crd.py
+
+.PHONY: lint
+lint: venv ## ruff, import contracts, helm lint
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
+	$(PY) hack/gen_crd.py --check
+
+.PHONY: typecheck
+typecheck: venv ## mypy --strict on both packages
+	$(VENV)/bin/mypy --strict operator/dbbench_operator runner-image/dbbench_runner
+
+.PHONY: unit
+unit: venv ## Fast tests of pure code only
+	$(PY) -m pytest -m "not integration and not e2e" $(PYTEST_ARGS)
+
+.PHONY: test
+test: tools venv ## THE test command: set up everything, then lint, typecheck and run all tests
+	$(MAKE) --no-print-directory lint typecheck
+	$(PY) -m pytest -m "not e2e" $(PYTEST_ARGS)
+
+.PHONY: bench
+bench: tools venv ## Runner vs sysbench on a local MariaDB; prints figures and ratios
+	$(PY) runner-image/bench/bench_runner.py
+
+.PHONY: clean
+clean: ## Remove the virtualenv and caches (keeps .tools)
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,148 @@
+{{/* Chart name, overridable. */}}
+{{- define "mongodb.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Prefix of every object name; 40 characters leave room for -shard31 and pod ordinals. */}}
+{{- define "mongodb.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 40 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "mongodb.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Selector labels of one component: (list $ "component"). */}}
+{{- define "mongodb.selectorLabels" -}}
+{{- $root := index . 0 -}}
+app.kubernetes.io/name: {{ include "mongodb.name" $root }}
+app.kubernetes.io/instance: {{ include "mongodb.fullname" $root }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end }}
+
+{{/* All labels of one component: (list $ "component"); commonLabels win. */}}
+{{- define "mongodb.labels" -}}
+{{- $root := index . 0 }}
+{{- $base := dict "helm.sh/chart" (include "mongodb.chart" $root) "app.kubernetes.io/managed-by" $root.Release.Service }}
+{{- $selector := include "mongodb.selectorLabels" . | fromYaml }}
+{{- toYaml (merge (deepCopy ($root.Values.commonLabels | default dict)) $selector $base) }}
+{{- end }}
+
+{{- define "mongodb.image" -}}
+{{- if .Values.image.reference }}
+{{- .Values.image.reference }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (toString .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* User affinity with a preferred anti-affinity term spreading one replica set: (list $ "component"). */}}
+{{- define "mongodb.affinity" -}}
+{{- $root := index . 0 }}
+{{- $affinity := deepCopy ($root.Values.affinity | default dict) }}
+{{- if $root.Values.spreadMembers }}
+{{- $anti := deepCopy (get $affinity "podAntiAffinity" | default dict) }}
+{{- $preferred := get $anti "preferredDuringSchedulingIgnoredDuringExecution" | default list }}
+{{- $selector := include "mongodb.selectorLabels" . | fromYaml }}
+{{- $term := dict "weight" 100 "podAffinityTerm" (dict "topologyKey" "kubernetes.io/hostname" "labelSelector" (dict "matchLabels" $selector)) }}
+{{- $_ := set $anti "preferredDuringSchedulingIgnoredDuringExecution" (append $preferred $term) }}
+{{- $_ = set $affinity "podAntiAffinity" $anti }}
+{{- end }}
+{{- if $affinity }}
+{{- toYaml $affinity }}
+{{- end }}
+{{- end }}
+
+{{/* Scheduling and security fields shared by every database pod: (list $ "component"). */}}
+{{- define "mongodb.podScheduling" -}}
+{{- $root := index . 0 }}
+{{- with $root.Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $root.Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with (include "mongodb.affinity" .) }}
+affinity:
+  {{- . | nindent 2 }}
+{{- end }}
+securityContext:
+  {{- toYaml $root.Values.podSecurityContext | nindent 2 }}
+terminationGracePeriodSeconds: {{ $root.Values.terminationGracePeriodSeconds }}
+{{- end }}
+
+{{/* TCP probes on the mongodb port (no exec probes: no shell in the hot path). */}}
+{{- define "mongodb.probes" -}}
+startupProbe:
+  tcpSocket:
+    port: mongodb
+  periodSeconds: {{ .Values.probes.startup.periodSeconds }}
+  failureThreshold: {{ .Values.probes.startup.failureThreshold }}
+readinessProbe:
+  tcpSocket:
+    port: mongodb
+  periodSeconds: {{ .Values.probes.readiness.periodSeconds }}
+  failureThreshold: {{ .Values.probes.readiness.failureThreshold }}
+livenessProbe:
+  tcpSocket:
+    port: mongodb
+  periodSeconds: {{ .Values.probes.liveness.periodSeconds }}
+  failureThreshold: {{ .Values.probes.liveness.failureThreshold }}
+{{- end }}
+
+{{/* Init container copying the keyFile from the Secret with owner 999 and mode 0400. */}}
+{{- define "mongodb.keyfileInit" -}}
+- name: keyfile
+  image: {{ include "mongodb.image" . }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  command: ["sh", "-c", "cp /keyfile-secret/keyfile /keyfile/keyfile && chmod 0400 /keyfile/keyfile"]
+  securityContext:
+    {{- toYaml .Values.containerSecurityContext | nindent 4 }}
+  volumeMounts:
+    - name: keyfile-secret
+      mountPath: /keyfile-secret
+      readOnly: true
+    - name: keyfile
+      mountPath: /keyfile
+{{- end }}
+
+{{- define "mongodb.keyfileVolumes" -}}
+- name: keyfile-secret
+  secret:
+    secretName: {{ required "auth.existingSecret is required" .Values.auth.existingSecret }}
+    defaultMode: 0400
+    items:
+      - key: {{ .Values.auth.keyFileKey }}
+        path: keyfile
+- name: keyfile
+  emptyDir:
+    medium: Memory
+    sizeLimit: 1Mi
+{{- end }}
+
+{{/* The replica sets to deploy as a list of dicts: suffix, component, replSet, role, withInitdb. */}}
+{{- define "mongodb.sets" -}}
+{{- $sets := list }}
+{{- if eq .Values.topology "sharded" }}
+{{- $sets = append $sets (dict "suffix" "-cfg" "component" "configsvr" "replSet" "cfg" "role" "configsvr") }}
+{{- range $i := until (int .Values.shards) }}
+{{- $sets = append $sets (dict "suffix" (printf "-shard%d" $i) "component" (printf "shard%d" $i) "replSet" (printf "shard%d" $i) "role" "shardsvr") }}
+{{- end }}
+{{- else if eq .Values.topology "replicaSet" }}
+{{- $sets = append $sets (dict "suffix" "" "component" "mongod" "replSet" .Values.replicaSetName "role" "") }}
+{{- else }}
+{{- $sets = append $sets (dict "suffix" "" "component" "mongod" "replSet" "" "role" "") }}
+{{- end }}
+{{- toYaml (dict "sets" $sets) }}
+{{- end }}

@@ -1,0 +1,44 @@
+"""The per-run credentials Secret: generated once, never shown in spec or status.
+
+Randomness is injected so the builder stays pure and testable; the operator
+passes ``secrets.token_urlsafe``.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from typing import Any
+
+from dbbench_operator.naming import RunRef, adopt, credentials_secret_name, run_labels
+from dbbench_operator.topology.request import (
+    SECRET_KEYFILE_KEY,
+    SECRET_PASSWORD_KEY,
+    SECRET_REPLICATION_PASSWORD_KEY,
+    SECRET_USERNAME_KEY,
+)
+
+ROOT_USERNAME = "dbbench"
+PASSWORD_BYTES = 24
+KEYFILE_BYTES = 576  # mongod keyFile: 6..1024 base64 characters; 576 bytes -> 768 chars
+
+
+def build_credentials_secret(run: RunRef, random_token: Callable[[int], str]) -> dict[str, Any]:
+    """A Secret with the database root user, a replication password and a MongoDB keyFile."""
+    keyfile = base64.b64encode(random_token(KEYFILE_BYTES).encode())[:756].decode()
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": {
+            "name": credentials_secret_name(run),
+            "labels": run_labels(run, "credentials"),
+        },
+        "stringData": {
+            SECRET_USERNAME_KEY: ROOT_USERNAME,
+            SECRET_PASSWORD_KEY: random_token(PASSWORD_BYTES),
+            SECRET_REPLICATION_PASSWORD_KEY: random_token(PASSWORD_BYTES),
+            SECRET_KEYFILE_KEY: keyfile,
+        },
+    }
+    return adopt(manifest, run)

@@ -1,0 +1,54 @@
+"""kopf registrations: the operator's thin public front.
+
+Run with ``kopf run --module=dbbench_operator.handlers --standalone``. Each
+handler parses what kopf hands it, delegates to ``reconciling`` and records the
+outcome; no decisions are made here.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+import kopf
+
+from dbbench_operator.lifecycle import TERMINAL
+from dbbench_operator.naming import GROUP, PLURAL, VERSION, RunRef
+from dbbench_operator.reconciling import current_phase, reconcile
+from dbbench_operator.settings import OperatorSettings
+
+SETTINGS = OperatorSettings.from_env()
+
+
+@kopf.on.startup()
+def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+    # Progress and diff-base in our own annotations, not kopf's defaults, so
+    # that `kubectl get br -o yaml` reads as dbbench's.
+    settings.persistence.finalizer = f"{GROUP}/finalizer"
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+        prefix=GROUP, key="last-handled-configuration"
+    )
+    settings.posting.level = logging.INFO
+    settings.watching.server_timeout = 300
+    settings.watching.client_timeout = 330
+
+
+def _active(status: kopf.Status, **_: Any) -> bool:
+    return current_phase(status) not in TERMINAL
+
+
+@kopf.timer(
+    GROUP, VERSION, PLURAL, interval=SETTINGS.reconcile_interval, initial_delay=0, when=_active
+)
+def reconcile_run(
+    body: kopf.Body, meta: kopf.Meta, spec: kopf.Spec, status: kopf.Status,
+    patch: kopf.Patch, logger: kopf.Logger, **_: Any,
+) -> None:  # fmt: skip
+    """Advance the run by one idempotent pass and record what happened."""
+    outcome = reconcile(RunRef.from_meta(meta), spec, status, datetime.now(UTC))
+    patch.status.update(outcome.status)
+    for kind, reason, message in outcome.events:
+        kopf.event(body, type=kind, reason=reason, message=message)
+        logger.info("%s: %s", reason, message)

@@ -1,0 +1,82 @@
+"""The BenchmarkRun API (dbbench.io/v1alpha1): typed spec and status models,
+the CRD generated from them, and the semantic checks CEL cannot express.
+
+The operator's boundary is ``parse_spec(body["spec"])`` (raises ``SpecError``)
+followed by ``check(spec)`` (returns ``Problem``s); status is written as
+``BenchmarkRunStatus(...).model_dump(by_alias=True, exclude_none=True, mode="json")``.
+"""
+
+from .base import Problem, Rule, SpecError
+from .crd import API_VERSION, CRD_NAME, GROUP, KIND, PLURAL, VERSION, build_crd
+from .phases import Distribution, Mix, Phase
+from .placement import Hardware, Resources, Runner, Storage, Toleration
+from .semantics import check, memory_limit, planned_seconds
+from .spec import BenchmarkRunSpec, Dataset, Results, parse_spec, rule_problems
+from .status import (
+    BenchmarkRunStatus,
+    Condition,
+    LastResult,
+    Latency,
+    PhaseResult,
+    Progress,
+    RunPhase,
+    StorageUsage,
+    TargetResult,
+)
+from .targets import (
+    ALLOWED_SETTINGS,
+    DEFAULT_MEMBERS,
+    DEFAULT_VERSIONS,
+    External,
+    SecretKeyRef,
+    Target,
+)
+from .units import format_duration, parse_duration, parse_mysql_size, parse_quantity
+
+__all__ = [
+    "ALLOWED_SETTINGS",
+    "API_VERSION",
+    "CRD_NAME",
+    "DEFAULT_MEMBERS",
+    "DEFAULT_VERSIONS",
+    "GROUP",
+    "KIND",
+    "PLURAL",
+    "VERSION",
+    "BenchmarkRunSpec",
+    "BenchmarkRunStatus",
+    "Condition",
+    "Dataset",
+    "Distribution",
+    "External",
+    "Hardware",
+    "LastResult",
+    "Latency",
+    "Mix",
+    "Phase",
+    "PhaseResult",
+    "Problem",
+    "Progress",
+    "Resources",
+    "Results",
+    "Rule",
+    "RunPhase",
+    "Runner",
+    "SecretKeyRef",
+    "SpecError",
+    "Storage",
+    "StorageUsage",
+    "Target",
+    "TargetResult",
+    "Toleration",
+    "build_crd",
+    "check",
+    "format_duration",
+    "memory_limit",
+    "parse_duration",
+    "parse_mysql_size",
+    "parse_quantity",
+    "parse_spec",
+    "planned_seconds",
+    "rule_problems",
+]

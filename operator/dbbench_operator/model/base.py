@@ -1,0 +1,90 @@
+"""Shared building blocks of the API models: the frozen camelCase base class,
+cross-field rules that are enforced twice (CEL in the CRD, Python in
+``parse_spec``), and the ``Problem`` a user is shown."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a spec: ``field`` is a path such as
+    ``spec.targets[0].shards``; ``message`` says what to change."""
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"
+
+
+class SpecError(ValueError):
+    """The spec could not be parsed; ``problems`` lists every offending field."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(str(p) for p in problems))
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A cross-field rule of one API object.
+
+    ``cel`` is evaluated by the API server with ``self`` bound to the object;
+    ``holds`` is the same predicate in Python, so the operator rejects what the
+    API server would (an old CRD, or a spec written around admission).
+    ``field`` is the offending field relative to the object (``shards``) and
+    becomes the CEL ``fieldPath``; empty means the object itself.
+    ``message_expression`` is an optional CEL expression that names values.
+    """
+
+    cel: str
+    message: str
+    holds: Callable[[Any], bool]
+    field: str = ""
+    reason: str = "FieldValueInvalid"
+    message_expression: str | None = None
+
+    def to_cel(self) -> dict[str, str]:
+        rule = {"rule": self.cel, "message": self.message, "reason": self.reason}
+        if self.field:
+            rule["fieldPath"] = "." + self.field
+        if self.message_expression is not None:
+            rule["messageExpression"] = self.message_expression
+        return rule
+
+
+def _schema_extra(schema: dict[str, Any], cls: type[Any]) -> None:
+    # Only the class's own rules: a subclass must not inherit its parent's.
+    rules: tuple[Rule, ...] = cls.__dict__.get("RULES", ())
+    if rules:
+        schema["x-kubernetes-validations"] = [r.to_cel() for r in rules]
+
+
+class ApiModel(BaseModel):
+    """Frozen, camelCase on the wire, snake_case in Python, unknown keys refused."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        extra="forbid",
+        json_schema_extra=_schema_extra,
+    )
+
+    RULES: ClassVar[tuple[Rule, ...]] = ()
+
+
+def wire_default(model: type[ApiModel]) -> dict[str, Any]:
+    """The model's all-defaults instance as the CRD ``default`` of a field.
+
+    Kubernetes validates a default as written (nested defaults are not applied
+    to it first), so ``default: {}`` would fail rules that read defaulted keys.
+    """
+    return {"default": model().model_dump(by_alias=True, exclude_none=True, mode="json")}

@@ -1,0 +1,111 @@
+"""The BenchmarkRun CustomResourceDefinition, generated from the models.
+
+``build_crd()`` is pure; ``hack/gen_crd.py`` writes it to ``crds/``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .spec import BenchmarkRunSpec
+from .status import BenchmarkRunStatus
+from .structural import to_structural
+
+GROUP = "dbbench.io"
+VERSION = "v1alpha1"
+KIND = "BenchmarkRun"
+PLURAL = "benchmarkruns"
+SINGULAR = "benchmarkrun"
+CRD_NAME = f"{PLURAL}.{GROUP}"
+API_VERSION = f"{GROUP}/{VERSION}"
+
+PRINTER_COLUMNS: list[dict[str, Any]] = [
+    {
+        "name": "Phase",
+        "type": "string",
+        "jsonPath": ".status.phase",
+        "description": "Lifecycle phase of the run.",
+    },
+    {
+        "name": "Target",
+        "type": "string",
+        "jsonPath": ".status.progress.target",
+        "description": "Target being benchmarked.",
+    },
+    {
+        "name": "Progress",
+        "type": "integer",
+        "jsonPath": ".status.progress.percent",
+        "description": "Percent of the run done.",
+    },
+    {
+        "name": "Throughput",
+        "type": "number",
+        "jsonPath": ".status.lastResult.throughput",
+        "description": "Operations/s of the last finished phase.",
+    },
+    {
+        "name": "p99",
+        "type": "number",
+        "jsonPath": ".status.lastResult.p99Ms",
+        "description": "p99 latency (ms) of the last finished phase.",
+    },
+    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+]
+
+
+def spec_schema() -> dict[str, Any]:
+    return to_structural(BenchmarkRunSpec.model_json_schema(by_alias=True))
+
+
+def status_schema() -> dict[str, Any]:
+    return to_structural(BenchmarkRunStatus.model_json_schema(by_alias=True))
+
+
+def build_crd() -> dict[str, Any]:
+    """The full CRD manifest (apiextensions.k8s.io/v1) as a plain dict."""
+    root = {
+        "description": (
+            "A reproducible database benchmark: the operator deploys each target database on "
+            "the given hardware, runs the phases from runner pods, and reports the results."
+        ),
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "apiVersion": {"type": "string", "description": "dbbench.io/v1alpha1"},
+            "kind": {"type": "string", "description": "BenchmarkRun"},
+            "metadata": {"type": "object"},
+            "spec": spec_schema(),
+            "status": status_schema(),
+        },
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": CRD_NAME,
+            "labels": {"app.kubernetes.io/name": "dbbench", "app.kubernetes.io/part-of": "dbbench"},
+        },
+        "spec": {
+            "group": GROUP,
+            "names": {
+                "kind": KIND,
+                "listKind": f"{KIND}List",
+                "plural": PLURAL,
+                "singular": SINGULAR,
+                "shortNames": ["br"],
+                "categories": ["dbbench"],
+            },
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": VERSION,
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "additionalPrinterColumns": PRINTER_COLUMNS,
+                    "schema": {"openAPIV3Schema": root},
+                }
+            ],
+        },
+    }

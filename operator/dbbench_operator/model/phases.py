@@ -1,0 +1,339 @@
+"""``spec.phases[]``: what the runner does to each target, in order."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from .base import ApiModel, Rule
+from .units import DURATION_PATTERN, parse_duration
+
+PhaseType = Literal["insert", "mix", "query", "pointReads"]
+QueryKind = Literal["indexedEquality", "twoFieldProjection", "sortSkip", "scan100"]
+ALL_QUERIES: tuple[QueryKind, ...] = (
+    "indexedEquality",
+    "twoFieldProjection",
+    "sortSkip",
+    "scan100",
+)
+
+DURATION_DOC = "a duration such as 90s, 5m or 1h30m"
+
+
+class Mix(ApiModel):
+    """Relative weights of operation types in a mix phase (e.g. read 85, insert 15,
+    update 5). Each operation is drawn with probability weight / sum of weights."""
+
+    read: int = Field(default=0, ge=0, le=1000, description="Weight of point reads by key.")
+    insert: int = Field(
+        default=0,
+        ge=0,
+        le=1000,
+        description="Weight of inserts of new records (keys past the data set).",
+    )
+    update: int = Field(
+        default=0, ge=0, le=1000, description="Weight of updates of one record by key."
+    )
+    scan: int = Field(
+        default=0,
+        ge=0,
+        le=1000,
+        description="Weight of short range scans (100 records from a key).",
+    )
+
+    RULES = (
+        Rule(
+            cel="self.read + self.insert + self.update + self.scan > 0",
+            message="mix: read + insert + update + scan must add up to more than 0",
+            holds=lambda m: m.read + m.insert + m.update + m.scan > 0,
+        ),
+    )
+
+
+class Distribution(ApiModel):
+    """Which keys the operations pick."""
+
+    type: Literal["uniform", "zipfian", "latest", "hotspot"] = Field(
+        default="uniform",
+        description=(
+            "uniform: every key equally likely (default). zipfian: a few keys are popular, "
+            "scattered over the key range. latest: skewed towards the most recently inserted "
+            "keys. hotspot: keys drawn uniformly from the first `dataFraction` of the key "
+            "range only (a hot range, e.g. to keep the working set in memory)."
+        ),
+    )
+    data_fraction: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description=(
+            "hotspot only (and required there): the fraction of the key range hit, e.g. 0.1."
+        ),
+    )
+
+    RULES = (
+        Rule(
+            cel="self.type != 'hotspot' || has(self.dataFraction)",
+            message="distribution.dataFraction is required with type hotspot (e.g. 0.1)",
+            field="dataFraction",
+            reason="FieldValueRequired",
+            holds=lambda d: d.type != "hotspot" or d.data_fraction is not None,
+        ),
+        Rule(
+            cel="self.type == 'hotspot' || !has(self.dataFraction)",
+            message="distribution.dataFraction is only valid with type hotspot",
+            field="dataFraction",
+            reason="FieldValueForbidden",
+            holds=lambda d: d.type == "hotspot" or d.data_fraction is None,
+        ),
+    )
+
+
+class Phase(ApiModel):
+    """One step of load against a target. Phases run in the listed order; every
+    phase is measured and reported on its own (warm-up excluded)."""
+
+    name: str = Field(
+        min_length=1,
+        max_length=30,
+        pattern=r"^[a-z]([-a-z0-9]*[a-z0-9])?$",
+        description="Name of the phase (lowercase letters, digits, '-'); unique within the run.",
+    )
+    type: PhaseType = Field(
+        description=(
+            "insert: load `operations` new records (default: dataset.records). mix: a weighted "
+            "mix of reads/inserts/updates/scans (`mix`). query: the named `queries`, each "
+            "measured separately. pointReads: reads by key from `keys` distinct keys. "
+            "mix, query and pointReads need exactly one of `duration` and `operations`."
+        )
+    )
+    id_mode: Literal["client", "server"] = Field(
+        default="client",
+        description=(
+            "Who makes the key of inserted records. client (default): the runner supplies it "
+            "(MongoDB _id, MySQL/MariaDB PRIMARY KEY). server: the database does (MongoDB "
+            "ObjectId; a table without a declared primary key); the key is then stored as "
+            "an ordinary field."
+        ),
+    )
+    batch_size: int = Field(
+        default=1,
+        ge=1,
+        le=10000,
+        description="insert only: records per insert call (1 = one record per insert, default).",
+    )
+    write_concern: Literal["unacknowledged", "acknowledged", "journaled", "majority"] | None = (
+        Field(
+            default=None,
+            description=(
+                "Overrides the target's durability profile for this phase's writes. "
+                "unacknowledged (MongoDB w:0; not possible on mysql/mariadb), acknowledged (w:1), "
+                "journaled (w:1 j:true / flush at commit), majority (w:majority / semi-sync)."
+            ),
+        )
+    )
+    report_every: int = Field(
+        default=10000,
+        ge=1,
+        le=100_000_000,
+        description=(
+            "Granularity of the stability series, in operations: a throughput point is "
+            "recorded every `reportEvery` operations (default 10000). A per-second series "
+            "is always recorded too."
+        ),
+    )
+    mix: Mix | None = Field(default=None, description="type mix only (and required there).")
+    distribution: Distribution | None = Field(
+        default=None,
+        description="Key choice for mix, query and pointReads phases; default uniform.",
+    )
+    duration: str | None = Field(
+        default=None,
+        pattern=DURATION_PATTERN,
+        max_length=32,
+        description=(
+            f"Measured time, {DURATION_DOC}; excludes `warmup`. Exclusive with `operations`."
+        ),
+    )
+    operations: int | None = Field(
+        default=None,
+        ge=1,
+        le=1_000_000_000_000,
+        description=(
+            "Operations to perform over all runner pods. insert: records to insert (default "
+            "dataset.records). Other types: exclusive with `duration`."
+        ),
+    )
+    target_rate: int = Field(
+        default=0,
+        ge=0,
+        le=100_000_000,
+        description=(
+            "Operations per second over all runner pods (open loop, latencies corrected for "
+            "coordinated omission). 0 (default) = closed loop, as fast as possible."
+        ),
+    )
+    warmup: str | None = Field(
+        default=None,
+        pattern=DURATION_PATTERN,
+        max_length=32,
+        description=(
+            f"Load run before measuring, {DURATION_DOC}; not reported. Only with `duration`."
+        ),
+    )
+    read_preference: Literal["primary", "secondaryPreferred", "nearest"] = Field(
+        default="primary",
+        description=(
+            "Where reads go: primary (default), secondaryPreferred or nearest (MongoDB read "
+            "preference; for primaryReplica, reads spread to the replicas). Needs replicas."
+        ),
+    )
+    queries: list[QueryKind] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4,
+        description=(
+            "type query only: the queries to run, each measured separately. indexedEquality: "
+            "equality on one indexed field, 10 records. twoFieldProjection: two indexed "
+            "fields, 10 records projected to two small fields. sortSkip: one indexed field, "
+            "sorted by the date index descending, skip 100, limit 10. scan100: 100 records "
+            "with no condition. Default: all four."
+        ),
+        json_schema_extra={"x-kubernetes-list-type": "set"},
+    )
+    keys: int | None = Field(
+        default=None,
+        ge=1,
+        le=1_000_000_000_000,
+        description=(
+            "pointReads only: number of distinct random keys (out of the data set) the reads "
+            "draw from, e.g. 10000. Default: every record."
+        ),
+    )
+    threads: int | None = Field(
+        default=None,
+        ge=1,
+        le=1024,
+        description=(
+            "Connections per runner pod for this phase; overrides runner.threads (e.g. "
+            "single-threaded inserts, 8-thread reads). Must be a multiple of runner.processes."
+        ),
+    )
+    max_error_rate: float = Field(
+        default=0.01,
+        ge=0,
+        le=1,
+        description=(
+            "The phase fails when errors / operations exceeds this fraction (default 0.01)."
+        ),
+    )
+
+    RULES = (
+        Rule(
+            cel="self.type == 'insert' || has(self.duration) != has(self.operations)",
+            message=(
+                "set exactly one of duration or operations for a mix, query or pointReads phase"
+            ),
+            message_expression=(
+                "'phase ' + self.name + ' (type ' + self.type + '): set exactly one of "
+                "duration or operations'"
+            ),
+            holds=lambda p: p.type == "insert" or (p.duration is None) != (p.operations is None),
+        ),
+        Rule(
+            cel="self.type != 'insert' || !has(self.duration)",
+            message=(
+                "duration is not valid for an insert phase: it inserts `operations` records "
+                "(default dataset.records)"
+            ),
+            field="duration",
+            reason="FieldValueForbidden",
+            holds=lambda p: p.type != "insert" or p.duration is None,
+        ),
+        Rule(
+            # The matches() guard leaves malformed values to the pattern's own message.
+            cel=(
+                "!has(self.duration) || !self.duration.matches(DURATION_RE) "
+                "|| duration(self.duration) > duration('0s')"
+            ).replace("DURATION_RE", repr(DURATION_PATTERN)),
+            message="duration must be longer than 0s",
+            field="duration",
+            holds=lambda p: p.duration is None or parse_duration(p.duration) > 0,
+        ),
+        Rule(
+            cel="!has(self.warmup) || has(self.duration)",
+            message="warmup is only valid with duration (a duration-based phase)",
+            field="warmup",
+            reason="FieldValueForbidden",
+            holds=lambda p: p.warmup is None or p.duration is not None,
+        ),
+        Rule(
+            cel="!has(self.queries) || self.type == 'query'",
+            message="queries is only valid with type: query",
+            field="queries",
+            reason="FieldValueForbidden",
+            holds=lambda p: p.queries is None or p.type == "query",
+        ),
+        Rule(
+            cel="self.type != 'mix' || has(self.mix)",
+            message="mix is required with type: mix (e.g. mix: {read: 85, insert: 15, update: 5})",
+            field="mix",
+            reason="FieldValueRequired",
+            holds=lambda p: p.type != "mix" or p.mix is not None,
+        ),
+        Rule(
+            cel="!has(self.mix) || self.type == 'mix'",
+            message="mix is only valid with type: mix",
+            field="mix",
+            reason="FieldValueForbidden",
+            holds=lambda p: p.mix is None or p.type == "mix",
+        ),
+        Rule(
+            cel="!has(self.keys) || self.type == 'pointReads'",
+            message="keys is only valid with type: pointReads",
+            field="keys",
+            reason="FieldValueForbidden",
+            holds=lambda p: p.keys is None or p.type == "pointReads",
+        ),
+        Rule(
+            cel="self.type == 'insert' || self.batchSize == 1",
+            message="batchSize is only valid with type: insert",
+            field="batchSize",
+            reason="FieldValueForbidden",
+            holds=lambda p: p.type == "insert" or p.batch_size == 1,
+        ),
+        Rule(
+            cel="self.type != 'insert' || !has(self.distribution)",
+            message="distribution is not valid for an insert phase (inserts take new keys)",
+            field="distribution",
+            reason="FieldValueForbidden",
+            holds=lambda p: p.type != "insert" or p.distribution is None,
+        ),
+        Rule(
+            cel="self.type != 'insert' || self.readPreference == 'primary'",
+            message="readPreference is not valid for an insert phase (writes go to the primary)",
+            field="readPreference",
+            reason="FieldValueForbidden",
+            holds=lambda p: p.type != "insert" or p.read_preference == "primary",
+        ),
+    )
+
+    @field_validator("queries")
+    @classmethod
+    def _queries_unique(cls, value: list[QueryKind] | None) -> list[QueryKind] | None:
+        # The API server enforces this through x-kubernetes-list-type: set.
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("queries must not repeat a query")
+        return value
+
+    @property
+    def measured_seconds(self) -> float:
+        """Planned wall time of one repeat when duration-based (warm-up included), else 0."""
+        if self.duration is None:
+            return 0.0
+        return parse_duration(self.duration) + (parse_duration(self.warmup) if self.warmup else 0)
+
+    @property
+    def effective_queries(self) -> tuple[QueryKind, ...]:
+        return tuple(self.queries) if self.queries else ALL_QUERIES

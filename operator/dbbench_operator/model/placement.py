@@ -1,0 +1,189 @@
+"""Where pods run: ``spec.hardware`` (the databases) and ``spec.runner`` (load)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, PlainValidator, StringConstraints, WithJsonSchema
+
+from .base import ApiModel, Rule, wire_default
+
+# A Kubernetes quantity: "8Gi", "500m" or a plain number (the API server's own pattern).
+QUANTITY_PATTERN = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
+    r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+
+
+def _quantity(value: object) -> str | int:
+    # One validator instead of a str | int union, so errors carry the field's path only.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and re.match(QUANTITY_PATTERN, value):
+        return value
+    raise ValueError(f"{value!r} is not a Kubernetes quantity such as 8Gi, 500m or 2")
+
+
+Quantity = Annotated[
+    str | int,
+    PlainValidator(_quantity),
+    WithJsonSchema(
+        {"anyOf": [{"type": "integer"}, {"type": "string", "pattern": QUANTITY_PATTERN}]}
+    ),
+]
+
+
+class Resources(ApiModel):
+    """Container resources, as in a Pod spec."""
+
+    requests: dict[str, Quantity] | None = Field(
+        default=None,
+        max_length=16,
+        description='Minimum resources, e.g. {cpu: "2", memory: 8Gi}.',
+    )
+    limits: dict[str, Quantity] | None = Field(
+        default=None,
+        max_length=16,
+        description=(
+            'Maximum resources, e.g. {cpu: "2", memory: 8Gi}. limits.memory is the '
+            "memory the data-set-to-memory ratio is computed against; cache settings "
+            "must fit in it. Equal requests and limits give the Guaranteed QoS class."
+        ),
+    )
+
+
+class Toleration(ApiModel):
+    """A Pod toleration, as in a Pod spec."""
+
+    key: str | None = Field(default=None, max_length=316, description="Taint key to match.")
+    operator: Literal["Exists", "Equal"] | None = Field(
+        default=None, description="Exists or Equal (default Equal)."
+    )
+    value: str | None = Field(default=None, max_length=63, description="Taint value to match.")
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = Field(
+        default=None, description="Taint effect to match; empty matches all effects."
+    )
+    toleration_seconds: int | None = Field(
+        default=None, description="For NoExecute: how long the pod stays bound after the taint."
+    )
+
+
+LabelValue = Annotated[str, StringConstraints(max_length=63)]
+NODE_SELECTOR_DOC = (
+    "Node labels the pods must match, e.g. {node.kubernetes.io/instance-type: m5.xlarge}."
+)
+TOLERATIONS_DOC = "Tolerations added to the pods, e.g. for a tainted benchmark node pool."
+
+
+class Storage(ApiModel):
+    """The volume of each database pod."""
+
+    storage_class_name: str | None = Field(
+        default=None,
+        max_length=253,
+        description="StorageClass of the data volumes; unset uses the cluster's default class.",
+    )
+    size: Quantity = Field(
+        default="10Gi",
+        description=(
+            "Size of each database pod's data volume, e.g. 20Gi. Must hold the data set "
+            "(about records x recordSize plus indexes). Default 10Gi."
+        ),
+    )
+
+
+class Hardware(ApiModel):
+    """Where and with what resources the databases under test run. Every target of
+    the run uses the same hardware, so results are comparable."""
+
+    node_selector: dict[str, LabelValue] | None = Field(
+        default=None, max_length=16, description=NODE_SELECTOR_DOC
+    )
+    tolerations: list[Toleration] | None = Field(
+        default=None, max_length=16, description=TOLERATIONS_DOC
+    )
+    affinity: dict[str, Any] | None = Field(
+        default=None,
+        description="Pod affinity/anti-affinity, as in a Pod spec (passed through unchanged).",
+    )
+    resources: Resources | None = Field(
+        default=None,
+        description=(
+            "Resources of each database server container. Unset means no requests or "
+            "limits: results then depend on whatever else runs on the node."
+        ),
+    )
+    storage: Storage = Field(
+        default_factory=Storage,
+        description="Data volume of each database pod (default: 10Gi of the default class).",
+        json_schema_extra=wire_default(Storage),
+    )
+    price_per_hour: float | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "Price of one database pod's hardware per hour, in any currency. When set, "
+            "results also give cost per million operations."
+        ),
+    )
+    exclusive: bool = Field(
+        default=True,
+        description=(
+            "When true (default), no other BenchmarkRun may use these nodes while this "
+            "run's databases exist: runs wait for each other instead of disturbing results."
+        ),
+    )
+
+
+class Runner(ApiModel):
+    """The load generator: `pods` runner pods, each with `processes` worker
+    processes that together hold `threads` connections. Results of all pods are
+    merged exactly (HDR histograms)."""
+
+    pods: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Runner pods; the load is split evenly between them. Default 1.",
+    )
+    threads: int = Field(
+        default=1,
+        ge=1,
+        le=1024,
+        description=(
+            "Client connections per runner pod (default 1, a single connection as in most "
+            "published benchmarks). A phase's `threads` overrides it for that phase. Must "
+            "be a multiple of `processes`."
+        ),
+    )
+    processes: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description=(
+            "Worker processes per runner pod, sharing `threads` evenly. Use more than one "
+            "when a single Python process cannot saturate the database. Default 1."
+        ),
+    )
+    node_selector: dict[str, LabelValue] | None = Field(
+        default=None, max_length=16, description=NODE_SELECTOR_DOC
+    )
+    tolerations: list[Toleration] | None = Field(
+        default=None, max_length=16, description=TOLERATIONS_DOC
+    )
+    resources: Resources | None = Field(
+        default=None, description="Resources of each runner pod's container."
+    )
+
+    RULES = (
+        Rule(
+            cel="self.threads % self.processes == 0",
+            message=(
+                "threads must be a multiple of processes "
+                "(each process runs threads/processes connections)"
+            ),
+            field="threads",
+            holds=lambda r: r.threads % r.processes == 0,
+        ),
+    )

@@ -1,0 +1,178 @@
+"""Checks that need arithmetic or units the CRD's CEL rules cannot do well.
+
+``check(spec)`` is pure and returns every problem; the operator marks a run
+with problems Failed, with a condition naming the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+
+from .base import Problem
+from .spec import BenchmarkRunSpec
+from .units import format_bytes, format_duration, parse_duration, parse_mysql_size, parse_quantity
+
+GIB = 1024**3
+
+
+def check(spec: BenchmarkRunSpec) -> list[Problem]:
+    """All semantic problems of a spec that passed schema and CEL validation."""
+    checks: tuple[Callable[[BenchmarkRunSpec], Iterator[Problem]], ...] = (
+        _timeout_covers_phases,
+        _read_preference_needs_replicas,
+        _majority_needs_replicas,
+        _cache_settings_fit_memory,
+        _rate_and_operations_fit_connections,
+        _keys_within_records,
+        _storage_holds_dataset,
+        _cold_cache_needs_exclusive_nodes,
+    )
+    return [problem for fn in checks for problem in fn(spec)]
+
+
+def planned_seconds(spec: BenchmarkRunSpec) -> float:
+    """Planned time of the duration-based phases over all targets and repeats:
+    a lower bound of the run's length (loading and provisioning come on top)."""
+    per_target = sum(
+        p.measured_seconds * (1 if p.type == "insert" else spec.repeats) for p in spec.phases
+    )
+    return per_target * len(spec.targets)
+
+
+def memory_limit(spec: BenchmarkRunSpec) -> Decimal | None:
+    """Memory of one database container: limits.memory, else requests.memory."""
+    resources = spec.hardware.resources
+    if resources is None:
+        return None
+    for amounts in (resources.limits, resources.requests):
+        if amounts and "memory" in amounts:
+            return parse_quantity(amounts["memory"])
+    return None
+
+
+def _timeout_covers_phases(spec: BenchmarkRunSpec) -> Iterator[Problem]:
+    planned = planned_seconds(spec)
+    if planned >= parse_duration(spec.timeout):
+        yield Problem(
+            "spec.timeout",
+            f"timeout {spec.timeout} is not longer than the planned phase time "
+            f"{format_duration(planned)} (duration + warmup of each phase x {spec.repeats} "
+            f"repeats x {len(spec.targets)} targets, before loading and provisioning); raise "
+            "timeout well above it or shorten the phases",
+        )
+
+
+def _replicated(topology: str) -> bool:
+    return topology != "standalone"
+
+
+def _read_preference_needs_replicas(spec: BenchmarkRunSpec) -> Iterator[Problem]:
+    standalone = [t.name for t in spec.targets if not _replicated(t.topology)]
+    for i, phase in enumerate(spec.phases):
+        if phase.read_preference != "primary" and standalone:
+            yield Problem(
+                f"spec.phases[{i}].readPreference",
+                f"readPreference {phase.read_preference} needs replicas but target(s) "
+                f"{', '.join(standalone)} are standalone; use primary, or a replicaSet, "
+                "sharded or primaryReplica topology",
+            )
+
+
+def _majority_needs_replicas(spec: BenchmarkRunSpec) -> Iterator[Problem]:
+    lonely = [
+        t.name
+        for t in spec.targets
+        if t.engine != "mongodb" and not _replicated(t.topology) and t.external is None
+    ]
+    for i, phase in enumerate(spec.phases):
+        if phase.write_concern == "majority" and lonely:
+            yield Problem(
+                f"spec.phases[{i}].writeConcern",
+                f"writeConcern majority waits for a replica (semi-sync) but mysql/mariadb "
+                f"target(s) {', '.join(lonely)} are standalone; use journaled or primaryReplica",
+            )
+
+
+def _cache_bytes(key: str, value: str) -> Decimal | None:
+    """Bytes of a memory-sizing setting, or None when the key is not one."""
+    if key == "wiredTigerCacheSizeGB":
+        return Decimal(value) * GIB
+    if key == "innodb_buffer_pool_size":
+        return Decimal(parse_mysql_size(value))
+    return None
+
+
+def _cache_settings_fit_memory(spec: BenchmarkRunSpec) -> Iterator[Problem]:
+    limit = memory_limit(spec)
+    for i, target in enumerate(spec.targets):
+        for key, value in (target.settings or {}).items():
+            field = f"spec.targets[{i}].settings.{key}"
+            try:
+                size = _cache_bytes(key, value)
+            except (ArithmeticError, ValueError):
+                yield Problem(field, f'{value!r} is not a size; e.g. "2" (GB) or "4G"')
+                continue
+            if size is not None and limit is not None and size >= limit:
+                yield Problem(
+                    field,
+                    f"{key}={value} ({format_bytes(size)}) does not fit in "
+                    f"hardware.resources memory {format_bytes(limit)}: the server would be "
+                    "OOM-killed; lower it or raise the memory limit",
+                )
+
+
+def _rate_and_operations_fit_connections(spec: BenchmarkRunSpec) -> Iterator[Problem]:
+    for i, phase in enumerate(spec.phases):
+        connections = spec.runner.pods * (phase.threads or spec.runner.threads)
+        if 0 < phase.target_rate < connections:
+            yield Problem(
+                f"spec.phases[{i}].targetRate",
+                f"targetRate {phase.target_rate}/s is below the {connections} connections "
+                "(runner.pods x threads): each would wait over a second between operations; "
+                "lower threads/pods or raise targetRate",
+            )
+        if phase.operations is not None and phase.operations < connections:
+            yield Problem(
+                f"spec.phases[{i}].operations",
+                f"operations {phase.operations} is fewer than the {connections} connections "
+                "(runner.pods x threads): some would do nothing; lower threads/pods",
+            )
+
+
+def _keys_within_records(spec: BenchmarkRunSpec) -> Iterator[Problem]:
+    for i, phase in enumerate(spec.phases):
+        if phase.keys is not None and phase.keys > spec.dataset.records:
+            yield Problem(
+                f"spec.phases[{i}].keys",
+                f"keys {phase.keys} exceeds dataset.records {spec.dataset.records}: there are "
+                "not that many distinct keys; lower keys",
+            )
+
+
+def _storage_holds_dataset(spec: BenchmarkRunSpec) -> Iterator[Problem]:
+    deployed = [t for t in spec.targets if t.external is None]
+    if not deployed:
+        return
+    inserted = sum(p.operations or spec.dataset.records for p in spec.phases if p.type == "insert")
+    records = max(spec.dataset.records, inserted)
+    # Sharded targets spread the data; the least sharded target needs the most.
+    fewest_shards = min(t.shards or 1 for t in deployed)
+    needed = Decimal(records * spec.dataset.record_size) / fewest_shards
+    volume = parse_quantity(spec.hardware.storage.size)
+    if needed > volume:
+        yield Problem(
+            "spec.hardware.storage.size",
+            f"the data alone is about {format_bytes(needed)} per data volume ({records} records "
+            f"x {spec.dataset.record_size} bytes, before indexes) but storage.size is "
+            f"{spec.hardware.storage.size}; raise storage.size",
+        )
+
+
+def _cold_cache_needs_exclusive_nodes(spec: BenchmarkRunSpec) -> Iterator[Problem]:
+    if spec.cache == "cold" and not spec.hardware.exclusive:
+        yield Problem(
+            "spec.hardware.exclusive",
+            "cache: cold drops the nodes' page cache, which disturbs anything else running "
+            "there; set hardware.exclusive: true",
+        )

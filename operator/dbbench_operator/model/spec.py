@@ -1,0 +1,250 @@
+"""``BenchmarkRun.spec``: the root model and ``parse_spec``, the one place a raw
+spec becomes typed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic.config import JsonDict
+
+from .base import ApiModel, Problem, Rule, SpecError, wire_default
+from .phases import Phase
+from .placement import Hardware, Runner
+from .targets import Target
+from .units import DURATION_PATTERN, parse_duration
+
+_MAP_LIST: JsonDict = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
+
+
+class Dataset(ApiModel):
+    """The records every target is loaded with, generated deterministically from
+    `seed`: every runner pod and every repeat can regenerate any record."""
+
+    shape: Literal["flat45", "indexed4", "news", "ycsb"] = Field(
+        default="flat45",
+        description=(
+            "Record layout. flat45: about 45 fields, one the md5 hex of the record number "
+            "(the key), the rest constant. indexed4: Number, Number1, Date (indexed) and a "
+            "Data filler; the shape the `query` phase's queries are defined on. news: news "
+            "items with indexed ID, CategoryID, CreateTime, UserID and a Tags array. ycsb: "
+            "YCSB usertable (key + field0..field9). Default flat45."
+        ),
+    )
+    records: int = Field(
+        default=1_000_000,
+        ge=1,
+        le=100_000_000_000,
+        description="Number of records in the data set (the key range). Default 1000000.",
+    )
+    record_size: int = Field(
+        default=1024,
+        ge=64,
+        le=16_777_216,
+        description=(
+            "Approximate size of one record in bytes (default 1024), reached by the filler "
+            "field of flat45, indexed4 and ycsb; news records keep their natural size."
+        ),
+    )
+    seed: int = Field(
+        default=42,
+        ge=0,
+        le=2**62,
+        description="Seed of the data and key generators; same seed, same records and keys.",
+    )
+
+
+class Results(ApiModel):
+    """Where the full results go."""
+
+    claim_name: str = Field(
+        default="dbbench-results",
+        min_length=1,
+        max_length=253,
+        description=(
+            "PersistentVolumeClaim, in the operator's namespace, owned by the results "
+            "service; results land under <claim>/<namespace>/<run>/<uid>/. Default "
+            "dbbench-results (the chart's claim)."
+        ),
+    )
+
+
+class BenchmarkRunSpec(ApiModel):
+    """A reproducible benchmark: load `dataset` into each of `targets` in turn, on
+    `hardware`, and run `phases` against it from `runner` pods."""
+
+    targets: list[Target] = Field(
+        min_length=1,
+        max_length=8,
+        description=(
+            "Databases under test, benchmarked one after another on the same hardware with "
+            "the same data and phases. Names must be unique."
+        ),
+        json_schema_extra=_MAP_LIST,
+    )
+    hardware: Hardware = Field(
+        default_factory=Hardware,
+        description="Where the databases run and with what resources.",
+        json_schema_extra=wire_default(Hardware),
+    )
+    runner: Runner = Field(
+        default_factory=Runner,
+        description="The load-generating pods (default: 1 pod, 1 connection).",
+        json_schema_extra=wire_default(Runner),
+    )
+    dataset: Dataset = Field(
+        default_factory=Dataset,
+        description="The generated records (default: 1000000 flat45 records of 1 KiB, seed 42).",
+        json_schema_extra=wire_default(Dataset),
+    )
+    phases: list[Phase] = Field(
+        min_length=1,
+        max_length=32,
+        description="Steps run in order against each target. Names must be unique.",
+        json_schema_extra=_MAP_LIST,
+    )
+    cache: Literal["warm", "cold"] = Field(
+        default="warm",
+        description=(
+            "warm (default): phases follow each other on a running database. cold: restart "
+            "the database and drop the node's page cache before each measured phase, so reads "
+            "come from disk. cold needs deployed (not external) targets and exclusive nodes."
+        ),
+    )
+    repeats: int = Field(
+        default=1,
+        ge=1,
+        le=100,
+        description=(
+            "How many times each non-insert phase runs back to back, without restart in "
+            "between; each repeat is reported separately (e.g. to see caches warm up). "
+            "Insert phases run once: they define the data set. Default 1."
+        ),
+    )
+    timeout: str = Field(
+        default="2h",
+        pattern=DURATION_PATTERN,
+        max_length=32,
+        description=(
+            "Wall-clock limit of the whole run (e.g. 2h, 90m); the run fails when it is "
+            "exceeded. Must exceed the planned phase time. Default 2h."
+        ),
+    )
+    cleanup: Literal["Delete", "Retain"] = Field(
+        default="Delete",
+        description=(
+            "Delete (default): remove the deployed databases after the run. Retain: keep "
+            "them for inspection (they are still deleted with the BenchmarkRun)."
+        ),
+    )
+    results: Results = Field(
+        default_factory=Results,
+        description="Where the full results are written.",
+        json_schema_extra=wire_default(Results),
+    )
+
+    RULES = (
+        Rule(
+            cel=(
+                "!self.phases.exists(p, has(p.writeConcern) && p.writeConcern == 'unacknowledged')"
+                " || self.targets.all(t, t.engine == 'mongodb')"
+            ),
+            message=(
+                "phases[].writeConcern: unacknowledged is MongoDB-only (w:0) and this run has "
+                "mysql/mariadb targets; use acknowledged or split the run"
+            ),
+            field="phases",
+            holds=lambda s: (
+                all(t.engine == "mongodb" for t in s.targets)
+                or all(p.write_concern != "unacknowledged" for p in s.phases)
+            ),
+        ),
+        Rule(
+            cel="self.cache != 'cold' || self.targets.all(t, !has(t.external))",
+            message=(
+                "cache: cold restarts the databases, which is impossible for external "
+                "targets; use cache: warm or remove the external targets"
+            ),
+            field="cache",
+            holds=lambda s: s.cache != "cold" or all(t.external is None for t in s.targets),
+        ),
+        Rule(
+            cel="self.phases.all(p, !has(p.threads) || p.threads % self.runner.processes == 0)",
+            message="phases[].threads must be a multiple of runner.processes",
+            field="phases",
+            holds=lambda s: all(
+                p.threads is None or p.threads % s.runner.processes == 0 for p in s.phases
+            ),
+        ),
+        Rule(
+            cel=(
+                "!self.timeout.matches(DURATION_RE) || duration(self.timeout) > duration('0s')"
+            ).replace("DURATION_RE", repr(DURATION_PATTERN)),
+            message="timeout must be longer than 0s",
+            field="timeout",
+            holds=lambda s: parse_duration(s.timeout) > 0,
+        ),
+    )
+
+    @field_validator("targets", "phases")
+    @classmethod
+    def _names_unique(cls, items: list[Any]) -> list[Any]:
+        # The API server enforces this through x-kubernetes-list-type: map.
+        names = [item.name for item in items]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"names must be unique; repeated: {', '.join(duplicates)}")
+        return items
+
+
+def _loc_path(loc: tuple[int | str, ...]) -> str:
+    path = "spec"
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def _models(model: BaseModel, path: str) -> Iterator[tuple[BaseModel, str]]:
+    """Every model in the tree with its wire path, parents first."""
+    yield model, path
+    for name, info in type(model).model_fields.items():
+        value = getattr(model, name)
+        child = f"{path}.{info.alias or name}"
+        if isinstance(value, BaseModel):
+            yield from _models(value, child)
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                if isinstance(item, BaseModel):
+                    yield from _models(item, f"{child}[{index}]")
+
+
+def rule_problems(spec: BenchmarkRunSpec) -> list[Problem]:
+    """The cross-field rules (the CRD's CEL rules) evaluated in Python."""
+    problems = []
+    for model, path in _models(spec, "spec"):
+        for rule in getattr(type(model), "RULES", ()):
+            if not rule.holds(model):
+                field = f"{path}.{rule.field}" if rule.field else path
+                problems.append(Problem(field=field, message=rule.message))
+    return problems
+
+
+def parse_spec(body_spec: Mapping[str, Any]) -> BenchmarkRunSpec:
+    """Parse a BenchmarkRun's ``spec`` (camelCase, as stored) into typed models.
+
+    Applies the schema and the same cross-field rules as the CRD; raises
+    ``SpecError`` whose ``problems`` name each offending field.
+    """
+    if not isinstance(body_spec, Mapping):
+        raise SpecError([Problem(field="spec", message="must be an object")])
+    try:
+        spec = BenchmarkRunSpec.model_validate(dict(body_spec))
+    except ValidationError as exc:
+        raise SpecError(
+            [Problem(field=_loc_path(e["loc"]), message=e["msg"]) for e in exc.errors()]
+        ) from exc
+    problems = rule_problems(spec)
+    if problems:
+        raise SpecError(problems)
+    return spec

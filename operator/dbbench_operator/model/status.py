@@ -1,0 +1,150 @@
+"""``BenchmarkRun.status``: written by the operator only. A summary, well under
+100 KB; the full results are on the results claim at ``resultsPath``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+from pydantic.config import JsonDict
+
+from .base import ApiModel
+
+RunPhase = Literal["Pending", "Provisioning", "Running", "Collecting", "Succeeded", "Failed"]
+_MAP_LIST_TYPE: JsonDict = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]}
+_NAMED_LIST_TYPE: JsonDict = {
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": ["name"],
+}
+
+
+class Condition(ApiModel):
+    """A Kubernetes-style condition (Ready, Progressing, Degraded, SpecValid...)."""
+
+    type: str = Field(max_length=64, description="Condition type, e.g. Ready or Progressing.")
+    status: Literal["True", "False", "Unknown"] = Field(description="True, False or Unknown.")
+    reason: str | None = Field(
+        default=None, max_length=128, description="CamelCase reason, e.g. InvalidSpec."
+    )
+    message: str | None = Field(
+        default=None, max_length=4096, description="Human-readable detail; names fields."
+    )
+    last_transition_time: datetime | None = Field(
+        default=None, description="When the status last changed."
+    )
+    observed_generation: int | None = Field(
+        default=None, ge=0, description="metadata.generation the condition was computed from."
+    )
+
+
+class Progress(ApiModel):
+    """Where the run is now."""
+
+    target: str | None = Field(default=None, description="Target being benchmarked.")
+    phase: str | None = Field(default=None, description="Phase being run.")
+    percent: int | None = Field(default=None, ge=0, le=100, description="Whole run done, 0-100.")
+    eta: datetime | None = Field(default=None, description="Estimated completion time.")
+    step: int | None = Field(default=None, ge=0, description="Current step (1-based).")
+    steps: int | None = Field(
+        default=None, ge=0, description="Total steps: targets x phases x repeats."
+    )
+
+
+class Latency(ApiModel):
+    """Latency percentiles in milliseconds (HDR histogram, warm-up excluded)."""
+
+    p50: float | None = Field(default=None, ge=0, description="Median, ms.")
+    p95: float | None = Field(default=None, ge=0, description="95th percentile, ms.")
+    p99: float | None = Field(default=None, ge=0, description="99th percentile, ms.")
+    p999: float | None = Field(default=None, ge=0, description="99.9th percentile, ms.")
+    max: float | None = Field(default=None, ge=0, description="Maximum, ms.")
+
+
+class StorageUsage(ApiModel):
+    """Database storage after the phase, as the engine reports it."""
+
+    data_bytes: int | None = Field(default=None, ge=0, description="Logical data size, bytes.")
+    index_bytes: int | None = Field(default=None, ge=0, description="Index size, bytes.")
+    storage_bytes: int | None = Field(
+        default=None, ge=0, description="Space used on disk (allocated), bytes."
+    )
+
+
+class PhaseResult(ApiModel):
+    """One measured phase repeat of one target, all runner pods merged."""
+
+    name: str = Field(description="Phase name.")
+    repeat: int = Field(default=1, ge=1, description="Repeat number, 1-based.")
+    operations: int = Field(default=0, ge=0, description="Operations completed (measured).")
+    errors: int = Field(default=0, ge=0, description="Operations that failed.")
+    duration_seconds: float = Field(default=0, ge=0, description="Measured wall time, seconds.")
+    throughput: float = Field(default=0, ge=0, description="Operations per second.")
+    latency_ms: Latency | None = Field(default=None, description="Latency percentiles, ms.")
+    storage: StorageUsage | None = Field(default=None, description="Storage after the phase.")
+
+
+class TargetResult(ApiModel):
+    """Results of one target."""
+
+    name: str = Field(description="Target name.")
+    endpoint: str | None = Field(
+        default=None, description="Host:port the runners connected to (no credentials)."
+    )
+    server_version: str | None = Field(default=None, description="Version the server reports.")
+    ready: bool = Field(default=False, description="The database is deployed and reachable.")
+    conditions: list[Condition] = Field(
+        default_factory=list,
+        max_length=4,
+        description="Ready (with a reason such as WaitingForMembers while not ready).",
+        json_schema_extra=_MAP_LIST_TYPE,
+    )
+    phases: list[PhaseResult] = Field(
+        default_factory=list, max_length=3200, description="Phase results, in run order."
+    )
+
+
+class LastResult(ApiModel):
+    """The most recently finished phase repeat: what the printer columns show."""
+
+    target: str = Field(description="Target name.")
+    phase: str = Field(description="Phase name.")
+    repeat: int = Field(default=1, ge=1, description="Repeat number, 1-based.")
+    throughput: float = Field(ge=0, description="Operations per second.")
+    p99_ms: float | None = Field(default=None, ge=0, description="99th percentile latency, ms.")
+
+
+class BenchmarkRunStatus(ApiModel):
+    """Observed state of a BenchmarkRun."""
+
+    phase: RunPhase | None = Field(
+        default=None,
+        description="Pending, Provisioning, Running, Collecting, Succeeded or Failed.",
+    )
+    message: str | None = Field(
+        default=None, max_length=4096, description="Short human-readable state, e.g. the failure."
+    )
+    conditions: list[Condition] = Field(
+        default_factory=list,
+        max_length=16,
+        description="Conditions with reasons.",
+        json_schema_extra=_MAP_LIST_TYPE,
+    )
+    observed_generation: int | None = Field(
+        default=None, ge=0, description="metadata.generation the status reflects."
+    )
+    started_at: datetime | None = Field(default=None, description="When the run started.")
+    completed_at: datetime | None = Field(default=None, description="When it ended.")
+    progress: Progress | None = Field(default=None, description="Where the run is now.")
+    last_result: LastResult | None = Field(
+        default=None, description="Most recently finished phase (printer columns)."
+    )
+    targets: list[TargetResult] = Field(
+        default_factory=list,
+        max_length=8,
+        description="Per-target summary results.",
+        json_schema_extra=_NAMED_LIST_TYPE,
+    )
+    results_path: str | None = Field(
+        default=None, description="Full results: <claim>/<namespace>/<name>/<uid>/."
+    )

@@ -1,0 +1,71 @@
+"""Units on the wire: durations (``90s``, ``1h30m``), Kubernetes quantities
+(``8Gi``, ``500m``) and MySQL sizes (``4G``). Pure parsing, no I/O."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+# The CRD pattern and CEL's duration() both accept this subset of Go durations.
+DURATION_PATTERN = r"^([0-9]{1,9}(ms|s|m|h))+$"
+_DURATION_PART = re.compile(r"([0-9]+)(ms|s|m|h)")
+_DURATION_SECONDS = {"ms": Decimal("0.001"), "s": Decimal(1), "m": Decimal(60), "h": Decimal(3600)}
+
+_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_QUANTITY = re.compile(r"^([+-]?[0-9.]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
+_MYSQL_SIZE = re.compile(r"^([0-9]+)([KMGT]?)$", re.IGNORECASE)
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a duration such as ``5m`` or ``1h30m``; ValueError otherwise."""
+    if not re.fullmatch(DURATION_PATTERN, text):
+        raise ValueError(f"{text!r} is not a duration like 90s, 5m or 1h30m")
+    return float(sum(int(n) * _DURATION_SECONDS[u] for n, u in _DURATION_PART.findall(text)))
+
+
+def format_duration(seconds: float) -> str:
+    """The shortest ``1h2m3s`` form of a number of seconds (rounded up)."""
+    total = int(-(-seconds // 1))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{v}{u}" for v, u in ((hours, "h"), (minutes, "m"), (secs, "s")) if v]
+    return "".join(parts) or "0s"
+
+
+def parse_quantity(value: str | int) -> Decimal:
+    """A Kubernetes resource quantity in base units (bytes, cores)."""
+    if isinstance(value, int):
+        return Decimal(value)
+    match = _QUANTITY.match(value.strip())
+    if match is None:
+        raise ValueError(f"{value!r} is not a Kubernetes quantity like 512Mi, 8Gi or 500m")
+    try:
+        number = Decimal(match.group(1))
+    except InvalidOperation as exc:
+        raise ValueError(f"{value!r} is not a Kubernetes quantity") from exc
+    suffix = match.group(2) or ""
+    if suffix in _BINARY:
+        return number * (Decimal(1024) ** _BINARY[suffix])
+    if suffix in _DECIMAL:
+        return number * (Decimal(10) ** _DECIMAL[suffix])
+    return number * (Decimal(10) ** int(suffix[1:]))
+
+
+def parse_mysql_size(value: str) -> int:
+    """Bytes in a MySQL/MariaDB size option such as ``4G``, ``512M`` or ``1073741824``."""
+    match = _MYSQL_SIZE.match(value.strip())
+    if match is None:
+        raise ValueError(f"{value!r} is not a size like 1073741824, 512M or 4G")
+    power = " KMGT".index(match.group(2).upper() or " ")
+    return int(match.group(1)) << (10 * power)
+
+
+def format_bytes(value: Decimal | int | float) -> str:
+    """Human-readable binary size, e.g. ``7.5Gi``."""
+    size = float(value)
+    for unit in ("", "Ki", "Mi", "Gi", "Ti"):
+        if abs(size) < 1024:
+            return f"{size:.3g}{unit}"
+        size /= 1024
+    return f"{size:.3g}Pi"

@@ -1,0 +1,40 @@
+"""What provisioning saw on one pass, per target and for the whole run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TargetSeen:
+    name: str
+    ready: bool
+    reason: str
+    message: str
+    endpoint: str = ""
+    server_version: str = ""
+    failure: tuple[str, str] | None = None
+
+    def status(self) -> dict[str, Any]:
+        ready = {
+            "type": "Ready",
+            "status": "True" if self.ready else "False",
+            "reason": self.reason,
+            "message": self.message,
+        }
+        entry: dict[str, Any] = {"name": self.name, "ready": self.ready, "conditions": [ready]}
+        if self.endpoint:
+            entry["endpoint"] = self.endpoint
+        if self.server_version:
+            entry["serverVersion"] = self.server_version
+        return entry
+
+
+@dataclass(frozen=True)
+class TargetsSeen:
+    ready: int
+    reason: str
+    message: str
+    failure: tuple[str, str] | None = None
+    target_status: list[dict[str, Any]] = field(default_factory=list)

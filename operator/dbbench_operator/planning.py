@@ -1,0 +1,61 @@
+"""The ordered steps of a run: targets x phases x repeats, as a pure function.
+
+Targets run one after another on the same hardware, never at the same time
+(comparability). Within a target, phases run in spec order; a phase with
+repeats runs back to back without restarting the database, each repeat
+reported separately (the news benchmark's warming effect). Insert phases run
+once per target: repeating a load would collide with the keys it wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from dbbench_operator.model import BenchmarkRunSpec
+from dbbench_operator.naming import RunRef, adopt, plan_configmap_name, run_labels
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int
+    target: str
+    phase: str
+    repeat: int  # 1-based
+    phase_type: str
+
+    @property
+    def key(self) -> str:
+        """A stable, DNS-safe identifier of the step (used for Job and file names)."""
+        return f"{self.index:03d}-{self.target}-{self.phase}-r{self.repeat}".lower()
+
+
+def plan(spec: BenchmarkRunSpec) -> list[Step]:
+    steps: list[Step] = []
+    for target in spec.targets:
+        for phase in spec.phases:
+            repeats = 1 if phase.type == "insert" else spec.repeats
+            for repeat in range(1, repeats + 1):
+                steps.append(Step(len(steps), target.name, phase.name, repeat, phase.type))
+    return steps
+
+
+def plan_document(steps: list[Step]) -> list[dict[str, object]]:
+    """The plan as stored in the run's plan ConfigMap (and shown by tooling)."""
+    return [
+        {"step": s.index, "key": s.key, "target": s.target, "phase": s.phase,
+         "repeat": s.repeat, "type": s.phase_type}
+        for s in steps
+    ]  # fmt: skip
+
+
+def build_plan_configmap(run: RunRef, steps: list[Step]) -> dict[str, Any]:
+    """The plan as a ConfigMap owned by the run: what will run, in which order."""
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": plan_configmap_name(run), "labels": run_labels(run, "plan")},
+        "data": {"plan.json": json.dumps(plan_document(steps), indent=1)},
+    }
+    return adopt(manifest, run)

@@ -1,0 +1,101 @@
+"""Provisioning: the run's own objects, then every target deployed and set up.
+
+Each pass re-derives readiness from the cluster (StatefulSet status) and from
+the databases themselves (replication / replica-set state), so nothing here
+trusts what an earlier pass wrote in the status.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from dbbench_operator import kube, setting_up
+from dbbench_operator.credentials import build_credentials_secret
+from dbbench_operator.model import BenchmarkRunSpec, Target
+from dbbench_operator.naming import RunRef, adopt, credentials_secret_name
+from dbbench_operator.observations import TargetSeen, TargetsSeen
+from dbbench_operator.planning import Step, build_plan_configmap
+from dbbench_operator.topology import naming as topology_naming
+from dbbench_operator.topology.rendering import RenderError, render
+from dbbench_operator.topology.request import Hardware, Storage, TopologyRequest
+
+DEFAULT_MEMBERS = {"standalone": 1, "replicaSet": 3, "sharded": 3, "primaryReplica": 2}
+
+
+def topology_request(run: RunRef, spec: BenchmarkRunSpec, target: Target) -> TopologyRequest:
+    """The topology package's input for one target (pure)."""
+    hw = spec.hardware
+    return TopologyRequest(
+        run_name=run.name,
+        run_uid=run.uid,
+        namespace=run.namespace,
+        target_name=target.name,
+        engine=target.engine,
+        topology=target.topology,
+        version=target.version or "",
+        image=target.image,
+        members=target.members or DEFAULT_MEMBERS[target.topology],
+        shards=target.shards or 0,
+        settings=dict(target.settings or {}),
+        durability=target.durability,
+        hardware=Hardware(
+            node_selector=dict(hw.node_selector or {}),
+            tolerations=tuple(
+                t.model_dump(by_alias=True, exclude_none=True) for t in hw.tolerations or ()
+            ),
+            affinity=dict(hw.affinity or {}),
+            resources=hw.resources.model_dump(by_alias=True, exclude_none=True)
+            if hw.resources
+            else {},
+            storage=Storage(
+                storage_class_name=hw.storage.storage_class_name, size=str(hw.storage.size)
+            ),
+        ),
+        cleanup=spec.cleanup,
+        credentials_secret=credentials_secret_name(run),
+    )
+
+
+def _members_ready(request: TopologyRequest) -> tuple[int, int]:
+    """Ready pods over wanted pods, summed over the target's StatefulSets."""
+    ready = wanted = 0
+    for rs in topology_naming.layout(request).replica_sets:
+        sts = kube.get("apps/v1", "StatefulSet", request.namespace, rs.statefulset) or {}
+        wanted += rs.members
+        ready += int((sts.get("status") or {}).get("readyReplicas") or 0)
+    return ready, wanted
+
+
+def ensure_target(run: RunRef, spec: BenchmarkRunSpec, target: Target) -> TargetSeen:
+    """Deploy (idempotent apply) and set up one target; report how far it is."""
+    if target.external is not None:
+        return setting_up.verify_external(run, target)
+    request = topology_request(run, spec, target)
+    endpoint = topology_naming.layout(request).endpoint
+    try:
+        manifests = render(request)
+    except RenderError as exc:
+        reason = ("RenderFailed", f"target {target.name}: {exc}")
+        return TargetSeen(target.name, False, *reason, endpoint=endpoint, failure=reason)
+    kube.apply_all(adopt(m, run) for m in manifests)
+    ready, wanted = _members_ready(request)
+    if ready < wanted:
+        message = f"{ready}/{wanted} database pods ready"
+        return TargetSeen(target.name, False, "WaitingForMembers", message, endpoint)
+    return setting_up.set_up(request, endpoint)
+
+
+def provision(run: RunRef, spec: BenchmarkRunSpec, steps: list[Step]) -> TargetsSeen:
+    kube.create_if_absent(build_credentials_secret(run, secrets.token_urlsafe))
+    kube.apply(build_plan_configmap(run, steps))
+    seen = [ensure_target(run, spec, target) for target in spec.targets]
+    failure = next((t.failure for t in seen if t.failure is not None), None)
+    waiting = [t for t in seen if not t.ready]
+    ready = len(seen) - len(waiting)
+    if not waiting:
+        return TargetsSeen(ready, "AllTargetsReady", "", failure, [t.status() for t in seen])
+    first = waiting[0]
+    return TargetsSeen(
+        ready, first.reason, f"target {first.name}: {first.message}", failure,
+        [t.status() for t in seen],
+    )  # fmt: skip

@@ -1,0 +1,131 @@
+"""One setup pass over a deployed MongoDB target, whatever its topology.
+
+Builds a client per member from the layout, runs the idempotent steps of
+`mongo_setup` in order, and closes the clients. Which identity is used:
+
+- standalone / replicaSet: the root user, created by the official image's
+  entrypoint from the run's Secret before the first start;
+- sharded: the internal `__system` identity with the keyFile as password,
+  because the entrypoint cannot create users on --configsvr/--shardsvr
+  members; this pass then creates the root user through mongos.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from dbbench_operator.topology import mongo_client, naming
+from dbbench_operator.topology.mongo_setup import (
+    AdminClient,
+    SetupResult,
+    UnreachableError,
+    ensure_default_write_concern,
+    ensure_replica_set,
+    ensure_root_user,
+    ensure_sharded_cluster,
+)
+from dbbench_operator.topology.request import TopologyRequest
+
+Connect = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class MongoCredentials:
+    username: str
+    password: str = field(repr=False)
+    keyfile: str = field(repr=False)
+
+
+@dataclass
+class _Clients:
+    connect: Connect
+    opened: list[Any] = field(default_factory=list)
+
+    def member(
+        self, host: str, creds: MongoCredentials, internal: bool, direct: bool = True
+    ) -> Any:
+        if internal:
+            client = self.connect(
+                host, username=mongo_client.INTERNAL_USER, password=creds.keyfile,
+                auth_source=mongo_client.INTERNAL_AUTH_SOURCE, direct=direct,
+            )  # fmt: skip
+        else:
+            client = self.connect(
+                host, username=creds.username, password=creds.password, direct=direct
+            )
+        self.opened.append(client)
+        return client
+
+    def members(self, hosts: Sequence[str], creds: MongoCredentials, internal: bool) -> list[Any]:
+        return [self.member(h, creds, internal) for h in hosts]
+
+
+@contextmanager
+def _clients(connect: Connect) -> Iterator[_Clients]:
+    clients = _Clients(connect)
+    try:
+        yield clients
+    finally:
+        for client in clients.opened:
+            close = getattr(client, "close", None)
+            if close is not None:
+                close()
+
+
+def set_up_mongodb(
+    request: TopologyRequest,
+    creds: MongoCredentials,
+    *,
+    connect: Connect = mongo_client.connect,
+) -> SetupResult:
+    """One pass: initiate / add shards / create the root user / default write concern."""
+    layout = naming.layout(request)
+    with _clients(connect) as clients:
+        try:
+            if request.topology == "sharded":
+                return _sharded(request, layout, creds, clients)
+            return _replica_set(request, layout, creds, clients)
+        except UnreachableError as exc:
+            return SetupResult(False, "WaitingForDatabase", str(exc))
+
+
+def _replica_set(
+    request: TopologyRequest,
+    layout: naming.Layout,
+    creds: MongoCredentials,
+    clients: _Clients,
+) -> SetupResult:
+    (rs,) = layout.replica_sets
+    members = clients.members(rs.hosts, creds, internal=False)
+    if request.topology == "standalone":
+        members[0].admin_command({"ping": 1})
+        return SetupResult(True, "Ready")
+    result = ensure_replica_set(rs, members)
+    if result.ready and result.primary is not None:
+        primary = clients.member(result.primary, creds, internal=False)
+        ensure_default_write_concern(primary, request.durability)
+    return result
+
+
+def _sharded(
+    request: TopologyRequest,
+    layout: naming.Layout,
+    creds: MongoCredentials,
+    clients: _Clients,
+) -> SetupResult:
+    if layout.config_servers is None:
+        raise ValueError("a sharded layout has config servers")
+    cfg = (layout.config_servers, clients.members(layout.config_servers.hosts, creds, True))
+    shards = [(s, clients.members(s.hosts, creds, True)) for s in layout.shards]
+    mongos: AdminClient = clients.member(layout.endpoint, creds, True, direct=False)
+    result = ensure_sharded_cluster(cfg, shards, mongos)
+    if result.reason in {"WaitingForConfigServers", "WaitingForMongos"}:
+        return result
+    created = ensure_root_user(mongos, creds.username, creds.password)
+    if result.ready:
+        ensure_default_write_concern(mongos, request.durability)
+    actions = (*result.actions, *(("createUser",) if created else ()))
+    return SetupResult(result.ready, result.reason, result.message, None, actions)

@@ -1,0 +1,224 @@
+"""Idempotent primary/replica setup for MySQL 8.4 and MariaDB, through the driver.
+
+Every pass re-reads the servers (never a stored status) and issues only the
+statements that change something missing or wrong, so a pass over a healthy
+group executes reads only. Connections are injected (`SqlSession`), so the
+same code runs on mysql-connector connections in the operator and in tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from dbbench_operator.topology.mysql_statements import (
+    PRIMARY_READ_ONLY_QUERY,
+    Dialect,
+    ReplicationSource,
+    create_replication_user,
+    dialect,
+    grant_replication,
+    parse_mariadb_gtid_pos,
+    replication_grant_check,
+    user_exists,
+)
+
+
+class SqlSession(Protocol):
+    """The two calls the setup needs from a connection (autocommit on)."""
+
+    def execute(self, sql: str) -> None: ...
+
+    def query(self, sql: str) -> list[dict[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class ReplicationCredentials:
+    user: str
+    password: str
+
+
+@dataclass(frozen=True)
+class Member:
+    """One server: a session to it and the address other servers use to reach it."""
+
+    name: str
+    host: str
+    port: int
+    session: SqlSession
+
+
+@dataclass(frozen=True)
+class ReplicaState:
+    name: str
+    ready: bool
+    detail: str  # why not ready, or "replicating"
+    reconfigured: bool
+
+
+@dataclass(frozen=True)
+class ReplicationReadiness:
+    ready: bool
+    reason: str  # Ready | WaitingForReplicas k/n
+    message: str
+    replicas: tuple[ReplicaState, ...]
+
+
+def _yes(value: Any) -> bool:
+    return str(value).lower() in ("yes", "y", "1", "on")
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return -1
+
+
+def _scalar(session: SqlSession, sql: str) -> Any:
+    rows = session.query(sql)
+    return next(iter(rows[0].values())) if rows else None
+
+
+def _ensure_primary(
+    primary: SqlSession, sql: Dialect, creds: ReplicationCredentials, semi_sync: bool
+) -> None:
+    if _yes(_scalar(primary, PRIMARY_READ_ONLY_QUERY)):
+        for statement in sql.writable_on:
+            primary.execute(statement)
+    if _int(_scalar(primary, user_exists(creds.user))) < 1:
+        primary.execute(create_replication_user(creds.user, creds.password))
+    if not _yes(_scalar(primary, replication_grant_check(creds.user))):
+        primary.execute(grant_replication(creds.user))
+    if semi_sync:
+        _ensure_semisync(primary, sql, "source")
+
+
+def _ensure_semisync(session: SqlSession, sql: Dialect, role: str) -> bool:
+    """Install (MySQL) and enable one side of semi-sync; True when it changed."""
+    variables = sql.semisync_variables("source" if role == "source" else "replica")
+    rows = session.query(variables)
+    plugin = sql.semisync_source_plugin if role == "source" else sql.semisync_replica_plugin
+    if not rows and plugin is not None:
+        session.execute(plugin)
+        rows = session.query(variables)
+    if rows and _yes(rows[0].get("Value")):
+        return False
+    session.execute(sql.semisync_source_enable if role == "source" else sql.semisync_replica_enable)
+    return True
+
+
+def _misconfigured(status: dict[str, Any] | None, sql: Dialect, source: ReplicationSource) -> str:
+    """Why a replica must be (re)configured, or "" when its configuration is right."""
+    if status is None:
+        return "not configured"
+    gtid_mode = (
+        _int(status.get("Auto_Position")) == 1
+        if sql.flavor == "mysql"
+        else str(status.get("Using_Gtid", "")).lower() == "slave_pos"
+    )
+    checks = [
+        (
+            str(status.get(sql.source_host)) == source.host
+            and _int(status.get(sql.source_port)) == source.port,
+            f"points at {status.get(sql.source_host)}:{status.get(sql.source_port)}",
+        ),
+        (str(status.get(sql.source_user)) == source.user, "wrong replication user"),
+        (gtid_mode, "not positioned by GTID"),
+        (
+            _yes(status.get(sql.io_running)) and _yes(status.get(sql.sql_running)),
+            "replication threads not running",
+        ),
+    ]
+    problems = [why for ok, why in checks if not ok]
+    problems += [
+        f"{kind} error {status.get(f'Last_{kind}_Errno')}: {status.get(f'Last_{kind}_Error')}"
+        for kind in ("IO", "SQL")
+        if _int(status.get(f"Last_{kind}_Errno")) not in (0, -1)
+    ]
+    return "; ".join(problems)
+
+
+def _status(session: SqlSession, sql: Dialect) -> dict[str, Any] | None:
+    rows = session.query(sql.replica_status)
+    return rows[0] if rows else None
+
+
+def _caught_up(replica: SqlSession, primary_position: str, sql: Dialect) -> bool:
+    if sql.flavor == "mysql":
+        status = _status(replica, sql) or {}
+        return _int(status.get(sql.lag)) == 0 and _yes(
+            _scalar(replica, sql.gtid_subset(primary_position))
+        )
+    wanted = _by_domain(primary_position)
+    have = _by_domain(str(_scalar(replica, sql.replica_gtid_query) or ""))
+    return all(have.get(domain, -1) >= seq for domain, seq in wanted.items())
+
+
+def _by_domain(position: str) -> dict[str, int]:
+    """MariaDB GTID position -> {domain: seq_no}."""
+    result: dict[str, int] = {}
+    for gtid in parse_mariadb_gtid_pos(position):
+        domain, _server, seq = gtid.split("-")
+        result[domain] = int(seq)
+    return result
+
+
+def _ensure_replica(
+    member: Member, source: ReplicationSource, sql: Dialect, semi_sync: bool
+) -> bool:
+    """Bring one replica to the desired configuration; True when it was (re)configured."""
+    session = member.session
+    semisync_changed = _ensure_semisync(session, sql, "replica") if semi_sync else False
+    problem = _misconfigured(_status(session, sql), sql, source)
+    if problem:
+        session.execute(sql.stop_replica)
+        session.execute(sql.change_source(source))
+        session.execute(sql.start_replica)
+    elif semisync_changed:
+        # The replica side of semi-sync takes effect when the IO thread reconnects.
+        for statement in sql.restart_io_thread:
+            session.execute(statement)
+    if not _yes(_scalar(session, sql.read_only_query)):
+        session.execute(sql.read_only_on)
+    return bool(problem)
+
+
+def _replica_state(
+    member: Member, sql: Dialect, source: ReplicationSource, position: str, changed: bool
+) -> ReplicaState:
+    problem = _misconfigured(_status(member.session, sql), sql, source)
+    if problem:
+        return ReplicaState(member.name, False, problem, changed)
+    if not _caught_up(member.session, position, sql):
+        return ReplicaState(member.name, False, "catching up", changed)
+    return ReplicaState(member.name, True, "replicating", changed)
+
+
+def ensure_replication(
+    primary: Member,
+    replicas: Sequence[Member],
+    creds: ReplicationCredentials,
+    engine: str,
+    *,
+    semi_sync: bool = False,
+) -> ReplicationReadiness:
+    """One idempotent pass: configure what is missing, then report readiness.
+
+    Readiness means every replica's IO and SQL threads run without error and
+    the replica has applied everything the primary had when it was checked.
+    """
+    sql = dialect(engine)
+    if not replicas:
+        return ReplicationReadiness(True, "Ready", "standalone: nothing to replicate", ())
+    _ensure_primary(primary.session, sql, creds, semi_sync)
+    source = ReplicationSource(primary.host, primary.port, creds.user, creds.password)
+    changed = {m.name: _ensure_replica(m, source, sql, semi_sync) for m in replicas}
+    position = str(_scalar(primary.session, sql.gtid_position_query) or "")
+    states = tuple(_replica_state(m, sql, source, position, changed[m.name]) for m in replicas)
+    ready = sum(state.ready for state in states)
+    if ready == len(states):
+        return ReplicationReadiness(True, "Ready", f"{ready}/{ready} replicas caught up", states)
+    waiting = "; ".join(f"{s.name}: {s.detail}" for s in states if not s.ready)
+    return ReplicationReadiness(False, f"WaitingForReplicas {ready}/{len(states)}", waiting, states)

@@ -1,0 +1,192 @@
+"""Exact SQL for replication setup: MySQL 8.4 and MariaDB (10.11+/11.x) dialects.
+
+Pure: values in, statement text out. Names and secrets are validated rather
+than escaped: the operator generates them, and a value that needs quoting is
+a bug to report, not text to smuggle into SQL.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Flavor = Literal["mysql", "mariadb"]
+_USER = re.compile(r"^[A-Za-z0-9_]{1,32}$")
+_HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
+_SECRET = re.compile(r"^[A-Za-z0-9._~+=/@:^!#%-]{1,128}$")
+_GTID_SET = re.compile(r"^[A-Za-z0-9_:,\-\s]*$")
+
+
+def _checked(pattern: re.Pattern[str], value: str, what: str) -> str:
+    if not pattern.match(value):
+        raise ValueError(f"{what} {value!r} has characters that are not allowed")
+    return value
+
+
+@dataclass(frozen=True)
+class ReplicationSource:
+    """Where a replica reads from and as whom."""
+
+    host: str
+    port: int
+    user: str
+    password: str
+
+    def __post_init__(self) -> None:
+        _checked(_HOST, self.host, "host")
+        _checked(_USER, self.user, "user")
+        _checked(_SECRET, self.password, "password")
+        if not 0 < self.port < 65536:
+            raise ValueError(f"port {self.port} out of range")
+
+
+def create_replication_user(user: str, password: str) -> str:
+    _checked(_USER, user, "user")
+    _checked(_SECRET, password, "password")
+    return f"CREATE USER IF NOT EXISTS '{user}'@'%' IDENTIFIED BY '{password}'"
+
+
+def grant_replication(user: str) -> str:
+    # The privilege keeps its historical name in MySQL 8.4 and MariaDB 11.
+    return f"GRANT REPLICATION SLAVE ON *.* TO '{_checked(_USER, user, 'user')}'@'%'"
+
+
+PRIMARY_READ_ONLY_QUERY = "SELECT @@GLOBAL.read_only AS ro"
+
+
+def user_exists(user: str) -> str:
+    _checked(_USER, user, "user")
+    return f"SELECT COUNT(*) AS n FROM mysql.user WHERE User = '{user}' AND Host = '%'"
+
+
+def replication_grant_check(user: str) -> str:
+    _checked(_USER, user, "user")
+    return f"SELECT Repl_slave_priv AS granted FROM mysql.user WHERE User = '{user}' AND Host = '%'"
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """Statements and status column names of one engine."""
+
+    flavor: Flavor
+    start_replica: str
+    stop_replica: str
+    replica_status: str
+    read_only_query: str  # the replica's guard (super_read_only on MySQL)
+    read_only_on: str
+    writable_on: tuple[str, ...]  # lifts read-only on the primary
+    semisync_source_plugin: str | None
+    semisync_replica_plugin: str | None
+    semisync_source_enable: str
+    semisync_replica_enable: str
+    restart_io_thread: tuple[str, ...]
+    # SHOW ... STATUS column names
+    io_running: str
+    sql_running: str
+    source_host: str
+    source_port: str
+    source_user: str
+    lag: str
+
+    def change_source(self, source: ReplicationSource) -> str:
+        if self.flavor == "mysql":
+            return (
+                f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='{source.host}', "
+                f"SOURCE_PORT={source.port}, SOURCE_USER='{source.user}', "
+                f"SOURCE_PASSWORD='{source.password}', SOURCE_AUTO_POSITION=1, "
+                "GET_SOURCE_PUBLIC_KEY=1"
+            )
+        return (
+            f"CHANGE MASTER TO MASTER_HOST='{source.host}', MASTER_PORT={source.port}, "
+            f"MASTER_USER='{source.user}', MASTER_PASSWORD='{source.password}', "
+            "MASTER_USE_GTID=slave_pos"
+        )
+
+    def semisync_variables(self, role: Literal["source", "replica"]) -> str:
+        """Rows (Variable_name, Value) of the enable switch; none when not installed."""
+        if self.flavor == "mysql":
+            name = f"rpl_semi_sync_{role}_enabled"
+        else:
+            name = (
+                "rpl_semi_sync_master_enabled"
+                if role == "source"
+                else ("rpl_semi_sync_slave_enabled")
+            )
+        return f"SHOW GLOBAL VARIABLES LIKE '{name}'"
+
+    @property
+    def gtid_position_query(self) -> str:
+        """The primary's position that a caught-up replica must contain."""
+        if self.flavor == "mysql":
+            return "SELECT @@GLOBAL.gtid_executed AS gtid"
+        return "SELECT @@GLOBAL.gtid_binlog_pos AS gtid"
+
+    @property
+    def replica_gtid_query(self) -> str:
+        if self.flavor == "mysql":
+            return "SELECT @@GLOBAL.gtid_executed AS gtid"
+        return "SELECT @@GLOBAL.gtid_slave_pos AS gtid"
+
+    def gtid_subset(self, primary_set: str) -> str:
+        """MySQL only: does this server's executed set contain the primary's?"""
+        _checked(_GTID_SET, primary_set, "GTID set")
+        compact = re.sub(r"\s+", "", primary_set)
+        return f"SELECT GTID_SUBSET('{compact}', @@GLOBAL.gtid_executed) AS caught_up"
+
+
+MYSQL_84 = Dialect(
+    flavor="mysql",
+    start_replica="START REPLICA",
+    stop_replica="STOP REPLICA",
+    replica_status="SHOW REPLICA STATUS",
+    read_only_query="SELECT @@GLOBAL.super_read_only AS ro",
+    read_only_on="SET GLOBAL super_read_only=ON",
+    writable_on=("SET GLOBAL super_read_only=OFF", "SET GLOBAL read_only=OFF"),
+    semisync_source_plugin="INSTALL PLUGIN rpl_semi_sync_source SONAME 'semisync_source.so'",
+    semisync_replica_plugin="INSTALL PLUGIN rpl_semi_sync_replica SONAME 'semisync_replica.so'",
+    semisync_source_enable="SET GLOBAL rpl_semi_sync_source_enabled=1",
+    semisync_replica_enable="SET GLOBAL rpl_semi_sync_replica_enabled=1",
+    restart_io_thread=("STOP REPLICA IO_THREAD", "START REPLICA IO_THREAD"),
+    io_running="Replica_IO_Running",
+    sql_running="Replica_SQL_Running",
+    source_host="Source_Host",
+    source_port="Source_Port",
+    source_user="Source_User",
+    lag="Seconds_Behind_Source",
+)
+
+MARIADB = Dialect(
+    flavor="mariadb",
+    start_replica="START SLAVE",
+    stop_replica="STOP SLAVE",
+    replica_status="SHOW SLAVE STATUS",
+    read_only_query="SELECT @@GLOBAL.read_only AS ro",
+    read_only_on="SET GLOBAL read_only=ON",
+    writable_on=("SET GLOBAL read_only=OFF",),
+    # Semi-sync is built into the server since MariaDB 10.3: nothing to install.
+    semisync_source_plugin=None,
+    semisync_replica_plugin=None,
+    semisync_source_enable="SET GLOBAL rpl_semi_sync_master_enabled=ON",
+    semisync_replica_enable="SET GLOBAL rpl_semi_sync_slave_enabled=ON",
+    restart_io_thread=("STOP SLAVE IO_THREAD", "START SLAVE IO_THREAD"),
+    io_running="Slave_IO_Running",
+    sql_running="Slave_SQL_Running",
+    source_host="Master_Host",
+    source_port="Master_Port",
+    source_user="Master_User",
+    lag="Seconds_Behind_Master",
+)
+
+
+def dialect(engine: str) -> Dialect:
+    if engine == "mysql":
+        return MYSQL_84
+    if engine == "mariadb":
+        return MARIADB
+    raise ValueError(f"no SQL replication dialect for engine {engine!r}")
+
+
+def parse_mariadb_gtid_pos(text: str) -> frozenset[str]:
+    """`0-1-5,1-3-9` -> set of domain-server-seq triples (order does not matter)."""
+    return frozenset(part.strip() for part in text.split(",") if part.strip())

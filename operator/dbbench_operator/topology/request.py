@@ -1,0 +1,81 @@
+"""The typed input of everything in this package: one target to deploy."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Engine = Literal["mongodb", "mysql", "mariadb"]
+Topology = Literal["standalone", "replicaSet", "sharded", "primaryReplica"]
+Durability = Literal["fast", "safe", "strict"]
+Cleanup = Literal["Delete", "Retain"]
+
+# Keys of the per-run credentials Secret that the operator creates and the
+# charts read. The operator owns the values; the charts only reference them.
+SECRET_USERNAME_KEY = "root-username"  # noqa: S105 - a key name
+SECRET_PASSWORD_KEY = "root-password"  # noqa: S105 - a key name, not a password
+SECRET_KEYFILE_KEY = "mongodb-keyfile"  # noqa: S105 - a key name
+SECRET_REPLICATION_PASSWORD_KEY = "replication-password"  # noqa: S105 - a key name
+
+_TOPOLOGIES: dict[str, frozenset[str]] = {
+    "mongodb": frozenset({"standalone", "replicaSet", "sharded"}),
+    "mysql": frozenset({"standalone", "primaryReplica"}),
+    "mariadb": frozenset({"standalone", "primaryReplica"}),
+}
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Storage(_Frozen):
+    storage_class_name: str | None = None
+    size: str = "10Gi"
+
+
+class Hardware(_Frozen):
+    """Where database pods run; copied verbatim onto every database pod template."""
+
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    tolerations: tuple[dict[str, Any], ...] = ()
+    affinity: dict[str, Any] = Field(default_factory=dict)
+    resources: dict[str, Any] = Field(default_factory=dict)
+    storage: Storage = Field(default_factory=Storage)
+
+
+class TopologyRequest(_Frozen):
+    """One database target of one run, as the charts and setup code need it."""
+
+    run_name: str = Field(min_length=1)
+    run_uid: str = ""
+    namespace: str = Field(min_length=1)
+    target_name: str = Field(min_length=1)
+    engine: Engine
+    topology: Topology
+    version: str = ""
+    image: str | None = None
+    members: int = Field(default=1, ge=1, le=50)
+    shards: int = Field(default=0, ge=0, le=32)
+    settings: dict[str, str] = Field(default_factory=dict)
+    durability: Durability = "safe"
+    hardware: Hardware = Field(default_factory=Hardware)
+    cleanup: Cleanup = "Delete"
+    credentials_secret: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _combination(self) -> TopologyRequest:
+        if self.topology not in _TOPOLOGIES[self.engine]:
+            raise ValueError(f"topology {self.topology} is not available for {self.engine}")
+        if self.topology == "sharded" and self.shards < 1:
+            raise ValueError("shards must be >= 1 for a sharded topology")
+        if self.topology != "sharded" and self.shards:
+            raise ValueError("shards is only valid with topology sharded")
+        if self.topology == "standalone" and self.members != 1:
+            raise ValueError("members must be 1 for a standalone topology")
+        return self
+
+    @property
+    def replicated(self) -> bool:
+        """True when members of a replica set / replication group exist."""
+        return self.topology in ("replicaSet", "sharded", "primaryReplica")

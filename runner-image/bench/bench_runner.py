@@ -1,0 +1,193 @@
+"""make bench: is the runner fast and lean enough not to be the bottleneck?
+
+Starts its own MariaDB (the test fixture's code), prepares a sysbench table and
+the runner's own table, then prints, side by side in one run:
+
+- point reads by primary key for the same duration at 1 and 4 connections:
+  sysbench oltp_point_select queries/s vs the runner's reads/s, and their ratio;
+- client CPU seconds per 1,000 operations for both (getrusage of the child
+  process tree: the runner's figure includes interpreter start-up);
+- data generator throughput (flat45, 1 KB records/s);
+- the runner's peak RSS on the generation + measurement path at 100k and 2M
+  records (it must stay flat: constant memory in the data-set size).
+
+A script printing figures, not a test: absolute numbers drift between runs and
+machines, only the side-by-side ratios mean something.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.fixtures.mariadb import MariaDBServer, start_mariadb  # noqa: E402
+
+DURATION_S = int(os.environ.get("BENCH_DURATION", "10"))
+TABLE_SIZE = 100_000
+CONNECTIONS = (1, 4)
+RSS_SIZES = (100_000, 2_000_000)
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def sysbench(server: MariaDBServer, command: str, threads: int = 1) -> tuple[str, float]:
+    argv = [
+        "sysbench",
+        "oltp_point_select",
+        "--db-driver=mysql",
+        "--mysql-host=127.0.0.1",
+        f"--mysql-port={server.port}",
+        "--mysql-user=root",
+        f"--mysql-password={server.root_password}",
+        "--mysql-db=sbtest",
+        "--tables=1",
+        f"--table-size={TABLE_SIZE}",
+        f"--threads={threads}",
+        f"--time={DURATION_S}",
+        "--report-interval=0",
+        command,
+    ]
+    before = children_cpu()
+    result = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=600)
+    return result.stdout, children_cpu() - before
+
+
+def sysbench_qps(output: str) -> tuple[float, int]:
+    match = re.search(r"queries:\s+(\d+)\s+\(([\d.]+) per sec", output)
+    if match is None:
+        raise RuntimeError(f"cannot parse sysbench output:\n{output}")
+    return float(match.group(2)), int(match.group(1))
+
+
+def runner(server: MariaDBServer, work: Path, name: str, phase: dict[str, object], threads: int) -> tuple[dict[str, object], float]:
+    config = {
+        "target": {
+            "name": "mariadb",
+            "engine": "mariadb",
+            "host": "127.0.0.1",
+            "port": server.port,
+            "user": "root",
+            "password": server.root_password,
+            "database": "bench",
+        },
+        # indexed4 at 200 bytes: an int primary key and a row close to sbtest's.
+        "dataset": {"shape": "indexed4", "records": TABLE_SIZE, "recordSize": 200, "seed": 2},
+        "phase": {"name": name, **phase},
+        "threads": threads,
+        "processes": min(threads, os.cpu_count() or 1),
+        "progressEvery": 60,
+    }
+    path = work / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    out = work / name
+    before = children_cpu()
+    subprocess.run(
+        [sys.executable, "-m", "dbbench_runner", "run", "--config", str(path), "--out", str(out)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    summary: dict[str, object] = json.loads((out / "summary.json").read_text())
+    return summary, children_cpu() - before
+
+
+RSS_PROBE = """
+import resource, sys, time
+from dbbench_runner.config import parse_config
+from dbbench_runner.datasets import generator_for
+from dbbench_runner.measurement import Measurements
+from dbbench_runner.operations import Status
+from dbbench_runner.workloads import operations_for
+records = int(sys.argv[1])
+config = parse_config({
+    "target": {"name": "x", "engine": "mariadb", "host": "127.0.0.1", "port": 1},
+    "dataset": {"shape": "flat45", "records": records, "recordSize": 1024, "seed": 1},
+    "phase": {"name": "load", "type": "insert", "reportEvery": 100000},
+})
+generator = generator_for(config.dataset)
+measurements = Measurements(checkpoint_every=25000)
+ok = Status(ok=True, rows=1)
+started = time.perf_counter()
+for index, operation in enumerate(operations_for(config, generator, 0)):
+    measurements.record(operation.kind, 150 + index % 5000, ok, 1.7e9 + index / 1e4)
+elapsed = time.perf_counter() - started
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, elapsed)
+"""
+
+
+def generator_throughput() -> float:
+    from dbbench_runner.config import Dataset  # noqa: PLC0415
+    from dbbench_runner.datasets import generator_for  # noqa: PLC0415
+
+    generator = generator_for(Dataset(shape="flat45", records=10**8, recordSize=1024, seed=1))
+    count = 300_000
+    started = time.perf_counter()
+    for number in range(1, count + 1):
+        generator.record(number)
+    return count / (time.perf_counter() - started)
+
+
+def peak_rss(records: int) -> tuple[int, float]:
+    result = subprocess.run(
+        [sys.executable, "-c", RSS_PROBE, str(records)], capture_output=True, text=True, check=True, timeout=600
+    )
+    kib, seconds = result.stdout.split()
+    return int(kib), float(seconds)
+
+
+def main() -> int:
+    import mysql.connector  # noqa: PLC0415
+
+    print(f"dbbench runner bench: {DURATION_S}s per measurement, {TABLE_SIZE:,} rows, {os.cpu_count()} CPUs")
+    cext = "C extension" if mysql.connector.HAVE_CEXT else "pure Python (C extension needs OpenSSL >= 3.2)"
+    print(f"mysql-connector-python {mysql.connector.__version__}: {cext}")
+    with tempfile.TemporaryDirectory(prefix="dbbench-bench-") as temp:
+        work = Path(temp)
+        server = start_mariadb(work / "mariadb")
+        try:
+            conn = mysql.connector.connect(**server.connect_args())
+            conn.cursor().execute("CREATE DATABASE sbtest")
+            conn.close()
+            sysbench(server, "prepare")
+            runner(server, work, "load", {"type": "insert", "batchSize": 500}, 2)
+            print()
+            print(f"{'point reads by key':<22}{'sysbench q/s':>14}{'runner ops/s':>14}{'ratio':>8}"
+                  f"{'sysbench CPU s/1k':>19}{'runner CPU s/1k':>17}")
+            for threads in CONNECTIONS:
+                output, sb_cpu = sysbench(server, "run", threads)
+                sb_rate, sb_ops = sysbench_qps(output)
+                phase = {"type": "mix", "mix": {"read": 100}, "distribution": {"type": "uniform"}, "duration": DURATION_S}
+                summary, run_cpu = runner(server, work, f"reads{threads}", phase, threads)
+                run_rate = float(summary["throughput"])  # type: ignore[arg-type]
+                run_ops = int(summary["operations"])  # type: ignore[call-overload]
+                print(
+                    f"{f'{threads} connection(s)':<22}{sb_rate:>14,.0f}{run_rate:>14,.0f}"
+                    f"{run_rate / sb_rate:>8.2f}{sb_cpu / sb_ops * 1000:>19.3f}{run_cpu / run_ops * 1000:>17.3f}"
+                )
+        finally:
+            server.stop()
+    print()
+    print(f"generator: flat45 1 KB records/s: {generator_throughput():,.0f}")
+    for records in RSS_SIZES:
+        kib, seconds = peak_rss(records)
+        print(f"runner peak RSS, generate + measure {records:>9,} records: {kib / 1024:7.1f} MiB ({seconds:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

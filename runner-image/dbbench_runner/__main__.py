@@ -1,0 +1,5 @@
+import sys
+
+from dbbench_runner.cli import main
+
+sys.exit(main())

@@ -1,0 +1,53 @@
+"""python -m dbbench_runner run --config step.yaml --out DIR | merge --out DIR IN_DIR...
+
+Exit codes: 0 ok, 2 invalid config, 3 error rate above maxErrorRate,
+4 database unreachable, 5 a worker crashed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from dbbench_runner.config import ConfigError, load_config
+from dbbench_runner.drivers import DatabaseUnreachableError
+from dbbench_runner.merge import merge
+from dbbench_runner.running import EXIT_CONFIG, EXIT_UNREACHABLE, RunFailedError, run_step
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dbbench_runner", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run one step against one target")
+    run.add_argument("--config", type=Path, required=True)
+    run.add_argument("--out", type=Path, required=True)
+    combine = commands.add_parser("merge", help="merge pods' result directories")
+    combine.add_argument("--out", type=Path, required=True)
+    combine.add_argument("inputs", type=Path, nargs="+")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    args = _parser().parse_args(argv)
+    if args.command == "merge":
+        summary = merge(args.out, list(args.inputs))
+        print(f"merged {len(args.inputs)} result directories: {summary['operations']} ops")
+        return 0
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    try:
+        return run_step(config, args.out)
+    except DatabaseUnreachableError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except RunFailedError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code

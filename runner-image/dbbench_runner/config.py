@@ -1,0 +1,253 @@
+"""The step description a runner pod executes: one target, one data set, one phase.
+
+Field names in the file are the BenchmarkRun CRD's (camelCase aliases of the
+snake_case attributes) so the operator can copy its spec through unchanged.
+The file is parsed once, here, into frozen models; nothing below this module
+touches raw dicts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.alias_generators import to_camel
+
+Engine = Literal["mongodb", "mysql", "mariadb"]
+Shape = Literal["flat45", "indexed4", "news", "ycsb"]
+PhaseType = Literal["insert", "mix", "query", "pointReads"]
+WriteConcern = Literal["unacknowledged", "acknowledged", "journaled", "majority"]
+QueryName = Literal["indexedEquality", "twoFieldProjection", "sortSkip", "scan100"]
+ReadPreference = Literal["primary", "secondaryPreferred", "nearest"]
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+
+
+class ConfigError(Exception):
+    """Invalid step configuration; the message names the offending field."""
+
+
+def parse_duration(text: str | float | int) -> float:
+    """'5m' -> 300.0; bare numbers are seconds."""
+    if isinstance(text, int | float):
+        return float(text)
+    match = _DURATION.match(text)
+    if match is None:
+        raise ValueError(f"not a duration: {text!r} (use e.g. 30s, 5m, 1h)")
+    return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+    )
+
+
+class Endpoint(_Model):
+    host: str
+    port: int = Field(ge=1, le=65535)
+
+
+class Target(_Model):
+    name: str = Field(min_length=1)
+    engine: Engine
+    uri: str | None = None
+    host: str | None = None
+    port: int | None = Field(default=None, ge=1, le=65535)
+    user: str | None = None
+    password_file: Path | None = None
+    password: str | None = None
+    database: str = Field(default="dbbench", pattern=_IDENTIFIER)
+    # Read replicas for readPreference != primary on MySQL/MariaDB (MongoDB
+    # routes reads itself from the URI's replica set).
+    replicas: tuple[Endpoint, ...] = ()
+    connect_retries: int = Field(default=5, ge=1, le=100)
+    connect_timeout: float = Field(default=5.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_address(self) -> Target:
+        if (self.uri is None) == (self.host is None):
+            raise ValueError("uri: give exactly one of uri or host")
+        if self.uri is not None and self.engine != "mongodb":
+            raise ValueError("uri: only for mongodb; use host/port/user for mysql and mariadb")
+        return self
+
+    def secret(self) -> str | None:
+        """The password, read from passwordFile when given (a mounted Secret)."""
+        if self.password_file is not None:
+            return self.password_file.read_text().strip()
+        return self.password
+
+
+class Dataset(_Model):
+    shape: Shape
+    records: int = Field(ge=1)
+    record_size: int = Field(default=1024, ge=128, le=1_048_576)
+    seed: int = 42
+
+
+class Mix(_Model):
+    read: float = Field(default=0, ge=0)
+    insert: float = Field(default=0, ge=0)
+    update: float = Field(default=0, ge=0)
+    scan: float = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _positive(self) -> Mix:
+        if self.read + self.insert + self.update + self.scan <= 0:
+            raise ValueError("read: the mix proportions must add up to more than 0")
+        return self
+
+
+class Distribution(_Model):
+    type: Literal["uniform", "zipfian", "latest", "hotspot"] = "uniform"
+    # hotspot: the hot set is the first dataFraction of the key range and
+    # receives operationFraction of the operations (1.0: queries only hit it).
+    data_fraction: float = Field(default=0.1, gt=0, le=1)
+    operation_fraction: float = Field(default=1.0, ge=0, le=1)
+    zipfian_constant: float = Field(default=0.99, gt=0, lt=1)
+
+
+class Phase(_Model):
+    name: str = Field(min_length=1)
+    type: PhaseType
+    id_mode: Literal["client", "server"] = "client"
+    batch_size: int = Field(default=1, ge=1, le=100_000)
+    write_concern: WriteConcern = "acknowledged"
+    report_every: int = Field(default=100_000, ge=1)
+    mix: Mix | None = None
+    distribution: Distribution = Distribution()
+    duration: float | None = None
+    operations: int | None = Field(default=None, ge=1)
+    target_rate: float = Field(default=0, ge=0)
+    warmup: float = 0
+    read_preference: ReadPreference = "primary"
+    queries: tuple[QueryName, ...] = ()
+    keys: int | None = Field(default=None, ge=1)
+    scan_length: int = Field(default=100, ge=1, le=10_000)
+    max_error_rate: float = Field(default=0.01, ge=0, le=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _durations(cls, data: object) -> object:
+        if isinstance(data, dict):
+            for key in ("duration", "warmup"):
+                if isinstance(data.get(key), str):
+                    try:
+                        data = {**data, key: parse_duration(data[key])}
+                    except ValueError as exc:
+                        raise ValueError(f"{key}: {exc}") from exc
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Phase:
+        if self.type == "mix" and self.mix is None:
+            raise ValueError("mix: required when type is mix")
+        if self.type == "query" and not self.queries:
+            raise ValueError("queries: required when type is query")
+        if self.type == "pointReads" and self.keys is None:
+            raise ValueError("keys: required when type is pointReads")
+        if self.type in ("mix", "query") and self.duration is None and self.operations is None:
+            raise ValueError("duration: give duration or operations for mix and query phases")
+        if self.type in ("insert", "pointReads") and self.warmup > 0:
+            raise ValueError("warmup: not allowed for insert and pointReads (every op counts)")
+        if self.duration is not None and self.duration <= 0:
+            raise ValueError("duration: must be positive")
+        if self.warmup < 0:
+            raise ValueError("warmup: must not be negative")
+        return self
+
+
+class Pod(_Model):
+    index: int = Field(default=0, ge=0)
+    count: int = Field(default=1, ge=1)
+
+    @model_validator(mode="after")
+    def _in_range(self) -> Pod:
+        if self.index >= self.count:
+            raise ValueError("index: must be less than count")
+        return self
+
+
+class StepConfig(_Model):
+    target: Target
+    dataset: Dataset
+    phase: Phase
+    pod: Pod = Pod()
+    threads: int = Field(default=1, ge=1, le=4096)
+    processes: int | None = Field(default=None, ge=1, le=256)
+    progress_every: float = Field(default=5.0, gt=0)
+    storage_every: float = Field(default=10.0, gt=0)
+
+    @model_validator(mode="after")
+    def _engine_rules(self) -> StepConfig:
+        relational = self.target.engine != "mongodb"
+        if relational and self.phase.write_concern != "acknowledged":
+            raise ValueError(
+                f"phase.writeConcern: {self.phase.write_concern} has no per-statement "
+                f"equivalent on {self.target.engine}; durability is a server setting "
+                "(target durability profile), use acknowledged"
+            )
+        if self.phase.type == "query" and self.dataset.shape != "indexed4":
+            raise ValueError("phase.queries: the query workload needs dataset.shape indexed4")
+        if self.processes is not None and self.processes > self.threads:
+            raise ValueError("processes: must not exceed threads")
+        keys = self.phase.keys
+        if keys is not None and keys > self.dataset.records:
+            raise ValueError("phase.keys: must not exceed dataset.records (keys are distinct)")
+        return self
+
+    @property
+    def worker_processes(self) -> int:
+        # Default: one process per core (the GIL caps one process at one core),
+        # never more processes than connections.
+        if self.processes is not None:
+            return self.processes
+        return max(1, min(self.threads, os.cpu_count() or 1))
+
+    @property
+    def workers_total(self) -> int:
+        """Connections over all pods: the unit the key space is split by."""
+        return self.pod.count * self.threads
+
+
+_FIELD_PREFIX = re.compile(r"^([A-Za-z][\w.]*): ")
+
+
+def _describe(loc: tuple[int | str, ...], message: str) -> str:
+    """'phase' + 'Value error, mix: required' -> 'phase.mix: required'."""
+    message = message.removeprefix("Value error, ")
+    path = ".".join(str(p) for p in loc)
+    if _FIELD_PREFIX.match(message):
+        return f"{path}.{message}" if path else message
+    return f"{path or '(top level)'}: {message}"
+
+
+def load_config(path: Path) -> StepConfig:
+    """Read and validate a step file; every failure becomes a ConfigError naming the field."""
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc}") from exc
+    return parse_config(raw)
+
+
+def parse_config(raw: object) -> StepConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError("(top level): the config must be a mapping")
+    try:
+        return StepConfig.model_validate(raw)
+    except ValidationError as exc:
+        lines = [_describe(tuple(e["loc"]), e["msg"]) for e in exc.errors()]
+        raise ConfigError("invalid config:\n  " + "\n  ".join(lines)) from exc

@@ -1,0 +1,74 @@
+"""The driver contract: one database call per operation, a Status back.
+
+Drivers know nothing of histograms or time; the timing wrapper measures them.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
+
+from dbbench_runner.operations import Operation, Status
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class DatabaseUnreachableError(Exception):
+    """Connecting failed after the configured number of attempts."""
+
+
+@dataclass(frozen=True)
+class StorageSample:
+    data_bytes: int
+    index_bytes: int
+    storage_bytes: int
+    records: int
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    engine: str
+    version: str
+    settings: dict[str, str] = field(default_factory=dict)
+    # Bytes of the engine's data cache (InnoDB buffer pool / WiredTiger cache).
+    cache_bytes: int | None = None
+    client: dict[str, str] = field(default_factory=dict)
+
+
+class Driver(Protocol):
+    def prepare(self) -> None:
+        """Create the database, tables/collections and indexes (idempotent)."""
+
+    def execute(self, operation: Operation) -> Status:
+        """Perform exactly one database call (one transaction for news+tags rows)."""
+
+    def server_info(self) -> ServerInfo: ...
+
+    def storage(self) -> StorageSample: ...
+
+    def close(self) -> None: ...
+
+
+def with_retries(
+    connect: Callable[[], T],
+    *,
+    what: str,
+    attempts: int,
+    retry_on: tuple[type[BaseException], ...],
+    delay: float = 1.0,
+) -> T:
+    """Call connect up to `attempts` times, doubling the delay; then a clear error."""
+    last: BaseException | None = None
+    for attempt in range(1, attempts + 1):
+        try:
+            return connect()
+        except retry_on as exc:
+            last = exc
+            log.warning("connecting to %s failed (attempt %d/%d): %s", what, attempt, attempts, exc)
+            if attempt < attempts:
+                time.sleep(min(delay * 2 ** (attempt - 1), 10.0))
+    raise DatabaseUnreachableError(f"cannot connect to {what} after {attempts} attempts: {last}")

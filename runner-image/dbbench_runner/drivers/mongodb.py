@@ -1,0 +1,174 @@
+"""MongoDB through pymongo.
+
+Write concern and read preference are set once on collection handles
+(`with_options`); finds never carry index hints. The client factory is a
+parameter so unit tests can inject a recording fake at exactly this boundary.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import pymongo
+from pymongo.errors import BulkWriteError, OperationFailure, PyMongoError
+from pymongo.read_preferences import Nearest, Primary, SecondaryPreferred
+from pymongo.write_concern import WriteConcern
+
+from dbbench_runner.config import StepConfig
+from dbbench_runner.datasets import DatasetGenerator
+from dbbench_runner.drivers.base import ServerInfo, StorageSample, with_retries
+from dbbench_runner.operations import Insert, Operation, Query, Read, Scan, Status, Update
+from dbbench_runner.schema import mongodb as schema
+
+log = logging.getLogger(__name__)
+ClientFactory = Callable[..., Any]
+
+WRITE_CONCERNS: dict[str, dict[str, object]] = {
+    "unacknowledged": {"w": 0},
+    "acknowledged": {"w": 1},
+    "journaled": {"w": 1, "j": True},
+    "majority": {"w": "majority", "j": True},
+}
+READ_PREFERENCES: dict[str, Callable[[], Any]] = {
+    "primary": Primary,
+    "secondaryPreferred": SecondaryPreferred,
+    "nearest": Nearest,
+}
+
+
+def _error(exc: PyMongoError) -> str:
+    code = getattr(exc, "code", None)
+    return f"{type(exc).__name__}({code})" if code is not None else type(exc).__name__
+
+
+class MongoDriver:
+    def __init__(self, config: StepConfig, dataset: DatasetGenerator, client: Any) -> None:
+        phase = config.phase
+        self._config = config
+        self._dataset = dataset
+        self._client = client
+        self._db = client[config.target.database]
+        collection = self._db[dataset.table]
+        self._writes = collection.with_options(
+            write_concern=WriteConcern(**WRITE_CONCERNS[phase.write_concern])  # type: ignore[arg-type]
+        )
+        self._reads = collection.with_options(
+            read_preference=READ_PREFERENCES[phase.read_preference]()
+        )
+        self._key = schema.key_field(dataset, phase.id_mode)
+        self._acknowledged = phase.write_concern != "unacknowledged"
+
+    @classmethod
+    def connect(
+        cls,
+        config: StepConfig,
+        dataset: DatasetGenerator,
+        client_factory: ClientFactory = pymongo.MongoClient,
+    ) -> MongoDriver:
+        target = config.target
+        timeout_ms = int(target.connect_timeout * 1000)
+
+        def attempt() -> Any:
+            client = client_factory(
+                target.uri,
+                appname="dbbench-runner",
+                connectTimeoutMS=timeout_ms,
+                serverSelectionTimeoutMS=timeout_ms,
+            )
+            try:
+                client.admin.command("ping")
+            except PyMongoError:
+                client.close()
+                raise
+            return client
+
+        log.info("pymongo %s", pymongo.version)
+        client = with_retries(
+            attempt, what="mongodb", attempts=target.connect_retries, retry_on=(PyMongoError,)
+        )
+        return cls(config, dataset, client)
+
+    def prepare(self) -> None:
+        collection = self._db[self._dataset.table]
+        for spec in schema.indexes(self._dataset, self._config.phase.id_mode):
+            collection.create_index(list(spec.keys), name=spec.name)
+
+    def execute(self, operation: Operation) -> Status:
+        try:
+            return self._execute(operation)
+        except BulkWriteError as exc:
+            inserted = int(exc.details.get("nInserted", 0))
+            return Status(ok=False, rows=inserted, error=_error(exc))
+        except PyMongoError as exc:
+            return Status.failed(_error(exc))
+
+    def _find(self, find: schema.Find) -> Status:
+        cursor = self._reads.find(
+            find.filter,
+            projection=find.projection,
+            sort=list(find.sort) or None,
+            skip=find.skip,
+            limit=find.limit,
+        )
+        return Status(ok=True, rows=len(list(cursor)))
+
+    def _execute(self, operation: Operation) -> Status:
+        id_mode = self._config.phase.id_mode
+        match operation:
+            case Insert(records=records):
+                docs = [schema.document(self._dataset, r, id_mode) for r in records]
+                if len(docs) == 1:
+                    self._writes.insert_one(docs[0])
+                else:
+                    self._writes.insert_many(docs, ordered=False)
+                return Status(ok=True, rows=len(docs))
+            case Read(key=key):
+                found = self._reads.find_one({self._key: key})
+                return Status(ok=True, rows=0 if found is None else 1)
+            case Update(key=key, fields=fields):
+                result = self._writes.update_one({self._key: key}, {"$set": fields})
+                rows = result.modified_count if self._acknowledged else 1
+                return Status(ok=True, rows=rows)
+            case Scan(start_key=start, count=count):
+                return self._find(schema.scan_find(self._key, start, count))
+            case Query(kind=name, number=number, number1=number1):
+                return self._find(schema.query_find(name, number, number1))
+        raise TypeError(f"unknown operation {operation!r}")
+
+    def server_info(self) -> ServerInfo:
+        build = self._db.command("buildInfo")
+        settings: dict[str, str] = {}
+        cache: int | None = None
+        try:
+            options = self._client.admin.command("getCmdLineOpts")
+            settings["cmdLine"] = str(options.get("parsed", {}))
+            status = self._client.admin.command("serverStatus")
+            configured = status.get("wiredTiger", {}).get("cache", {})
+            cache = configured.get("maximum bytes configured")
+            settings["storageEngine"] = str(status.get("storageEngine", {}).get("name", ""))
+        except OperationFailure as exc:
+            # Managed services may refuse these; the run still has the version.
+            settings["unavailable"] = str(exc)
+        return ServerInfo(
+            engine="mongodb",
+            version=str(build.get("version", "unknown")),
+            settings=settings,
+            cache_bytes=int(cache) if cache is not None else None,
+            client={"driver": "pymongo", "version": pymongo.version},
+        )
+
+    def storage(self) -> StorageSample:
+        db_stats = self._db.command("dbStats")
+        coll_stats = self._db.command("collStats", self._dataset.table)
+        index = int(db_stats.get("indexSize", 0))
+        return StorageSample(
+            data_bytes=int(db_stats.get("dataSize", 0)),
+            index_bytes=index,
+            storage_bytes=int(db_stats.get("storageSize", 0)) + index,
+            records=int(coll_stats.get("count", 0)),
+        )
+
+    def close(self) -> None:
+        self._client.close()

@@ -1,0 +1,94 @@
+"""One connection's load loop: pacing, warm-up, and the time/operation bounds."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dbbench_runner.config import StepConfig
+from dbbench_runner.datasets import DatasetGenerator
+from dbbench_runner.drivers import Driver
+from dbbench_runner.measurement import Measurements
+from dbbench_runner.timing import TimedDriver
+from dbbench_runner.workloads import operation_budget, operations_for
+
+# Checking the cross-process stop flag takes a lock; do it every N operations.
+STOP_CHECK_EVERY = 64
+PUBLISH_EVERY_S = 1.0
+
+
+@dataclass(frozen=True)
+class PhaseClock:
+    """Shared time marks (time.monotonic, the same clock in every process)."""
+
+    start: float
+    measure_from: float
+    deadline: float | None
+    epoch_offset: float
+
+
+@dataclass
+class Progress:
+    operations: int = 0
+    errors: int = 0
+    p99_ms: float = 0.0
+    finished: bool = False
+
+
+def checkpoint_granularity(config: StepConfig) -> int:
+    """Operations per checkpoint: fine enough for reportEvery windows over all workers."""
+    return max(1, config.phase.report_every // (4 * config.workers_total))
+
+
+def run_connection(
+    config: StepConfig,
+    *,
+    dataset: DatasetGenerator,
+    driver: Driver,
+    worker: int,
+    clock: PhaseClock,
+    stopped: Callable[[], bool],
+    progress: Progress,
+) -> Measurements:
+    measurements = Measurements(checkpoint_every=checkpoint_granularity(config))
+    timed = TimedDriver(driver, measurements, clock.epoch_offset)
+    budget = operation_budget(config, worker)
+    rate = config.phase.target_rate
+    interval = config.workers_total / rate if rate > 0 else 0.0
+    now = time.monotonic()
+    if clock.start > now:
+        time.sleep(clock.start - now)
+    measured = 0
+    next_publish = time.monotonic() + PUBLISH_EVERY_S
+    # issued counts operations started, warm-up included: the open-loop schedule index.
+    for issued, operation in enumerate(operations_for(config, dataset, worker)):
+        now = time.monotonic()
+        if clock.deadline is not None and now >= clock.deadline:
+            break
+        if budget is not None and measured >= budget:
+            break
+        if issued % STOP_CHECK_EVERY == 0 and stopped():
+            break
+        intended = None
+        if interval:
+            intended = clock.start + issued * interval
+            if intended > now:
+                time.sleep(intended - now)
+        measuring = (now if intended is None else intended) >= clock.measure_from
+        timed.execute(operation, intended, measuring)
+        measured += measuring
+        if now >= next_publish:
+            _publish(progress, measurements)
+            next_publish = now + PUBLISH_EVERY_S
+    measurements.flush(time.monotonic() + clock.epoch_offset)
+    _publish(progress, measurements)
+    progress.finished = True
+    return measurements
+
+
+def _publish(progress: Progress, measurements: Measurements) -> None:
+    # Written by this thread only; readers see whole ints (the GIL).
+    progress.operations = measurements.operations
+    progress.errors = measurements.error_count
+    progress.p99_ms = measurements.p99_ms()

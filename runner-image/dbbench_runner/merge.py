@@ -1,0 +1,47 @@
+"""Combine N pods' result directories exactly: histograms added, counts summed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dbbench_runner.drivers.base import StorageSample
+from dbbench_runner.measurement import Measurements
+from dbbench_runner.results import (
+    ENVIRONMENT,
+    SUMMARY,
+    RunMeta,
+    read_measurements,
+    read_storage,
+    write_results,
+)
+
+
+def merge(out: Path, inputs: list[Path]) -> dict[str, object]:
+    if not inputs:
+        raise ValueError("merge needs at least one result directory")
+    summaries = [json.loads((d / SUMMARY).read_text()) for d in inputs]
+    total = Measurements(checkpoint_every=1)
+    storage: list[tuple[float, StorageSample]] = []
+    for directory in inputs:
+        total.add(read_measurements(directory))
+        storage.extend(read_storage(directory))
+    storage.sort(key=lambda sample: sample[0])
+    first = summaries[0]
+    meta = RunMeta(
+        target=first["target"],
+        engine=first["engine"],
+        phase=first["phase"],
+        type=first["type"],
+        pods=tuple(sorted(p for s in summaries for p in s["pods"])),
+        pod_count=int(first["podCount"]),
+        threads=int(first["threads"]),
+        started=min(float(s["startedAt"]) for s in summaries),
+        ended=max(float(s["endedAt"]) for s in summaries),
+        report_every=int(first["reportEvery"]),
+        max_error_rate=float(first["maxErrorRate"]),
+        server_version=first["serverVersion"],
+        stopped=any(s["status"] == "stopped" for s in summaries),
+    )
+    environments = [json.loads((d / ENVIRONMENT).read_text()) for d in inputs]
+    return write_results(out, meta, total, storage, {"pods": environments})

@@ -1,0 +1,62 @@
+"""What a workload asks a driver to do: one value per database call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dbbench_runner.datasets.base import Record
+
+
+@dataclass(frozen=True, slots=True)
+class Insert:
+    records: tuple[Record, ...]
+    kind: str = "insert"
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    key: str | int
+    kind: str = "read"
+    # Reads may go to replicas (readPreference); writes never do.
+    secondary_ok: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    key: str | int
+    fields: Record
+    kind: str = "update"
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    start_key: str | int
+    count: int
+    kind: str = "scan"
+    secondary_ok: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One of field benchmark 2's queries on indexed4 (kind is the query name)."""
+
+    kind: str
+    number: int
+    number1: int = 0
+    secondary_ok: bool = False
+
+
+Operation = Insert | Read | Update | Scan | Query
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """A driver's answer: ok, or the error's type; rows written or returned."""
+
+    ok: bool
+    rows: int = 0
+    error: str | None = None
+
+    @staticmethod
+    def failed(error: str) -> Status:
+        return Status(ok=False, error=error)

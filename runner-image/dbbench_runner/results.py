@@ -1,0 +1,246 @@
+"""Result files: written atomically (temp file + rename), read back by merge.
+
+summary.json             totals, per-type latency (ms), errors by type, status
+environment.json         versions, settings in force, data-to-memory ratio, pod, node
+histograms/<op>.hlog     HDR histogram log (hdrh encoding), microseconds
+checkpoints.csv          raw (epoch, operations) marks: what merge re-windows
+series-ops.csv           per reportEvery operations: rate over each window (stability)
+series-seconds.csv       per wall-clock second and operation type
+storage.csv              storage samples taken during the run
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogWriter
+
+from dbbench_runner.drivers.base import StorageSample
+from dbbench_runner.measurement import Measurements, SecondBucket, latency_ms, stability_series
+
+SUMMARY = "summary.json"
+ENVIRONMENT = "environment.json"
+HISTOGRAMS = "histograms"
+CHECKPOINTS = "checkpoints.csv"
+SERIES_OPS = "series-ops.csv"
+SERIES_SECONDS = "series-seconds.csv"
+STORAGE = "storage.csv"
+PROGRESS = "progress.json"
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    target: str
+    engine: str
+    phase: str
+    type: str
+    pods: tuple[int, ...]
+    pod_count: int
+    threads: int
+    started: float  # epoch seconds: end of warm-up
+    ended: float
+    report_every: int
+    max_error_rate: float
+    server_version: str
+    stopped: bool = False
+
+
+def atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        Path(temp).replace(path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _csv(header: list[str], rows: list[list[object]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def summarize(
+    meta: RunMeta, m: Measurements, storage: list[tuple[float, StorageSample]]
+) -> dict[str, object]:
+    duration = max(meta.ended - meta.started, 1e-9)
+    operations = m.operations
+    errors = m.error_count
+    error_rate = errors / operations if operations else 0.0
+    failed = error_rate > meta.max_error_rate
+    total = HdrHistogram(1, 3_600_000_000, 3)
+    by_type: dict[str, object] = {}
+    for kind, histogram in sorted(m.histograms.items()):
+        total.add(histogram)
+        count = histogram.get_total_count()
+        by_type[kind] = {
+            "operations": count,
+            "errors": sum(n for k, n in m.errors.items() if k.split(":", 1)[0] == kind),
+            "rows": m.records[kind],
+            "throughput": count / duration,
+            "latencyMs": latency_ms(histogram),
+        }
+    last = storage[-1][1] if storage else None
+    return {
+        "target": meta.target,
+        "engine": meta.engine,
+        "serverVersion": meta.server_version,
+        "phase": meta.phase,
+        "type": meta.type,
+        "status": "failed" if failed else ("stopped" if meta.stopped else "succeeded"),
+        "reason": (
+            f"error rate {error_rate:.4f} exceeds maxErrorRate {meta.max_error_rate}"
+            if failed
+            else None
+        ),
+        "pods": list(meta.pods),
+        "podCount": meta.pod_count,
+        "threads": meta.threads,
+        "startedAt": meta.started,
+        "endedAt": meta.ended,
+        "durationSeconds": duration,
+        "operations": operations,
+        "errors": errors,
+        "errorRate": error_rate,
+        "maxErrorRate": meta.max_error_rate,
+        "records": m.records["insert"],
+        "throughput": operations / duration,
+        "latencyMs": latency_ms(total),
+        "operationsByType": by_type,
+        "errorsByType": dict(sorted(m.errors.items())),
+        "warmupOperations": m.warmup_operations,
+        "warmupRecords": m.warmup_records,
+        "reportEvery": meta.report_every,
+        "storage": None
+        if last is None
+        else {
+            "dataBytes": last.data_bytes,
+            "indexBytes": last.index_bytes,
+            "storageBytes": last.storage_bytes,
+            "records": last.records,
+        },
+    }
+
+
+def write_results(
+    out: Path,
+    meta: RunMeta,
+    m: Measurements,
+    storage: list[tuple[float, StorageSample]],
+    environment: dict[str, object],
+) -> dict[str, object]:
+    summary = summarize(meta, m, storage)
+    for kind, histogram in m.histograms.items():
+        buffer = io.StringIO()
+        log = HistogramLogWriter(buffer)
+        log.output_comment(f"dbbench {meta.target}/{meta.phase} operation={kind} unit=us")
+        log.output_legend()
+        log.output_interval_histogram(
+            histogram, meta.started, meta.ended, max_value_unit_ratio=1000.0
+        )
+        atomic_write(out / HISTOGRAMS / f"{kind}.hlog", buffer.getvalue())
+    checkpoints = sorted(m.checkpoints)
+    atomic_write(
+        out / CHECKPOINTS, _csv(["epoch", "operations"], [[f"{t:.6f}", n] for t, n in checkpoints])
+    )
+    series = stability_series(checkpoints, meta.report_every, meta.started)
+    atomic_write(
+        out / SERIES_OPS,
+        _csv(
+            ["operations", "epoch", "windowSeconds", "opsPerSecond"],
+            [[n, f"{t:.6f}", f"{s:.6f}", f"{r:.3f}"] for n, t, s, r in series],
+        ),
+    )
+    seconds_rows: list[list[object]] = [
+        [
+            second,
+            kind,
+            b.operations,
+            b.errors,
+            f"{b.latency_sum_us / b.operations / 1000:.4f}",
+            b.latency_sum_us,
+        ]
+        for (second, kind), b in sorted(m.seconds.items())
+    ]
+    atomic_write(
+        out / SERIES_SECONDS,
+        _csv(
+            ["epochSecond", "operation", "operations", "errors", "meanLatencyMs", "latencySumUs"],
+            seconds_rows,
+        ),
+    )
+    atomic_write(
+        out / STORAGE,
+        _csv(
+            ["epoch", "dataBytes", "indexBytes", "storageBytes", "records"],
+            [
+                [f"{t:.3f}", s.data_bytes, s.index_bytes, s.storage_bytes, s.records]
+                for t, s in storage
+            ],
+        ),
+    )
+    atomic_write(out / ENVIRONMENT, json.dumps(environment, indent=2, sort_keys=True, default=str))
+    atomic_write(out / SUMMARY, json.dumps(summary, indent=2))
+    return summary
+
+
+def read_histograms(directory: Path) -> dict[str, HdrHistogram]:
+    """Each .hlog's interval histograms, added together, by operation type."""
+    histograms: dict[str, HdrHistogram] = {}
+    for path in sorted((directory / HISTOGRAMS).glob("*.hlog")):
+        total = HdrHistogram(1, 3_600_000_000, 3)
+        for line in path.read_text().splitlines():
+            if not line or line.startswith(("#", '"')):
+                continue
+            total.add(HdrHistogram.decode(line.rsplit(",", 1)[1].encode()))
+        histograms[path.stem] = total
+    return histograms
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def read_measurements(directory: Path) -> Measurements:
+    """Rebuild what a pod measured from its files (for merge)."""
+    summary = json.loads((directory / SUMMARY).read_text())
+    m = Measurements()
+    m.histograms = read_histograms(directory)
+    m.errors.update(summary["errorsByType"])
+    for kind, values in summary["operationsByType"].items():
+        m.records[kind] = int(values["rows"])
+    m.warmup_operations = int(summary["warmupOperations"])
+    m.warmup_records = int(summary["warmupRecords"])
+    m.checkpoints = [
+        (float(r["epoch"]), int(r["operations"])) for r in _rows(directory / CHECKPOINTS)
+    ]
+    for row in _rows(directory / SERIES_SECONDS):
+        m.seconds[(int(row["epochSecond"]), row["operation"])] = SecondBucket(
+            int(row["operations"]), int(row["errors"]), int(row["latencySumUs"])
+        )
+    return m
+
+
+def read_storage(directory: Path) -> list[tuple[float, StorageSample]]:
+    return [
+        (
+            float(r["epoch"]),
+            StorageSample(
+                int(r["dataBytes"]), int(r["indexBytes"]), int(r["storageBytes"]), int(r["records"])
+            ),
+        )
+        for r in _rows(directory / STORAGE)
+    ]

@@ -1,0 +1,258 @@
+"""One pod's run of one step: prepare, start workers, watch, collect, write results."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import multiprocessing
+import queue as queue_module
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from dbbench_runner import environment as env
+from dbbench_runner.config import StepConfig
+from dbbench_runner.datasets import generator_for
+from dbbench_runner.drivers import DatabaseUnreachableError, Driver, StorageSample, open_driver
+from dbbench_runner.keyspace import split, worker_index
+from dbbench_runner.measurement import Measurements
+from dbbench_runner.progress import report
+from dbbench_runner.results import PROGRESS, RunMeta, atomic_write, write_results
+from dbbench_runner.workers import WorkerPlan, threads_of, worker_main
+
+log = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_CONFIG = 2
+EXIT_ERROR_RATE = 3
+EXIT_UNREACHABLE = 4
+EXIT_WORKER_FAILED = 5
+# Workers wait this long after "go" so that all start together.
+START_DELAY_S = 0.2
+POLL_S = 0.25
+
+
+class RunFailedError(Exception):
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass
+class Watch:
+    """The parent's view of its workers while they run."""
+
+    processes: int
+    ready: set[int] = field(default_factory=set)
+    done: dict[int, Measurements] = field(default_factory=dict)
+    progress: dict[int, tuple[int, int, float]] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+    def handle(self, message: tuple[Any, ...]) -> None:
+        kind, process = message[0], message[1]
+        if kind == "ready":
+            self.ready.add(process)
+        elif kind == "failed":
+            self.failures.append(f"worker process {process}: {message[2]}")
+        elif kind == "progress":
+            self.progress[process] = (message[2], message[3], message[4])
+        elif kind == "done":
+            self.done[process] = Measurements.from_wire(message[2])
+
+
+def expected_pod_operations(config: StepConfig) -> int | None:
+    phase = config.phase
+    workers = [worker_index(config.pod.index, config.threads, t) for t in range(config.threads)]
+    if phase.type == "insert":
+        sizes = [len(split(config.dataset.records, config.workers_total, w)) for w in workers]
+        return sum(-(-s // phase.batch_size) for s in sizes)
+    if phase.type == "pointReads" and phase.keys is not None:
+        keys = min(phase.keys, config.dataset.records)
+        return sum(len(split(keys, config.workers_total, w)) for w in workers)
+    if phase.operations is not None:
+        return sum(len(split(phase.operations, config.workers_total, w)) for w in workers)
+    return None
+
+
+def run_step(config: StepConfig, out: Path) -> int:
+    """Run the step; returns the process exit code (results are written in all cases but
+    unreachable databases and crashed workers)."""
+    out.mkdir(parents=True, exist_ok=True)
+    dataset = generator_for(config.dataset)
+    control = open_driver(config, dataset, control=True)
+    try:
+        control.prepare()
+        info = control.server_info()
+        storage: list[tuple[float, StorageSample]] = [(time.time(), control.storage())]
+        processes = config.worker_processes
+        environment = env.environment(config, info, storage[-1][1], processes)
+        atomic_write(out / "environment.json", json.dumps(environment, indent=2, default=str))
+        log.info("%s %s; client %s", info.engine, info.version, info.client)
+        measurements, started, ended, stopped = _run_workers(
+            config, control, storage, out, processes
+        )
+        storage.append((time.time(), control.storage()))
+        environment["dataToCacheRatio"] = env.data_to_memory(storage[-1][1], info.cache_bytes)
+    finally:
+        control.close()
+    meta = RunMeta(
+        target=config.target.name,
+        engine=config.target.engine,
+        phase=config.phase.name,
+        type=config.phase.type,
+        pods=(config.pod.index,),
+        pod_count=config.pod.count,
+        threads=config.threads,
+        started=started,
+        ended=ended,
+        report_every=config.phase.report_every,
+        max_error_rate=config.phase.max_error_rate,
+        server_version=info.version,
+        stopped=stopped,
+    )
+    summary = write_results(out, meta, measurements, storage, environment)
+    print(
+        f"[{config.phase.name}] {summary['status']}: {summary['operations']} ops, "
+        f"{summary['errors']} errors, {summary['throughput']:.0f} ops/s",
+        flush=True,
+    )
+    if summary["status"] == "failed":
+        log.error("%s", summary["reason"])
+        return EXIT_ERROR_RATE
+    return EXIT_OK
+
+
+def _run_workers(
+    config: StepConfig,
+    control: Driver,
+    storage: list[tuple[float, StorageSample]],
+    out: Path,
+    processes: int,
+) -> tuple[Measurements, float, float, bool]:
+    ctx = multiprocessing.get_context("spawn")
+    messages: Any = ctx.Queue()
+    go, stop = ctx.Event(), ctx.Event()
+    clock_box: Any = ctx.Array("d", 4)
+    plans = [
+        WorkerPlan(p, config.model_dump_json(), threads_of(p, processes, config.threads))
+        for p in range(processes)
+    ]
+    children = [
+        ctx.Process(target=worker_main, args=(plan, messages, go, stop, clock_box), daemon=True)
+        for plan in plans
+    ]
+    watch = Watch(processes)
+    previous = signal.signal(signal.SIGTERM, _stop_handler(stop))
+    try:
+        for child in children:
+            child.start()
+        _wait_ready(config, watch, messages, children)
+        if watch.failures:
+            stop.set()
+            go.set()
+            raise RunFailedError("; ".join(watch.failures), EXIT_UNREACHABLE)
+        now = time.monotonic()
+        start = now + START_DELAY_S
+        measure_from = start + config.phase.warmup
+        deadline = measure_from + config.phase.duration if config.phase.duration else 0.0
+        epoch_offset = time.time() - time.monotonic()
+        clock_box[:] = [start, measure_from, deadline, epoch_offset]
+        go.set()
+        _watch(
+            config,
+            watch=watch,
+            messages=messages,
+            control=control,
+            storage=storage,
+            out=out,
+            measure_from=measure_from,
+        )
+        ended = time.time()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for child in children:
+            child.join(timeout=10)
+            if child.is_alive():
+                child.kill()
+                child.join(timeout=5)
+    if watch.failures:
+        raise RunFailedError("; ".join(watch.failures), EXIT_WORKER_FAILED)
+    total = Measurements(checkpoint_every=1)
+    for measurements in watch.done.values():
+        total.add(measurements)
+    return total, measure_from + epoch_offset, ended, stop.is_set()
+
+
+def _stop_handler(stop: Any) -> Any:
+    def handler(signum: int, frame: FrameType | None) -> None:
+        del signum, frame
+        stop.set()
+
+    return handler
+
+
+def _wait_ready(config: StepConfig, watch: Watch, messages: Any, children: list[Any]) -> None:
+    target = config.target
+    # Every connection may use all its retries (with backoff capped at 10 s).
+    limit = time.monotonic() + target.connect_retries * (target.connect_timeout + 10) + 30
+    while len(watch.ready) + len(watch.failures) < len(children):
+        if time.monotonic() > limit:
+            raise RunFailedError("worker processes did not connect in time", EXIT_UNREACHABLE)
+        try:
+            watch.handle(messages.get(timeout=POLL_S))
+        except queue_module.Empty:
+            if not any(c.is_alive() for c in children):
+                raise RunFailedError(
+                    "worker processes exited before connecting", EXIT_WORKER_FAILED
+                ) from None
+
+
+def _watch(
+    config: StepConfig,
+    *,
+    watch: Watch,
+    messages: Any,
+    control: Driver,
+    storage: list[tuple[float, StorageSample]],
+    out: Path,
+    measure_from: float,
+) -> None:
+    expected = expected_pod_operations(config)
+    next_progress = time.monotonic() + config.progress_every
+    next_storage = time.monotonic() + config.storage_every
+    while len(watch.done) + len(watch.failures) < watch.processes:
+        with contextlib.suppress(queue_module.Empty):
+            watch.handle(messages.get(timeout=POLL_S))
+        now = time.monotonic()
+        if now >= next_progress:
+            _progress(config, watch, out, now - measure_from, expected)
+            next_progress = now + config.progress_every
+        if now >= next_storage:
+            storage.append((time.time(), control.storage()))
+            next_storage = now + config.storage_every
+    _progress(config, watch, out, time.monotonic() - measure_from, expected)
+
+
+def _progress(
+    config: StepConfig, watch: Watch, out: Path, elapsed: float, expected: int | None
+) -> None:
+    done = {p: (m.operations, m.error_count, m.p99_ms()) for p, m in watch.done.items()}
+    values = {**watch.progress, **done}.values()
+    current = report(
+        config.phase.name,
+        operations=sum(v[0] for v in values),
+        errors=sum(v[1] for v in values),
+        p99_ms=max((v[2] for v in values), default=0.0),
+        elapsed=max(elapsed, 0.0),
+        expected=expected,
+        duration=config.phase.duration,
+    )
+    print(current.line(), flush=True)
+    atomic_write(out / PROGRESS, json.dumps(current.as_dict()))
+
+
+__all__ = ["EXIT_CONFIG", "DatabaseUnreachableError", "RunFailedError", "run_step"]

@@ -1,0 +1,1 @@
+"""Tables, collections and statements per engine and shape (pure builders)."""

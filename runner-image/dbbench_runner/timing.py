@@ -1,0 +1,38 @@
+"""The timing wrapper around a driver (YCSB's DBWrapper).
+
+Latency runs from the intended start time when one is given (open loop), so
+a slow response delays the clock of every later operation instead of hiding
+behind it: coordinated omission is corrected by construction.
+"""
+
+from __future__ import annotations
+
+import time
+
+from dbbench_runner.drivers import Driver
+from dbbench_runner.measurement import Measurements
+from dbbench_runner.operations import Operation, Status
+
+
+class TimedDriver:
+    def __init__(self, driver: Driver, measurements: Measurements, epoch_offset: float) -> None:
+        self._driver = driver
+        self._measurements = measurements
+        # time.time() - time.monotonic(), fixed once: epoch stamps without a syscall per op.
+        self._epoch_offset = epoch_offset
+
+    def execute(self, operation: Operation, intended: float | None, measuring: bool) -> Status:
+        started = time.monotonic()
+        status = self._driver.execute(operation)
+        ended = time.monotonic()
+        if measuring:
+            origin = started if intended is None else intended
+            self._measurements.record(
+                operation.kind,
+                int((ended - origin) * 1_000_000),
+                status,
+                ended + self._epoch_offset,
+            )
+        else:
+            self._measurements.record_warmup(status.rows)
+        return status

@@ -1,0 +1,110 @@
+"""Worker processes: each opens its connections, then runs one thread per connection.
+
+Several processes per pod keep the GIL from capping throughput. Messages to
+the parent go through one queue: ("ready", n), ("failed", n, text),
+("progress", n, ops, errors, p99), ("done", n, wire measurements).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing.synchronize import Event
+from typing import Any
+
+from dbbench_runner.config import StepConfig
+from dbbench_runner.datasets import generator_for
+from dbbench_runner.drivers import DatabaseUnreachableError, Driver, open_driver
+from dbbench_runner.keyspace import worker_index
+from dbbench_runner.loop import PhaseClock, Progress, run_connection
+from dbbench_runner.measurement import Measurements
+
+REPORT_EVERY_S = 1.0
+
+
+@dataclass(frozen=True)
+class WorkerPlan:
+    process: int
+    config_json: str
+    threads: tuple[int, ...]  # this pod's thread numbers run by this process
+
+
+def threads_of(process: int, processes: int, threads: int) -> tuple[int, ...]:
+    return tuple(range(process, threads, processes))
+
+
+def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box: Any) -> None:
+    """Process entry point (spawned). Never raises: failures go to the parent."""
+    logging.basicConfig(level=logging.WARNING)
+    config = StepConfig.model_validate_json(plan.config_json)
+    dataset = generator_for(config.dataset)
+    drivers: list[tuple[int, Driver]] = []
+    try:
+        for thread in plan.threads:
+            worker = worker_index(config.pod.index, config.threads, thread)
+            drivers.append((worker, open_driver(config, dataset, worker)))
+    except (DatabaseUnreachableError, Exception) as exc:  # noqa: BLE001 - reported, not swallowed
+        queue.put(("failed", plan.process, f"{exc}"))
+        _close(drivers)
+        return
+    queue.put(("ready", plan.process))
+    go.wait()
+    if stop.is_set():
+        _close(drivers)
+        return
+    start, measure_from, deadline, epoch_offset = clock_box[:]
+    clock = PhaseClock(start, measure_from, deadline if deadline > 0 else None, epoch_offset)
+    results: list[Measurements] = []
+    failures: list[str] = []
+    progresses = [Progress() for _ in drivers]
+
+    def run(index: int, worker: int, driver: Driver) -> None:
+        try:
+            results.append(
+                run_connection(
+                    config,
+                    dataset=dataset,
+                    driver=driver,
+                    worker=worker,
+                    clock=clock,
+                    stopped=stop.is_set,
+                    progress=progresses[index],
+                )
+            )
+        except Exception:  # noqa: BLE001 - a crashed connection must not hang the pod
+            failures.append(traceback.format_exc())
+            progresses[index].finished = True
+
+    connections = [
+        threading.Thread(target=run, args=(i, w, d), daemon=True)
+        for i, (w, d) in enumerate(drivers)
+    ]
+    for connection in connections:
+        connection.start()
+    while any(c.is_alive() for c in connections):
+        time.sleep(REPORT_EVERY_S)
+        queue.put(
+            (
+                "progress",
+                plan.process,
+                sum(p.operations for p in progresses),
+                sum(p.errors for p in progresses),
+                max((p.p99_ms for p in progresses), default=0.0),
+            )
+        )
+    _close(drivers)
+    if failures:
+        queue.put(("failed", plan.process, failures[0]))
+        return
+    total = Measurements(checkpoint_every=results[0].checkpoint_every if results else 1)
+    for measurements in results:
+        total.add(measurements)
+    queue.put(("done", plan.process, total.to_wire()))
+
+
+def _close(drivers: list[tuple[int, Driver]]) -> None:
+    for _, driver in drivers:
+        driver.close()

@@ -1,0 +1,59 @@
+"""mix: reads, inserts, updates and scans in the configured proportions.
+
+Keys are drawn from the phase's distribution over the loaded records; for
+`latest`, recency ranks go first to this worker's own inserts (newest first)
+and then down from the end of the loaded set, so reads follow the inserts and
+never target a record another worker may not have written yet.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import random
+from collections.abc import Iterator
+
+from dbbench_runner.config import StepConfig
+from dbbench_runner.datasets import DatasetGenerator
+from dbbench_runner.distributions import make_chooser, recency_ranks
+from dbbench_runner.keyspace import new_record_number
+from dbbench_runner.operations import Insert, Operation, Read, Scan, Update
+
+
+def mix_operations(
+    config: StepConfig, dataset: DatasetGenerator, worker: int, rng: random.Random
+) -> Iterator[Operation]:
+    phase = config.phase
+    assert phase.mix is not None  # guaranteed by config validation
+    loaded = config.dataset.records
+    kinds = ("read", "insert", "update", "scan")
+    weights = [phase.mix.read, phase.mix.insert, phase.mix.update, phase.mix.scan]
+    cumulative = list(itertools.accumulate(weights))
+    total = cumulative[-1]
+    secondary = phase.read_preference != "primary"
+    inserted = 0
+    workers = config.workers_total
+    if phase.distribution.type == "latest":
+        rank = recency_ranks(phase.distribution, loaded, rng)
+
+        def choose() -> int:
+            r = rank()
+            if r < inserted:
+                return new_record_number(loaded, workers, worker, inserted - 1 - r)
+            return max(1, loaded - (r - inserted))
+    else:
+        choose = make_chooser(phase.distribution, loaded, rng)
+    for version in itertools.count(1):
+        kind = kinds[bisect.bisect_right(cumulative, rng.random() * total)]
+        if kind == "insert":
+            number = new_record_number(loaded, workers, worker, inserted)
+            inserted += 1
+            yield Insert((dataset.record(number),))
+            continue
+        number = choose()
+        if kind == "read":
+            yield Read(dataset.key(number), secondary_ok=secondary)
+        elif kind == "update":
+            yield Update(dataset.key(number), dataset.update(number, version))
+        else:
+            yield Scan(dataset.key(number), phase.scan_length, secondary_ok=secondary)

@@ -1,0 +1,96 @@
+{{/*
+Names and labels shared by every template (helm create conventions).
+*/}}
+
+{{/* Chart name, overridable; DNS labels are at most 63 characters. */}}
+{{- define "dbbench.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Full name: "<release>-<chart>", or just the release name when it already
+contains the chart name. Truncated to 63 characters because some name fields
+are DNS labels.
+*/}}
+{{- define "dbbench.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* "<fullname>-<suffix>", still 63-character safe. Call with (list . "suffix"). */}}
+{{- define "dbbench.suffixedName" -}}
+{{- $root := index . 0 }}
+{{- $suffix := index . 1 }}
+{{- printf "%s-%s" (include "dbbench.fullname" $root | trunc (int (sub 62 (len $suffix))) | trimSuffix "-") $suffix }}
+{{- end }}
+
+{{/* Chart name and version, as used by the helm.sh/chart label. */}}
+{{- define "dbbench.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels of every object, without a component (callers add theirs). */}}
+{{- define "dbbench.baseLabels" -}}
+helm.sh/chart: {{ include "dbbench.chart" . }}
+app.kubernetes.io/name: {{ include "dbbench.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: dbbench
+{{- end }}
+
+{{/* Labels of the operator's own objects. */}}
+{{- define "dbbench.labels" -}}
+{{ include "dbbench.baseLabels" . }}
+app.kubernetes.io/component: operator
+{{- end }}
+
+{{/* Selector labels: stable across upgrades, so never the version. */}}
+{{- define "dbbench.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "dbbench.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: operator
+{{- end }}
+
+{{/* The operator's ServiceAccount name. */}}
+{{- define "dbbench.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "dbbench.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* Operator image reference; the tag defaults to the chart's appVersion. */}}
+{{- define "dbbench.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* Runner image reference handed to the operator (DBBENCH_RUNNER_IMAGE). */}}
+{{- define "dbbench.runnerImage" -}}
+{{- printf "%s:%s" .Values.runner.image.repository (default .Chart.AppVersion .Values.runner.image.tag) }}
+{{- end }}
+
+{{/*
+Watched namespaces, comma-joined (the schema keeps them unique). Empty means
+all namespaces (kopf --all-namespaces, cluster-wide bindings).
+*/}}
+{{- define "dbbench.watchNamespaces" -}}
+{{- .Values.watchNamespaces | join "," }}
+{{- end }}
+
+{{/* Names of the ClusterRoles the chart creates. */}}
+{{- define "dbbench.clusterScopeRoleName" -}}
+{{- include "dbbench.suffixedName" (list . "cluster") }}
+{{- end }}
+{{- define "dbbench.operatorRoleName" -}}
+{{- include "dbbench.suffixedName" (list . "operator") }}
+{{- end }}

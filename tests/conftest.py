@@ -1,0 +1,3 @@
+"""Shared fixtures: real processes only (control plane, MariaDB servers)."""
+
+pytest_plugins = ["tests.fixtures.controlplane", "tests.fixtures.mariadb"]

@@ -1,0 +1,133 @@
+"""The phase state machine: every transition, with no cluster involved."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from dbbench_operator.lifecycle import (
+    ACCEPTED,
+    FAILED,
+    PROGRESSING,
+    SUCCEEDED,
+    TARGETS_READY,
+    Condition,
+    Observation,
+    RunPhase,
+    merge_conditions,
+    next_state,
+)
+from dbbench_operator.model.base import Problem
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+def obs(**kw: object) -> Observation:
+    return Observation(now=NOW, **kw)  # type: ignore[arg-type]
+
+
+def cond(decision_conditions: tuple[Condition, ...], kind: str) -> Condition:
+    return next(c for c in decision_conditions if c.type == kind)
+
+
+def test_valid_pending_run_moves_to_provisioning_and_is_accepted() -> None:
+    d = next_state(RunPhase.PENDING, obs())
+    assert d is not None
+    assert d.phase is RunPhase.PROVISIONING
+    assert cond(d.conditions, ACCEPTED).status == "True"
+    assert d.event is not None
+
+
+def test_spec_problem_fails_at_once_naming_the_field() -> None:
+    problems = (Problem("spec.timeout", "is shorter than the plan"), Problem("spec.x", "y"))
+    d = next_state(RunPhase.PENDING, obs(problems=problems))
+    assert d is not None
+    assert d.phase is RunPhase.FAILED
+    accepted = cond(d.conditions, ACCEPTED)
+    assert accepted.status == "False"
+    assert accepted.reason == "InvalidSpec"
+    assert "spec.timeout" in accepted.message
+    assert "1 more" in accepted.message
+    assert cond(d.conditions, FAILED).status == "True"
+    assert cond(d.conditions, PROGRESSING).status == "False"
+
+
+@pytest.mark.parametrize("phase", [RunPhase.SUCCEEDED, RunPhase.FAILED])
+def test_terminal_runs_are_left_alone(phase: RunPhase) -> None:
+    assert next_state(phase, obs(failure=("X", "y"))) is None
+
+
+def test_provisioning_waits_with_the_reason_given() -> None:
+    d = next_state(
+        RunPhase.PROVISIONING,
+        obs(targets_total=2, targets_ready=0, waiting_reason="WaitingForMembers",
+            waiting_message="mongo: 2/3 members"),
+    )  # fmt: skip
+    assert d is not None
+    assert d.phase is RunPhase.PROVISIONING
+    assert d.event is None
+    ready = cond(d.conditions, TARGETS_READY)
+    assert (ready.status, ready.reason, ready.message) == (
+        "False", "WaitingForMembers", "mongo: 2/3 members")  # fmt: skip
+
+
+def test_all_targets_ready_starts_running() -> None:
+    d = next_state(RunPhase.PROVISIONING, obs(targets_total=2, targets_ready=2))
+    assert d is not None
+    assert d.phase is RunPhase.RUNNING
+    assert cond(d.conditions, TARGETS_READY).status == "True"
+
+
+def test_running_until_all_steps_done_then_collecting_then_succeeded() -> None:
+    d = next_state(RunPhase.RUNNING, obs(steps_total=3, steps_done=2))
+    assert d is not None
+    assert d.phase is RunPhase.RUNNING
+    d = next_state(RunPhase.RUNNING, obs(steps_total=3, steps_done=3))
+    assert d is not None
+    assert d.phase is RunPhase.COLLECTING
+    d = next_state(RunPhase.COLLECTING, obs(collected=False))
+    assert d is not None
+    assert d.phase is RunPhase.COLLECTING
+    d = next_state(RunPhase.COLLECTING, obs(collected=True))
+    assert d is not None
+    assert d.phase is RunPhase.SUCCEEDED
+    assert cond(d.conditions, SUCCEEDED).status == "True"
+    assert cond(d.conditions, PROGRESSING).status == "False"
+
+
+def test_timeout_fails_any_active_phase() -> None:
+    started = NOW - timedelta(hours=3)
+    for phase in (RunPhase.PROVISIONING, RunPhase.RUNNING, RunPhase.COLLECTING):
+        d = next_state(phase, obs(started_at=started, timeout=timedelta(hours=2)))
+        assert d is not None
+        assert d.phase is RunPhase.FAILED
+        assert cond(d.conditions, FAILED).reason == "Timeout"
+        assert "spec.timeout" in cond(d.conditions, FAILED).message
+
+
+def test_not_yet_timed_out() -> None:
+    d = next_state(
+        RunPhase.RUNNING,
+        obs(started_at=NOW - timedelta(minutes=5), timeout=timedelta(hours=2), steps_total=1),
+    )
+    assert d is not None
+    assert d.phase is RunPhase.RUNNING
+
+
+def test_unrecoverable_step_failure_fails_the_run() -> None:
+    d = next_state(RunPhase.PROVISIONING, obs(failure=("ExternalUnreachable", "no route")))
+    assert d is not None
+    assert d.phase is RunPhase.FAILED
+    assert cond(d.conditions, FAILED).reason == "ExternalUnreachable"
+
+
+def test_merge_conditions_keeps_transition_time_when_status_is_unchanged() -> None:
+    first = merge_conditions([], [Condition(PROGRESSING, "True", "A", "a")], NOW, 1)
+    later = NOW + timedelta(minutes=1)
+    second = merge_conditions(first, [Condition(PROGRESSING, "True", "B", "b")], later, 1)
+    assert second[0]["lastTransitionTime"] == first[0]["lastTransitionTime"]
+    assert second[0]["reason"] == "B"
+    third = merge_conditions(second, [Condition(PROGRESSING, "False", "C", "c")], later, 2)
+    assert third[0]["lastTransitionTime"] == later.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert third[0]["observedGeneration"] == 2

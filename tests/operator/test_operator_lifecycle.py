@@ -1,0 +1,248 @@
+"""The operator against the real control plane, acting as the chart's own ServiceAccount.
+
+RBAC, the namespace list and the kopf command line all come from `helm template`
+of the repository's chart, so this exercises what a user installs: a missing
+permission fails here, not in their cluster.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.fixtures.controlplane import REPO, ControlPlane, free_port, tool
+
+pytestmark = pytest.mark.integration
+
+OPERATOR_NS = "dbbench-system"
+WATCHED = ("team-a", "team-b")
+UNWATCHED = "team-c"
+CRD = REPO / "crds" / "benchmarkruns.dbbench.io.yaml"
+RBAC_KINDS = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+
+
+def render_chart(values: dict[str, Any]) -> list[dict[str, Any]]:
+    import subprocess  # noqa: PLC0415
+
+    out = subprocess.run(
+        [tool("helm"), "template", "dbbench", str(REPO), "--namespace", OPERATOR_NS,
+         "-f", "-"],
+        input=json.dumps(values), capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return [doc for doc in yaml.safe_load_all(out) if doc]
+
+
+def kopf_args(deployment: dict[str, Any], liveness_port: int) -> list[str]:
+    """The operator container's command as the chart renders it, minus `kopf`."""
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    argv = [*container.get("command", []), *container.get("args", [])]
+    assert argv[0] == "kopf", argv
+    # Same command, but the probe binds loopback: tests listen on nothing else.
+    return [
+        f"--liveness=http://127.0.0.1:{liveness_port}/healthz" if a.startswith("--liveness") else a
+        for a in argv[1:]
+    ]
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def get_json(cluster: ControlPlane, *args: str) -> dict[str, Any] | None:
+    result = cluster.kubectl("get", *args, "-o", "json", check=False)
+    return json.loads(result.stdout) if result.returncode == 0 else None
+
+
+def run_manifest(name: str, namespace: str, **overrides: Any) -> str:
+    base = yaml.safe_load((REPO / "examples" / "quickstart.yaml").read_text())
+    base["metadata"] = {"name": name, "namespace": namespace}
+    base["spec"].update(overrides)
+    return yaml.safe_dump(base)
+
+
+@pytest.fixture(scope="module")
+def operator_env(kube_cluster: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
+    list[str]
+]:
+    """CRD + chart RBAC installed; KUBECONFIG acts as the operator's ServiceAccount."""
+    kube_cluster.kubectl("apply", "--server-side", "-f", str(CRD))
+    kube_cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s",
+                         "crd/benchmarkruns.dbbench.io")  # fmt: skip
+    for ns in (OPERATOR_NS, *WATCHED, UNWATCHED):
+        kube_cluster.kubectl("create", "namespace", ns, check=False)
+    docs = render_chart({"watchNamespaces": list(WATCHED)})
+    rbac = [d for d in docs if d["kind"] in RBAC_KINDS]
+    kube_cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(rbac))
+    sa = next(d for d in rbac if d["kind"] == "ServiceAccount")["metadata"]["name"]
+    deployment = next(d for d in docs if d["kind"] == "Deployment")
+    kubeconfig = kube_cluster.service_account_kubeconfig(
+        OPERATOR_NS, sa, tmp_path_factory.mktemp("operator") / "kubeconfig"
+    )
+    saved = {k: os.environ.get(k) for k in ("KUBECONFIG", "DBBENCH_RECONCILE_INTERVAL")}
+    os.environ["KUBECONFIG"] = str(kubeconfig)
+    os.environ["DBBENCH_RECONCILE_INTERVAL"] = "1"
+    try:
+        yield kopf_args(deployment, free_port())
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def operator(args: list[str]) -> Any:
+    from kopf.testing import KopfRunner  # noqa: PLC0415 - imports kopf's event loop machinery
+
+    return KopfRunner([*args, "--verbose"], timeout=120)
+
+
+def phase_of(cluster: ControlPlane, ns: str, name: str) -> str:
+    obj = get_json(cluster, "benchmarkrun", name, "-n", ns) or {}
+    return str(obj.get("status", {}).get("phase", ""))
+
+
+def targets_ready_known(cluster: ControlPlane, ns: str, name: str) -> dict[str, Any] | None:
+    run = get_json(cluster, "benchmarkrun", name, "-n", ns) or {}
+    kinds = {c["type"] for c in run.get("status", {}).get("conditions", [])}
+    return run if "TargetsReady" in kinds else None
+
+
+def condition(obj: dict[str, Any], kind: str) -> dict[str, Any]:
+    return next(c for c in obj["status"]["conditions"] if c["type"] == kind)
+
+
+def test_run_progresses_owns_its_children_and_they_go_with_it(
+    kube_cluster: ControlPlane, operator_env: list[str]
+) -> None:
+    ns, name = "team-a", "lifecycle"
+    kube_cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns))
+    with operator(operator_env) as runner:
+        wait_for(lambda: phase_of(kube_cluster, ns, name) == "Provisioning", 60, "Provisioning")
+        run = wait_for(lambda: targets_ready_known(kube_cluster, ns, name), 60, "TargetsReady")
+        assert condition(run, "Accepted")["status"] == "True"
+        assert condition(run, "Progressing")["status"] == "True"
+        assert condition(run, "TargetsReady")["status"] == "False"
+        assert run["status"]["observedGeneration"] == run["metadata"]["generation"]
+        assert run["status"]["startedAt"]
+        secret = wait_for(
+            lambda: get_json(kube_cluster, "secret", f"{name}-credentials", "-n", ns),
+            30, "credentials Secret",
+        )  # fmt: skip
+        run = wait_for(lambda: targets_ready_known(kube_cluster, ns, name), 30, "TargetsReady")
+        (target,) = run["status"]["targets"]
+        (ready,) = target["conditions"]
+        # No kubelet here: the database pods never start, and the status says so.
+        assert (ready["type"], ready["status"], ready["reason"]) == (
+            "Ready", "False", "WaitingForMembers")  # fmt: skip
+        assert ready["message"] == "0/1 database pods ready"
+        assert target["endpoint"].endswith(".svc.cluster.local:3306")
+        statefulsets = get_json(kube_cluster, "statefulsets", "-n", ns, f"-ldbbench.io/run={name}")
+        assert statefulsets is not None
+        assert len(statefulsets["items"]) == 1
+        plan = get_json(kube_cluster, "configmap", f"{name}-plan", "-n", ns)
+        assert plan is not None
+        assert json.loads(plan["data"]["plan.json"])
+        for child in (secret, plan, statefulsets["items"][0]):
+            owner = child["metadata"]["ownerReferences"][0]
+            assert (owner["kind"], owner["uid"]) == ("BenchmarkRun", run["metadata"]["uid"])
+        events = get_json(kube_cluster, "events", "-n", ns,
+                          f"--field-selector=involvedObject.name={name}")  # fmt: skip
+        assert events is not None
+        assert any(e["reason"] == "Provisioning" for e in events["items"])
+    assert runner.exception is None, runner.exception
+    password = base64.b64decode(secret["data"]["root-password"]).decode()
+    assert password not in runner.output, "a generated password reached the operator's log"
+
+    kube_cluster.kubectl("delete", "benchmarkrun", name, "-n", ns, "--wait=false")
+    with operator(operator_env):
+        wait_for(lambda: get_json(kube_cluster, "benchmarkrun", name, "-n", ns) is None, 60,
+                 "the run to be deleted (finalizer released)")  # fmt: skip
+    wait_for(
+        lambda: get_json(kube_cluster, "secret", f"{name}-credentials", "-n", ns) is None
+        and get_json(kube_cluster, "configmap", f"{name}-plan", "-n", ns) is None
+        and not (get_json(kube_cluster, "all", "-n", ns, f"-ldbbench.io/run={name}") or {}).get(
+            "items"
+        ),
+        60, "garbage collection of the run's children",
+    )  # fmt: skip
+
+
+def test_restarted_operator_resumes_without_rotating_credentials(
+    kube_cluster: ControlPlane, operator_env: list[str]
+) -> None:
+    ns, name = "team-b", "resume"
+    kube_cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns))
+    with operator(operator_env):
+        wait_for(lambda: phase_of(kube_cluster, ns, name) == "Provisioning", 60, "Provisioning")
+        first = wait_for(
+            lambda: get_json(kube_cluster, "secret", f"{name}-credentials", "-n", ns), 30, "Secret"
+        )
+        started = (get_json(kube_cluster, "benchmarkrun", name, "-n", ns) or {})["status"][
+            "startedAt"
+        ]
+    with operator(operator_env):
+        time.sleep(4)  # several reconcile passes at a 1 s interval
+        run = get_json(kube_cluster, "benchmarkrun", name, "-n", ns)
+        assert run is not None
+        assert run["status"]["phase"] == "Provisioning"
+        assert run["status"]["startedAt"] == started
+    second = get_json(kube_cluster, "secret", f"{name}-credentials", "-n", ns)
+    assert second is not None
+    assert second["data"] == first["data"]
+    assert second["metadata"]["uid"] == first["metadata"]["uid"]
+
+
+def test_semantic_error_fails_once_with_the_field_named(
+    kube_cluster: ControlPlane, operator_env: list[str]
+) -> None:
+    ns, name = "team-a", "too-short"
+    # Admission accepts it (a well-formed duration); only the plan shows it cannot fit.
+    manifest = run_manifest(name, ns, timeout="1s")
+    kube_cluster.kubectl("apply", "-f", "-", input=manifest)
+    with operator(operator_env) as runner:
+        wait_for(lambda: phase_of(kube_cluster, ns, name) == "Failed", 60, "Failed")
+        time.sleep(4)  # a crash-looping or retrying operator would act again by now
+        run = get_json(kube_cluster, "benchmarkrun", name, "-n", ns)
+    assert runner.exception is None
+    assert run is not None
+    assert run["status"]["phase"] == "Failed"
+    accepted = condition(run, "Accepted")
+    assert (accepted["status"], accepted["reason"]) == ("False", "InvalidSpec")
+    assert "spec.timeout" in accepted["message"]
+    assert condition(run, "Failed")["status"] == "True"
+    events = get_json(kube_cluster, "events", "-n", ns,
+                      f"--field-selector=involvedObject.name={name},reason=InvalidSpec")  # fmt: skip
+    assert events is not None
+    assert len(events["items"]) == 1
+    assert events["items"][0].get("count", 1) == 1
+
+
+def test_runs_in_unwatched_namespaces_are_ignored(
+    kube_cluster: ControlPlane, operator_env: list[str]
+) -> None:
+    ns, name = UNWATCHED, "elsewhere"
+    kube_cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns))
+    with operator(operator_env):
+        # A watched run created at the same time proves the operator was working.
+        kube_cluster.kubectl("apply", "-f", "-", input=run_manifest("witness", "team-b"))
+        wait_for(lambda: phase_of(kube_cluster, "team-b", "witness"), 60, "the witness run")
+        time.sleep(2)
+    run = get_json(kube_cluster, "benchmarkrun", name, "-n", ns)
+    assert run is not None
+    assert "status" not in run or not run["status"].get("phase")
+    assert not run["metadata"].get("finalizers")
+    assert get_json(kube_cluster, "secret", f"{name}-credentials", "-n", ns) is None

@@ -1,0 +1,135 @@
+"""The driver contract (YCSB's AbstractDBTestCases): every engine runs these.
+
+A subclass provides `target` (the runner's target config for a fresh, empty
+database) and `stored` (every record the database holds, as the generator
+would produce it). Runs go through the real runner: worker processes, timing
+wrapper, result files.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dbbench_runner.config import StepConfig
+from dbbench_runner.datasets import DatasetGenerator, generator_for
+from dbbench_runner.merge import merge
+from dbbench_runner.running import run_step
+
+from .helpers import check_results, step
+
+SHAPES = ["flat45", "indexed4", "news", "ycsb"]
+RECORDS = 240
+
+
+class DriverContract:
+    """Abstract: subclasses define the fixtures `target`, `insert_variant` and `stored`."""
+
+    def stored(self, target: dict[str, Any], dataset: DatasetGenerator, id_mode: str) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def load(self, target: dict[str, Any], shape: str, out: Path, *, id_mode: str = "client", records: int = RECORDS) -> None:
+        config = step(target, shape, records, {"type": "insert", "idMode": id_mode, "batchSize": 20})
+        assert run_step(config, out) == 0
+
+    def expected(self, config: StepConfig, numbers: range) -> list[dict[str, Any]]:
+        generator = generator_for(config.dataset)
+        return sorted((generator.record(n) for n in numbers), key=lambda r: str(r[generator.key_column]))
+
+    @pytest.mark.parametrize("shape", SHAPES)
+    @pytest.mark.parametrize("id_mode", ["client", "server"])
+    def test_insert_writes_exactly_the_records(
+        self, target: dict[str, Any], insert_variant: dict[str, Any], shape: str, id_mode: str, tmp_path: Path
+    ) -> None:
+        phase = {"type": "insert", "idMode": id_mode, "reportEvery": 50, **insert_variant}
+        config = step(target, shape, RECORDS, phase)
+        assert run_step(config, tmp_path) == 0
+        batch = insert_variant.get("batchSize", 1)
+        # two connections, 120 records each, in batches
+        calls = 2 * math.ceil(RECORDS / 2 / batch)
+        summary = check_results(tmp_path, operations=calls, records=RECORDS)
+        assert summary["errors"] == 0
+        if insert_variant.get("writeConcern") == "unacknowledged":
+            return  # the server may still be applying them; counts are checked elsewhere
+        generator = generator_for(config.dataset)
+        assert self.stored(target, generator, id_mode) == self.expected(config, range(1, RECORDS + 1))
+
+    @pytest.mark.parametrize("distribution", ["uniform", "zipfian", "latest", "hotspot"])
+    def test_mix_reads_inserts_updates_scans(self, target: dict[str, Any], distribution: str, tmp_path: Path) -> None:
+        self.load(target, "ycsb", tmp_path / "load")
+        phase = {
+            "type": "mix",
+            "mix": {"read": 40, "insert": 20, "update": 30, "scan": 10},
+            "distribution": {"type": distribution},
+            "operations": 400,
+            "scanLength": 10,
+            "reportEvery": 100,
+        }
+        config = step(target, "ycsb", RECORDS, phase)
+        assert run_step(config, tmp_path / "mix") == 0
+        summary = check_results(tmp_path / "mix", operations=400)
+        by_type = summary["operationsByType"]
+        assert summary["errors"] == 0
+        assert set(by_type) == {"read", "insert", "update", "scan"}
+        assert by_type["read"]["rows"] == by_type["read"]["operations"]  # every key read exists
+        assert by_type["scan"]["rows"] > 0
+        inserted = summary["records"]
+        assert inserted == by_type["insert"]["operations"]
+        stored = self.stored(target, generator_for(config.dataset), "client")
+        assert len(stored) == RECORDS + inserted
+        # the loaded records are all still there, and new ones are numbered past them
+        generator = generator_for(config.dataset)
+        keys = {r["YCSB_KEY"] for r in stored}
+        assert {generator.key(n) for n in range(1, RECORDS + 1)} <= keys
+
+    @pytest.mark.parametrize("id_mode", ["client", "server"])
+    def test_query_workload(self, target: dict[str, Any], id_mode: str, tmp_path: Path) -> None:
+        self.load(target, "indexed4", tmp_path / "load", id_mode=id_mode)
+        queries = ["indexedEquality", "twoFieldProjection", "sortSkip", "scan100"]
+        phase = {"type": "query", "queries": queries, "operations": 200, "reportEvery": 100}
+        config = step(target, "indexed4", RECORDS, phase)
+        assert run_step(config, tmp_path / "q") == 0
+        summary = check_results(tmp_path / "q", operations=200)
+        by_type = summary["operationsByType"]
+        assert summary["errors"] == 0
+        assert {k: v["operations"] for k, v in by_type.items()} == dict.fromkeys(queries, 50)
+        assert by_type["scan100"]["rows"] == 50 * 100
+        assert by_type["sortSkip"]["rows"] <= 50 * 10
+
+    @pytest.mark.parametrize("shape", ["flat45", "news", "ycsb"])
+    def test_point_reads_find_every_key(self, target: dict[str, Any], shape: str, tmp_path: Path) -> None:
+        self.load(target, shape, tmp_path / "load")
+        config = step(target, shape, RECORDS, {"type": "pointReads", "keys": 150, "reportEvery": 50})
+        assert run_step(config, tmp_path / "r") == 0
+        summary = check_results(tmp_path / "r", operations=150)
+        assert summary["operationsByType"]["read"]["rows"] == 150
+
+    def test_two_pods_split_and_merge(self, target: dict[str, Any], tmp_path: Path) -> None:
+        outs = []
+        for pod in range(2):
+            config = step(target, "flat45", RECORDS, {"type": "insert", "reportEvery": 40}, pod={"index": pod, "count": 2})
+            assert run_step(config, tmp_path / f"pod{pod}") == 0
+            outs.append(tmp_path / f"pod{pod}")
+        merged = merge(tmp_path / "merged", outs)
+        check_results(tmp_path / "merged", operations=RECORDS, records=RECORDS)
+        assert merged["pods"] == [0, 1]
+        generator = generator_for(config.dataset)
+        assert self.stored(target, generator, "client") == self.expected(config, range(1, RECORDS + 1))
+
+    def test_warmup_and_duration(self, target: dict[str, Any], tmp_path: Path) -> None:
+        self.load(target, "flat45", tmp_path / "load")
+        phase = {"type": "mix", "mix": {"read": 1}, "duration": "1.5s", "warmup": "0.5s", "targetRate": 100}
+        config = step(target, "flat45", RECORDS, phase)
+        assert run_step(config, tmp_path / "m") == 0
+        summary = check_results(tmp_path / "m", operations=_ops(tmp_path / "m"))
+        assert 130 <= summary["operations"] <= 160  # 100/s for 1.5 s
+        assert 40 <= summary["warmupOperations"] <= 60
+
+
+def _ops(out: Path) -> int:
+    import json
+
+    return int(json.loads((out / "summary.json").read_text())["operations"])

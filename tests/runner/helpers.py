@@ -1,0 +1,71 @@
+"""Builders and checks shared by the runner's tests."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from dbbench_runner.config import StepConfig, parse_config
+from dbbench_runner.results import read_histograms
+
+RESULT_FILES = (
+    "summary.json",
+    "environment.json",
+    "checkpoints.csv",
+    "series-ops.csv",
+    "series-seconds.csv",
+    "storage.csv",
+)
+
+
+def step(
+    target: dict[str, Any],
+    shape: str,
+    records: int,
+    phase: dict[str, Any],
+    **extra: Any,
+) -> StepConfig:
+    raw: dict[str, Any] = {
+        "target": target,
+        "dataset": {"shape": shape, "records": records, "seed": 7},
+        "phase": {"name": phase.get("type", "p"), **phase},
+        "threads": 2,
+        "processes": 1,
+        "progressEvery": 1,
+        "storageEvery": 1,
+    }
+    raw.update(extra)
+    return parse_config(raw)
+
+
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def check_results(out: Path, *, operations: int, records: int | None = None) -> dict[str, Any]:
+    """Files complete and consistent: summary = histograms = series = checkpoints."""
+    for name in RESULT_FILES:
+        assert (out / name).is_file(), f"{name} missing"
+    summary: dict[str, Any] = json.loads((out / "summary.json").read_text())
+    histograms = read_histograms(out)
+    assert histograms, "no histogram logs"
+    assert summary["operations"] == operations
+    assert sum(h.get_total_count() for h in histograms.values()) == operations
+    for kind, histogram in histograms.items():
+        assert summary["operationsByType"][kind]["operations"] == histogram.get_total_count()
+    assert sum(int(r["operations"]) for r in csv_rows(out / "series-seconds.csv")) == operations
+    assert sum(int(r["operations"]) for r in csv_rows(out / "checkpoints.csv")) == operations
+    every = summary["reportEvery"]
+    assert len(csv_rows(out / "series-ops.csv")) == operations // every
+    assert csv_rows(out / "storage.csv"), "no storage samples"
+    environment = json.loads((out / "environment.json").read_text())
+    versions = [environment.get("server", {}).get("version")] + [
+        pod["server"]["version"] for pod in environment.get("pods", []) if "server" in pod
+    ]
+    assert any(versions) or "pods" in environment
+    if records is not None:
+        assert summary["records"] == records
+    return summary

@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from dbbench_runner.drivers.base import StorageSample
+from dbbench_runner.measurement import Measurements, latency_ms, new_histogram, stability_series
+from dbbench_runner.merge import merge
+from dbbench_runner.operations import Status
+from dbbench_runner.results import RunMeta, read_histograms, read_measurements, write_results
+
+from .helpers import check_results
+
+OK = Status(ok=True, rows=1)
+
+
+def latencies(count: int, seed: int = 1) -> list[int]:
+    rng = random.Random(seed)
+    # long-tailed, like real latencies: mostly ~200us, some up to seconds
+    return [int(rng.lognormvariate(5.3, 1.2)) + 1 for _ in range(count)]
+
+
+def test_merged_split_runs_equal_the_single_run_histogram() -> None:
+    values = latencies(30_000)
+    single = Measurements()
+    parts = [Measurements() for _ in range(3)]
+    for index, value in enumerate(values):
+        single.record("read", value, OK, 1000.0 + index / 1000)
+        parts[index % 3].record("read", value, OK, 1000.0 + index / 1000)
+    merged = Measurements()
+    for part in parts:
+        # through the wire format, as between processes
+        merged.add(Measurements.from_wire(part.to_wire()))
+    assert merged.histograms["read"].equals(single.histograms["read"])
+    assert latency_ms(merged.histograms["read"]) == latency_ms(single.histograms["read"])
+    assert merged.seconds == single.seconds
+    assert merged.operations == single.operations == 30_000
+
+
+def test_averaging_percentiles_would_be_wrong_so_we_add() -> None:
+    # Two pods with very different latencies: the merged p99 is not the mean of p99s.
+    fast, slow = Measurements(), Measurements()
+    for i in range(990):
+        fast.record("read", 100, OK, float(i))
+    for i in range(10):
+        slow.record("read", 50_000, OK, float(i))
+    total = Measurements()
+    total.add(fast)
+    total.add(slow)
+    p99 = latency_ms(total.histograms["read"])["p99"]
+    assert p99 < 0.2  # 99% of all operations took 100us
+    assert latency_ms(total.histograms["read"])["max"] > 49
+
+
+def test_errors_counted_by_type() -> None:
+    m = Measurements()
+    m.record("insert", 10, Status.failed("IntegrityError(1062)"), 1.0)
+    m.record("insert", 10, Status.failed("IntegrityError(1062)"), 1.0)
+    m.record("read", 10, Status.failed("OperationalError(2013)"), 1.0)
+    m.record("read", 10, OK, 1.0)
+    assert m.errors == {"insert:IntegrityError(1062)": 2, "read:OperationalError(2013)": 1}
+    assert m.operations == 4
+    assert m.error_count == 3
+
+
+def test_stability_series_windows() -> None:
+    # 4 connections, each checkpointing every 25 ops at 1 op/ms per connection
+    checkpoints = [(100.0 + k * 0.025, 25) for _ in range(4) for k in range(1, 21)]
+    rows = stability_series(checkpoints, 500, 100.0)
+    assert [r[0] for r in rows] == [500, 1000, 1500, 2000]
+    for _, _, seconds, rate in rows:
+        assert abs(rate - 4000) / 4000 < 0.2
+        assert seconds > 0
+
+
+def meta(pods: tuple[int, ...], started: float, ended: float) -> RunMeta:
+    return RunMeta(
+        target="t",
+        engine="mariadb",
+        phase="p",
+        type="mix",
+        pods=pods,
+        pod_count=2,
+        threads=1,
+        started=started,
+        ended=ended,
+        report_every=1000,
+        max_error_rate=0.01,
+        server_version="10.11",
+    )
+
+
+def fill(m: Measurements, values: list[int], start: float) -> None:
+    for index, value in enumerate(values):
+        kind = "read" if index % 3 else "update"
+        m.record(kind, value, OK, start + index / 2000)
+    m.flush(start + len(values) / 2000)
+
+
+def test_results_round_trip_and_merge_exactly(tmp_path: Path) -> None:
+    values = latencies(6000, seed=3)
+    single = Measurements(checkpoint_every=100)
+    fill(single, values, 1000.0)
+    pods = [Measurements(checkpoint_every=100), Measurements(checkpoint_every=100)]
+    fill(pods[0], values[:3000], 1000.0)
+    fill(pods[1], values[3000:], 1001.5)
+    storage = [(1000.0, StorageSample(10, 5, 20, 100)), (1003.0, StorageSample(20, 6, 30, 200))]
+    for index, m in enumerate(pods):
+        write_results(tmp_path / f"pod{index}", meta((index,), 1000.0, 1003.0), m, storage, {"pod": index})
+        back = read_measurements(tmp_path / f"pod{index}")
+        for kind, histogram in m.histograms.items():
+            assert back.histograms[kind].equals(histogram)
+    summary = merge(tmp_path / "merged", [tmp_path / "pod0", tmp_path / "pod1"])
+    check_results(tmp_path / "merged", operations=6000)
+    merged = read_histograms(tmp_path / "merged")
+    for kind, histogram in single.histograms.items():
+        assert merged[kind].equals(histogram)
+        assert summary["operationsByType"][kind]["latencyMs"] == latency_ms(histogram)  # type: ignore[index]
+    assert summary["pods"] == [0, 1]
+    environment = json.loads((tmp_path / "merged" / "environment.json").read_text())
+    assert environment == {"pods": [{"pod": 0}, {"pod": 1}]}
+
+
+def test_histogram_range_clamps_extremes() -> None:
+    m = Measurements()
+    m.record("read", 0, OK, 1.0)
+    m.record("read", 10**13, OK, 1.0)
+    assert m.histograms["read"].get_total_count() == 2
+    assert new_histogram().get_total_count() == 0

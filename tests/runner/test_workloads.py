@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import collections
+import itertools
+import time
+
+from dbbench_runner.config import StepConfig, parse_config
+from dbbench_runner.datasets import generator_for
+from dbbench_runner.datasets.indexed4 import NUMBER_RANGE
+from dbbench_runner.drivers.base import ServerInfo, StorageSample
+from dbbench_runner.loop import PhaseClock, Progress, run_connection
+from dbbench_runner.operations import Insert, Operation, Query, Read, Scan, Status, Update
+from dbbench_runner.workloads import operations_for
+
+TARGET = {"name": "m", "engine": "mariadb", "host": "127.0.0.1", "port": 1}
+
+
+def config(shape: str, phase: dict[str, object], threads: int = 1) -> StepConfig:
+    return parse_config(
+        {
+            "target": TARGET,
+            "dataset": {"shape": shape, "records": 1000},
+            "phase": {"name": "p", **phase},
+            "threads": threads,
+        }
+    )
+
+
+def test_mix_follows_the_proportions() -> None:
+    step = config(
+        "ycsb",
+        {"type": "mix", "mix": {"read": 50, "insert": 10, "update": 30, "scan": 10}, "operations": 1},
+    )
+    generator = generator_for(step.dataset)
+    ops = list(itertools.islice(operations_for(step, generator, 0), 20_000))
+    kinds = collections.Counter(op.kind for op in ops)
+    for kind, share in {"read": 0.5, "insert": 0.1, "update": 0.3, "scan": 0.1}.items():
+        assert abs(kinds[kind] / len(ops) - share) < 0.015
+    inserted = [op.records[0]["YCSB_KEY"] for op in ops if isinstance(op, Insert)]
+    assert inserted[:2] == [generator.key(1001), generator.key(1002)]
+    for op in ops:
+        if isinstance(op, Update):
+            assert set(op.fields) == {"field0"}
+        if isinstance(op, Scan):
+            assert op.count == 100
+
+
+def test_query_workload_cycles_and_stays_in_the_hot_range() -> None:
+    names = ["indexedEquality", "twoFieldProjection", "sortSkip", "scan100"]
+    hot = {"type": "hotspot", "dataFraction": 0.1, "operationFraction": 1.0}
+    step = config(
+        "indexed4", {"type": "query", "queries": names, "operations": 1, "distribution": hot}
+    )
+    ops = list(itertools.islice(operations_for(step, generator_for(step.dataset), 0), 4000))
+    assert [op.kind for op in ops[:8]] == names * 2
+    assert all(isinstance(op, Query) and 0 <= op.number < NUMBER_RANGE // 10 for op in ops)
+
+
+class SlowDriver:
+    """A stand-in for a database that stalls once (to test the timing wrapper only)."""
+
+    def __init__(self, stall_at: int, stall_s: float) -> None:
+        self.calls = 0
+        self.stall_at = stall_at
+        self.stall_s = stall_s
+
+    def prepare(self) -> None:
+        pass
+
+    def execute(self, operation: Operation) -> Status:
+        self.calls += 1
+        if self.calls == self.stall_at:
+            time.sleep(self.stall_s)
+        return Status(ok=True, rows=1 if isinstance(operation, Read) else 0)
+
+    def server_info(self) -> ServerInfo:
+        return ServerInfo("test", "0")
+
+    def storage(self) -> StorageSample:
+        return StorageSample(0, 0, 0, 0)
+
+    def close(self) -> None:
+        pass
+
+
+def run(step: StepConfig, driver: SlowDriver, warmup: float = 0.0) -> object:
+    now = time.monotonic()
+    deadline = now + warmup + step.phase.duration if step.phase.duration else None
+    clock = PhaseClock(now, now + warmup, deadline, time.time() - time.monotonic())
+    return run_connection(
+        step,
+        dataset=generator_for(step.dataset),
+        driver=driver,
+        worker=0,
+        clock=clock,
+        stopped=lambda: False,
+        progress=Progress(),
+    )
+
+
+def test_open_loop_latency_counts_from_the_intended_start() -> None:
+    # 200 ops/s; the 20th call stalls 0.5 s. A closed-loop timer would record one
+    # slow op; measured from the intended start, the ~100 ops scheduled during
+    # the stall are late too (coordinated omission corrected).
+    step = config(
+        "flat45", {"type": "mix", "mix": {"read": 1}, "operations": 200, "targetRate": 200}
+    )
+    measurements = run(step, SlowDriver(stall_at=20, stall_s=0.5))
+    histogram = measurements.histograms["read"]  # type: ignore[attr-defined]
+    assert histogram.get_total_count() == 200
+    late = sum(1 for v in histogram.get_recorded_iterator() for _ in range(v.count_at_value_iterated_to) if v.value_iterated_to > 100_000)
+    assert late > 50
+
+
+def test_closed_loop_records_the_stall_once() -> None:
+    step = config("flat45", {"type": "mix", "mix": {"read": 1}, "operations": 200})
+    measurements = run(step, SlowDriver(stall_at=20, stall_s=0.3))
+    histogram = measurements.histograms["read"]  # type: ignore[attr-defined]
+    assert histogram.get_total_count() == 200
+    assert histogram.get_value_at_percentile(99) < 100_000
+    assert histogram.get_max_value() > 250_000
+
+
+def test_target_rate_is_held() -> None:
+    step = config("flat45", {"type": "mix", "mix": {"read": 1}, "duration": "1s", "targetRate": 300})
+    measurements = run(step, SlowDriver(stall_at=-1, stall_s=0))
+    assert abs(measurements.operations - 300) <= 6  # type: ignore[attr-defined]
+
+
+def test_warmup_is_excluded_from_the_results() -> None:
+    step = config(
+        "flat45",
+        {"type": "mix", "mix": {"read": 1}, "operations": 100, "warmup": "0.3s", "targetRate": 500},
+    )
+    driver = SlowDriver(stall_at=-1, stall_s=0)
+    measurements = run(step, driver, warmup=0.3)
+    assert measurements.operations == 100  # type: ignore[attr-defined]
+    assert 130 <= measurements.warmup_operations <= 170  # type: ignore[attr-defined]
+    assert driver.calls == 100 + measurements.warmup_operations  # type: ignore[attr-defined]

@@ -1,0 +1,93 @@
+"""Shared builders for topology tests: requests for every engine x topology."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dbbench_operator.topology.request import Hardware, Storage, TopologyRequest
+
+REPO = Path(__file__).resolve().parents[2]
+
+HARDWARE = Hardware(
+    node_selector={"dbbench.io/pool": "db-large", "kubernetes.io/arch": "amd64"},
+    tolerations=(
+        {"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoSchedule"},
+    ),
+    affinity={
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [
+                        {"key": "node.kubernetes.io/instance-type", "operator": "In",
+                         "values": ["m6i.2xlarge"]},
+                    ]}
+                ]
+            }
+        },
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 10, "podAffinityTerm": {
+                    "topologyKey": "topology.kubernetes.io/zone",
+                    "labelSelector": {"matchLabels": {"team": "noisy"}}}},
+            ]
+        },
+    },
+    resources={"requests": {"cpu": "2", "memory": "8Gi"}, "limits": {"cpu": "2", "memory": "8Gi"}},
+    storage=Storage(storage_class_name="fast-ssd", size="50Gi"),
+)  # fmt: skip
+
+# engine, topology, members, shards: every combination the acceptance names.
+COMBINATIONS: list[tuple[str, str, int, int]] = [
+    ("mongodb", "standalone", 1, 0),
+    ("mongodb", "replicaSet", 1, 0),
+    ("mongodb", "replicaSet", 3, 0),
+    ("mongodb", "replicaSet", 5, 0),
+    ("mongodb", "sharded", 3, 2),
+    ("mongodb", "sharded", 3, 3),
+    ("mysql", "standalone", 1, 0),
+    ("mysql", "primaryReplica", 2, 0),
+    ("mysql", "primaryReplica", 3, 0),
+    ("mariadb", "standalone", 1, 0),
+    ("mariadb", "primaryReplica", 2, 0),
+    ("mariadb", "primaryReplica", 3, 0),
+]
+
+
+def combo_id(combo: tuple[str, str, int, int]) -> str:
+    engine, topology, members, shards = combo
+    return f"{engine}-{topology}-m{members}" + (f"-s{shards}" if shards else "")
+
+
+def make_request(
+    engine: str, topology: str, members: int = 1, shards: int = 0, **extra: Any
+) -> TopologyRequest:
+    fields: dict[str, Any] = {
+        "run_name": "nightly-compare",
+        "run_uid": "1f0c9a57-3b9e-4c55-9d59-8a1b6f2f4e11",
+        "namespace": "perf",
+        "target_name": f"{engine}-{topology}".lower(),
+        "engine": engine,
+        "topology": topology,
+        "members": members,
+        "shards": shards,
+        "hardware": HARDWARE,
+        "credentials_secret": "nightly-compare-creds",
+        **extra,
+    }
+    return TopologyRequest(**fields)
+
+
+@pytest.fixture(scope="session")
+def helm_on_path() -> str:
+    """helm from .tools/bin (made by `make tools`) or PATH, for `render`."""
+    candidate = REPO / ".tools" / "bin" / "helm"
+    found = str(candidate) if candidate.exists() else shutil.which("helm")
+    if found is None:
+        pytest.fail("helm not found in .tools/bin or PATH: run `make tools`")
+    os.environ.setdefault("DBBENCH_HELM", found)
+    return found

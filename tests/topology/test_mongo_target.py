@@ -1,0 +1,94 @@
+"""A whole setup pass per MongoDB topology: identities, order and commands sent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbbench_operator.topology import mongo_commands as cmd
+from dbbench_operator.topology import naming
+from dbbench_operator.topology.mongo_setup import UnreachableError
+from dbbench_operator.topology.mongo_target import MongoCredentials, set_up_mongodb
+from tests.topology.conftest import make_request
+from tests.topology.test_mongo_setup import NOT_INIT, Recorder, _status
+
+CREDS = MongoCredentials("root", "root-pw", "a2V5ZmlsZQ")
+
+
+class Servers:
+    """connect() stand-in: one Recorder per host, and who connected how."""
+
+    def __init__(self) -> None:
+        self.by_host: dict[str, Recorder] = {}
+        self.logins: list[tuple[str, str | None, str, bool]] = []
+
+    def __call__(self, host: str, **options: Any) -> Recorder:
+        self.logins.append(
+            (host, options.get("username"), options.get("auth_source", "admin"), options["direct"])
+        )
+        return self.by_host.setdefault(host, Recorder())
+
+
+def test_replica_set_pass_uses_root_and_sets_default_write_concern() -> None:
+    request = make_request("mongodb", "replicaSet", 3, durability="strict")
+    rs = naming.layout(request).replica_sets[0]
+    servers = Servers()
+    for i, host in enumerate(rs.hosts):
+        servers.by_host[host] = Recorder(
+            replSetGetStatus=_status(["PRIMARY", "SECONDARY", "SECONDARY"], i, rs),
+            getDefaultRWConcern={"ok": 1, "defaultWriteConcern": {"w": "majority"}},
+        )
+    result = set_up_mongodb(request, CREDS, connect=servers)
+    assert result.ready, result
+    assert {(user, source) for _, user, source, _ in servers.logins} == {("root", "admin")}
+    assert servers.by_host[rs.host(0)].sent[-1] == {
+        "setDefaultRWConcern": 1,
+        "defaultWriteConcern": {"w": "majority", "j": True},
+    }
+
+
+def test_fresh_replica_set_is_initiated_not_yet_ready() -> None:
+    request = make_request("mongodb", "replicaSet", 3)
+    rs = naming.layout(request).replica_sets[0]
+    servers = Servers()
+    for host in rs.hosts:
+        servers.by_host[host] = Recorder(replSetGetStatus=NOT_INIT)
+    result = set_up_mongodb(request, CREDS, connect=servers)
+    assert (result.ready, result.actions) == (False, ("replSetInitiate",))
+    assert cmd.repl_set_initiate(rs) in servers.by_host[rs.host(0)].sent
+
+
+def test_sharded_pass_uses_internal_identity_and_creates_root_through_mongos() -> None:
+    request = make_request("mongodb", "sharded", 1, 2, durability="fast")
+    layout = naming.layout(request)
+    servers = Servers()
+    for rs in layout.replica_sets:
+        servers.by_host[rs.host(0)] = Recorder(replSetGetStatus=_status(["PRIMARY"], 0, rs))
+    mongos = servers.by_host[layout.endpoint] = Recorder(
+        listShards={"ok": 1, "shards": []},
+        usersInfo={"ok": 1, "users": []},
+        getDefaultRWConcern={"ok": 1, "defaultWriteConcern": {"w": "majority"}},
+    )
+    result = set_up_mongodb(request, CREDS, connect=servers)
+    assert result.ready, result
+    assert result.actions == ("addShard shard0", "addShard shard1", "createUser")
+    assert {(user, source) for _, user, source, _ in servers.logins} == {("__system", "local")}
+    assert (layout.endpoint, "__system", "local", False) in servers.logins
+    assert mongos.names() == [
+        "ping", "listShards", "addShard", "addShard", "usersInfo", "createUser",
+        "getDefaultRWConcern", "setDefaultRWConcern",
+    ]  # fmt: skip
+    assert mongos.sent[-1] == {
+        "setDefaultRWConcern": 1,
+        "defaultWriteConcern": {"w": 1, "j": False},
+    }
+
+
+def test_standalone_that_does_not_answer_is_waiting() -> None:
+    request = make_request("mongodb", "standalone")
+    servers = Servers()
+    host = naming.layout(request).replica_sets[0].host(0)
+    servers.by_host[host] = Recorder(ping=UnreachableError("connection refused"))
+    result = set_up_mongodb(request, CREDS, connect=servers)
+    assert (result.ready, result.reason) == (False, "WaitingForDatabase")
+    assert "password" not in repr(CREDS)
+    assert "root-pw" not in repr(CREDS)
