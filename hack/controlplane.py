@@ -13,11 +13,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fixtures.controlplane import running_control_plane  # noqa: E402
+from tests.fixtures.controlplane import running_control_plane
 
 
 def main() -> int:
-    workdir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="dbbench-cp-"))
+    workdir = (
+        Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="dbbench-cp-"))
+    )
     # Block the signals first so sigwait receives them instead of the default
     # action killing the script before it can stop what it started.
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})

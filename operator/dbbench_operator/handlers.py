@@ -43,6 +43,7 @@ def _active(status: kopf.Status, **_: Any) -> bool:
     GROUP, VERSION, PLURAL, interval=SETTINGS.reconcile_interval, initial_delay=0, when=_active
 )
 def reconcile_run(
+    *,
     body: kopf.Body, meta: kopf.Meta, spec: kopf.Spec, status: kopf.Status,
     patch: kopf.Patch, logger: kopf.Logger, **_: Any,
 ) -> None:  # fmt: skip

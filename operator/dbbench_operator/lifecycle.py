@@ -127,19 +127,17 @@ def next_state(current: RunPhase, obs: Observation) -> Decision | None:
         return _fail(*obs.failure)
     if timed_out(obs):
         return _fail("Timeout", f"spec.timeout {obs.timeout} exceeded; increase spec.timeout")
-    if current is RunPhase.PENDING:
-        invalid = validate(obs)
-        if invalid is not None:
-            return invalid
-        accepted = Condition(ACCEPTED, "True", "SpecValid", "spec passed the operator's checks")
-        return _move(
-            RunPhase.PROVISIONING, "Provisioning", "deploying the databases under test", accepted
-        )
-    if current is RunPhase.PROVISIONING:
-        return _provisioning(obs)
-    if current is RunPhase.RUNNING:
-        return _running(obs)
-    return _collecting(obs)
+    return _STEPS[current](obs)
+
+
+def _pending(obs: Observation) -> Decision:
+    invalid = validate(obs)
+    if invalid is not None:
+        return invalid
+    accepted = Condition(ACCEPTED, "True", "SpecValid", "spec passed the operator's checks")
+    return _move(
+        RunPhase.PROVISIONING, "Provisioning", "deploying the databases under test", accepted
+    )
 
 
 def _provisioning(obs: Observation) -> Decision:
@@ -198,3 +196,11 @@ def merge_conditions(
             "lastTransitionTime": stamp if changed else old["lastTransitionTime"],  # type: ignore[index]
         }
     return sorted(by_type.values(), key=lambda c: str(c["type"]))
+
+
+_STEPS = {
+    RunPhase.PENDING: _pending,
+    RunPhase.PROVISIONING: _provisioning,
+    RunPhase.RUNNING: _running,
+    RunPhase.COLLECTING: _collecting,
+}

@@ -11,11 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-GROUP = "dbbench.io"
-VERSION = "v1alpha1"
-API_VERSION = f"{GROUP}/{VERSION}"
-KIND = "BenchmarkRun"
-PLURAL = "benchmarkruns"
+from dbbench_operator.model import API_VERSION, GROUP, KIND, PLURAL, VERSION
+
+__all__ = ["GROUP", "PLURAL", "VERSION", "RunRef", "adopt", "child_name", "run_labels"]
+
 MANAGED_BY = "dbbench"
 _MAX_NAME = 63
 

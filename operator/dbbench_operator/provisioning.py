@@ -11,15 +11,13 @@ import secrets
 
 from dbbench_operator import kube, setting_up
 from dbbench_operator.credentials import build_credentials_secret
-from dbbench_operator.model import BenchmarkRunSpec, Target
+from dbbench_operator.model import DEFAULT_VERSIONS, BenchmarkRunSpec, Target
 from dbbench_operator.naming import RunRef, adopt, credentials_secret_name
 from dbbench_operator.observations import TargetSeen, TargetsSeen
 from dbbench_operator.planning import Step, build_plan_configmap
 from dbbench_operator.topology import naming as topology_naming
 from dbbench_operator.topology.rendering import RenderError, render
 from dbbench_operator.topology.request import Hardware, Storage, TopologyRequest
-
-DEFAULT_MEMBERS = {"standalone": 1, "replicaSet": 3, "sharded": 3, "primaryReplica": 2}
 
 
 def topology_request(run: RunRef, spec: BenchmarkRunSpec, target: Target) -> TopologyRequest:
@@ -32,9 +30,9 @@ def topology_request(run: RunRef, spec: BenchmarkRunSpec, target: Target) -> Top
         target_name=target.name,
         engine=target.engine,
         topology=target.topology,
-        version=target.version or "",
+        version=target.version or DEFAULT_VERSIONS[target.engine],
         image=target.image,
-        members=target.members or DEFAULT_MEMBERS[target.topology],
+        members=target.effective_members,
         shards=target.shards or 0,
         settings=dict(target.settings or {}),
         durability=target.durability,
@@ -66,10 +64,11 @@ def _members_ready(request: TopologyRequest) -> tuple[int, int]:
     return ready, wanted
 
 
-def ensure_target(run: RunRef, spec: BenchmarkRunSpec, target: Target) -> TargetSeen:
+def ensure_target(run: RunRef, spec: BenchmarkRunSpec, index: int) -> TargetSeen:
     """Deploy (idempotent apply) and set up one target; report how far it is."""
+    target = spec.targets[index]
     if target.external is not None:
-        return setting_up.verify_external(run, target)
+        return setting_up.verify_external(run, index, target, target.external.uri_secret_ref)
     request = topology_request(run, spec, target)
     endpoint = topology_naming.layout(request).endpoint
     try:
@@ -88,7 +87,7 @@ def ensure_target(run: RunRef, spec: BenchmarkRunSpec, target: Target) -> Target
 def provision(run: RunRef, spec: BenchmarkRunSpec, steps: list[Step]) -> TargetsSeen:
     kube.create_if_absent(build_credentials_secret(run, secrets.token_urlsafe))
     kube.apply(build_plan_configmap(run, steps))
-    seen = [ensure_target(run, spec, target) for target in spec.targets]
+    seen = [ensure_target(run, spec, i) for i in range(len(spec.targets))]
     failure = next((t.failure for t in seen if t.failure is not None), None)
     waiting = [t for t in seen if not t.ready]
     ready = len(seen) - len(waiting)

@@ -63,7 +63,8 @@ def _started_at(raw_status: Mapping[str, Any]) -> datetime | None:
 
 
 def observe(
-    run: RunRef, phase: RunPhase, raw_status: Mapping[str, Any], now: datetime,
+    run: RunRef,
+    *, phase: RunPhase, raw_status: Mapping[str, Any], now: datetime,
     spec: BenchmarkRunSpec | None, problems: tuple[Problem, ...],
 ) -> tuple[Observation, list[dict[str, Any]]]:  # fmt: skip
     """What this pass sees; performs the phase's idempotent work on the way."""
@@ -96,7 +97,8 @@ def observe(
 
 
 def status_patch(
-    run: RunRef, raw_status: Mapping[str, Any], decision: Decision, now: datetime,
+    run: RunRef,
+    *, raw_status: Mapping[str, Any], decision: Decision, now: datetime,
     targets: list[dict[str, Any]], steps_total: int,
 ) -> dict[str, Any]:  # fmt: skip
     stamp = now.strftime(TIMESTAMP)
@@ -128,7 +130,9 @@ def reconcile(
     if phase in TERMINAL:
         return Outcome()
     spec, problems = parse(raw_spec)
-    obs, targets = observe(run, phase, raw_status, now, spec, problems)
+    obs, targets = observe(
+        run, phase=phase, raw_status=raw_status, now=now, spec=spec, problems=problems
+    )
     decision = next_state(phase, obs)
     if decision is None:
         return Outcome()
@@ -136,4 +140,8 @@ def reconcile(
     if decision.event is not None:
         kind = "Warning" if decision.phase is RunPhase.FAILED else "Normal"
         events = ((kind, *decision.event),)
-    return Outcome(status_patch(run, raw_status, decision, now, targets, obs.steps_total), events)
+    status = status_patch(
+        run, raw_status=raw_status, decision=decision, now=now, targets=targets,
+        steps_total=obs.steps_total,
+    )  # fmt: skip
+    return Outcome(status, events)

@@ -14,18 +14,24 @@ from collections.abc import Iterator
 import mysql.connector
 
 from dbbench_operator import kube
-from dbbench_operator.model import Target
-from dbbench_operator.naming import RunRef, credentials_secret_name
+from dbbench_operator.model import SecretKeyRef, Target
+from dbbench_operator.naming import RunRef
 from dbbench_operator.observations import TargetSeen
+from dbbench_operator.topology import external
 from dbbench_operator.topology import naming as topology_naming
+from dbbench_operator.topology.mongo_setup import CommandFailedError
+from dbbench_operator.topology.mongo_target import MongoCredentials
+from dbbench_operator.topology.mongo_target import set_up_mongodb as set_up_mongodb_target
 from dbbench_operator.topology.mysql_replication import (
     Member,
     ReplicationCredentials,
     ensure_replication,
 )
 from dbbench_operator.topology.request import (
+    SECRET_KEYFILE_KEY,
     SECRET_PASSWORD_KEY,
     SECRET_REPLICATION_PASSWORD_KEY,
+    SECRET_USERNAME_KEY,
     TopologyRequest,
 )
 from dbbench_operator.topology.sql_session import ConnectorSession, connect
@@ -82,11 +88,31 @@ def set_up_mysql(request: TopologyRequest, endpoint: str) -> TargetSeen:
             request.target_name, False, "WaitingForDatabase",
             f"{type(exc).__name__} (errno {exc.errno})", endpoint,
         )  # fmt: skip
-    reason = "Ready" if readiness.ready else readiness.reason.split(" ")[0]
-    return TargetSeen(
-        request.target_name, readiness.ready, reason,
-        readiness.message, endpoint, version,
-    )  # fmt: skip
+    reason, detail = _reason(readiness.reason)
+    message = "; ".join(part for part in (detail, readiness.message) if part)
+    return TargetSeen(request.target_name, readiness.ready, reason, message, endpoint, version)
+
+
+def _reason(text: str) -> tuple[str, str]:
+    """Condition reasons are CamelCase words; counts such as ``2/3`` go to the message."""
+    reason, _, detail = text.partition(" ")
+    return reason, detail
+
+
+def set_up_mongodb(request: TopologyRequest, endpoint: str) -> TargetSeen:
+    creds = MongoCredentials(
+        username=_secret(request, SECRET_USERNAME_KEY),
+        password=_secret(request, SECRET_PASSWORD_KEY),
+        keyfile=_secret(request, SECRET_KEYFILE_KEY),
+    )
+    try:
+        result = set_up_mongodb_target(request, creds)
+    except CommandFailedError as exc:
+        # e.g. authentication refused: retried next pass, visible meanwhile.
+        return TargetSeen(request.target_name, False, "SetupCommandFailed", str(exc), endpoint)
+    reason, detail = _reason(result.reason)
+    message = "; ".join(part for part in (detail, result.message) if part)
+    return TargetSeen(request.target_name, result.ready, reason, message, endpoint)
 
 
 def set_up(request: TopologyRequest, endpoint: str) -> TargetSeen:
@@ -95,12 +121,29 @@ def set_up(request: TopologyRequest, endpoint: str) -> TargetSeen:
     return set_up_mongodb(request, endpoint)
 
 
-def set_up_mongodb(request: TopologyRequest, endpoint: str) -> TargetSeen:
-    raise NotImplementedError  # wired to topology.mongo_setup below
-
-
-def verify_external(run: RunRef, target: Target) -> TargetSeen:
-    raise NotImplementedError  # wired to topology.external below
-
-
-_ = credentials_secret_name
+def verify_external(run: RunRef, index: int, target: Target, ref: SecretKeyRef) -> TargetSeen:
+    """An external target: deploy nothing; check it answers and is what the spec says."""
+    field = f"spec.targets[{index}].external.uriSecretRef"
+    uri = kube.read_secret_key(run.namespace, ref.name, ref.key)
+    if uri is None:
+        message = f"{field}: Secret {ref.name} with key {ref.key} not found in {run.namespace}"
+        return TargetSeen(target.name, False, "SecretNotFound", message)
+    try:
+        found = external.probe(uri.decode())
+    except Exception as exc:  # noqa: BLE001 - any driver error means "not reachable yet"
+        # The type only: driver messages can echo the URI, credentials included.
+        message = f"cannot connect ({type(exc).__name__}); retrying until spec.timeout"
+        return TargetSeen(target.name, False, "WaitingForDatabase", message)
+    family = "mongodb" if target.engine == "mongodb" else "mysql"
+    if (found.engine == "mongodb") != (family == "mongodb"):
+        message = (
+            f"spec.targets[{index}].engine is {target.engine} but the server is {found.engine}"
+        )
+        return TargetSeen(
+            target.name, False, "EngineMismatch", message, found.endpoint,
+            failure=("EngineMismatch", message),
+        )  # fmt: skip
+    return TargetSeen(
+        target.name, True, "Ready", f"external {found.topology} reachable",
+        found.endpoint, found.server_version,
+    )  # fmt: skip

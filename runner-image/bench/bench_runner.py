@@ -27,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import mysql.connector
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,7 +75,9 @@ def sysbench_qps(output: str) -> tuple[float, int]:
     return float(match.group(2)), int(match.group(1))
 
 
-def runner(server: MariaDBServer, work: Path, name: str, phase: dict[str, object], threads: int) -> tuple[dict[str, object], float]:
+def runner(
+    server: MariaDBServer, work: Path, name: str, phase: dict[str, object], threads: int
+) -> tuple[dict[str, object], float]:
     config = {
         "target": {
             "name": "mariadb",
@@ -144,48 +147,62 @@ def generator_throughput() -> float:
 
 def peak_rss(records: int) -> tuple[int, float]:
     result = subprocess.run(
-        [sys.executable, "-c", RSS_PROBE, str(records)], capture_output=True, text=True, check=True, timeout=600
+        [sys.executable, "-c", RSS_PROBE, str(records)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
     )
     kib, seconds = result.stdout.split()
     return int(kib), float(seconds)
 
 
-def main() -> int:
-    import mysql.connector  # noqa: PLC0415
+def compare_point_reads(server: MariaDBServer, work: Path) -> None:
+    conn = mysql.connector.connect(**server.connect_args())
+    conn.cursor().execute("CREATE DATABASE sbtest")
+    conn.close()
+    sysbench(server, "prepare")
+    runner(server, work, "load", {"type": "insert", "batchSize": 500}, 2)
+    print(
+        f"\n{'point reads by key':<20}{'sysbench q/s':>14}{'runner ops/s':>14}{'ratio':>8}"
+        f"{'sysbench CPU s/1k':>19}{'runner CPU s/1k':>17}"
+    )
+    for threads in CONNECTIONS:
+        output, sb_cpu = sysbench(server, "run", threads)
+        sb_rate, sb_ops = sysbench_qps(output)
+        phase = {"type": "mix", "mix": {"read": 100}, "duration": DURATION_S}
+        summary, run_cpu = runner(server, work, f"reads{threads}", phase, threads)
+        run_rate = float(str(summary["throughput"]))
+        run_ops = int(str(summary["operations"]))
+        label = f"{threads} connection(s)"
+        print(
+            f"{label:<20}{sb_rate:>14,.0f}{run_rate:>14,.0f}{run_rate / sb_rate:>8.2f}"
+            f"{sb_cpu / sb_ops * 1000:>19.3f}{run_cpu / run_ops * 1000:>17.3f}"
+        )
 
-    print(f"dbbench runner bench: {DURATION_S}s per measurement, {TABLE_SIZE:,} rows, {os.cpu_count()} CPUs")
-    cext = "C extension" if mysql.connector.HAVE_CEXT else "pure Python (C extension needs OpenSSL >= 3.2)"
-    print(f"mysql-connector-python {mysql.connector.__version__}: {cext}")
+
+def main() -> int:
+    cpus = os.cpu_count()
+    print(f"dbbench runner bench: {DURATION_S}s per measurement, {TABLE_SIZE:,} rows, {cpus} CPUs")
+    implementation = (
+        "C extension"
+        if mysql.connector.HAVE_CEXT
+        else "pure Python (the C extension needs OpenSSL >= 3.2)"
+    )
+    print(f"mysql-connector-python {mysql.connector.__version__}: {implementation}")
     with tempfile.TemporaryDirectory(prefix="dbbench-bench-") as temp:
-        work = Path(temp)
-        server = start_mariadb(work / "mariadb")
+        server = start_mariadb(Path(temp) / "mariadb")
         try:
-            conn = mysql.connector.connect(**server.connect_args())
-            conn.cursor().execute("CREATE DATABASE sbtest")
-            conn.close()
-            sysbench(server, "prepare")
-            runner(server, work, "load", {"type": "insert", "batchSize": 500}, 2)
-            print()
-            print(f"{'point reads by key':<22}{'sysbench q/s':>14}{'runner ops/s':>14}{'ratio':>8}"
-                  f"{'sysbench CPU s/1k':>19}{'runner CPU s/1k':>17}")
-            for threads in CONNECTIONS:
-                output, sb_cpu = sysbench(server, "run", threads)
-                sb_rate, sb_ops = sysbench_qps(output)
-                phase = {"type": "mix", "mix": {"read": 100}, "distribution": {"type": "uniform"}, "duration": DURATION_S}
-                summary, run_cpu = runner(server, work, f"reads{threads}", phase, threads)
-                run_rate = float(summary["throughput"])  # type: ignore[arg-type]
-                run_ops = int(summary["operations"])  # type: ignore[call-overload]
-                print(
-                    f"{f'{threads} connection(s)':<22}{sb_rate:>14,.0f}{run_rate:>14,.0f}"
-                    f"{run_rate / sb_rate:>8.2f}{sb_cpu / sb_ops * 1000:>19.3f}{run_cpu / run_ops * 1000:>17.3f}"
-                )
+            compare_point_reads(server, Path(temp))
         finally:
             server.stop()
-    print()
-    print(f"generator: flat45 1 KB records/s: {generator_throughput():,.0f}")
+    print(f"\ngenerator: flat45 1 KB records/s: {generator_throughput():,.0f}")
     for records in RSS_SIZES:
         kib, seconds = peak_rss(records)
-        print(f"runner peak RSS, generate + measure {records:>9,} records: {kib / 1024:7.1f} MiB ({seconds:.1f} s)")
+        print(
+            f"runner peak RSS, generate + measure {records:>9,} records: "
+            f"{kib / 1024:7.1f} MiB ({seconds:.1f} s)"
+        )
     return 0
 
 

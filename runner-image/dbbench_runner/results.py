@@ -23,7 +23,13 @@ from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogWriter
 
 from dbbench_runner.drivers.base import StorageSample
-from dbbench_runner.measurement import Measurements, SecondBucket, latency_ms, stability_series
+from dbbench_runner.measurement import (
+    Checkpoints,
+    Measurements,
+    SecondBucket,
+    latency_ms,
+    stability_series,
+)
 
 SUMMARY = "summary.json"
 ENVIRONMENT = "environment.json"
@@ -151,7 +157,7 @@ def write_results(
             histogram, meta.started, meta.ended, max_value_unit_ratio=1000.0
         )
         atomic_write(out / HISTOGRAMS / f"{kind}.hlog", buffer.getvalue())
-    checkpoints = sorted(m.checkpoints)
+    checkpoints = m.checkpoints.pairs()
     atomic_write(
         out / CHECKPOINTS, _csv(["epoch", "operations"], [[f"{t:.6f}", n] for t, n in checkpoints])
     )
@@ -224,9 +230,9 @@ def read_measurements(directory: Path) -> Measurements:
         m.records[kind] = int(values["rows"])
     m.warmup_operations = int(summary["warmupOperations"])
     m.warmup_records = int(summary["warmupRecords"])
-    m.checkpoints = [
-        (float(r["epoch"]), int(r["operations"])) for r in _rows(directory / CHECKPOINTS)
-    ]
+    m.checkpoints = Checkpoints(
+        [(float(r["epoch"]), int(r["operations"])) for r in _rows(directory / CHECKPOINTS)]
+    )
     for row in _rows(directory / SERIES_SECONDS):
         m.seconds[(int(row["epochSecond"]), row["operation"])] = SecondBucket(
             int(row["operations"]), int(row["errors"]), int(row["latencySumUs"])

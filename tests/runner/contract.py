@@ -8,6 +8,7 @@ wrapper, result files.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -28,21 +29,40 @@ RECORDS = 240
 class DriverContract:
     """Abstract: subclasses define the fixtures `target`, `insert_variant` and `stored`."""
 
-    def stored(self, target: dict[str, Any], dataset: DatasetGenerator, id_mode: str) -> list[dict[str, Any]]:
+    def stored(
+        self, target: dict[str, Any], dataset: DatasetGenerator, id_mode: str
+    ) -> list[dict[str, Any]]:
         raise NotImplementedError
 
-    def load(self, target: dict[str, Any], shape: str, out: Path, *, id_mode: str = "client", records: int = RECORDS) -> None:
-        config = step(target, shape, records, {"type": "insert", "idMode": id_mode, "batchSize": 20})
+    def load(
+        self,
+        target: dict[str, Any],
+        shape: str,
+        out: Path,
+        *,
+        id_mode: str = "client",
+        records: int = RECORDS,
+    ) -> None:
+        config = step(
+            target, shape, records, {"type": "insert", "idMode": id_mode, "batchSize": 20}
+        )
         assert run_step(config, out) == 0
 
     def expected(self, config: StepConfig, numbers: range) -> list[dict[str, Any]]:
         generator = generator_for(config.dataset)
-        return sorted((generator.record(n) for n in numbers), key=lambda r: str(r[generator.key_column]))
+        return sorted(
+            (generator.record(n) for n in numbers), key=lambda r: str(r[generator.key_column])
+        )
 
     @pytest.mark.parametrize("shape", SHAPES)
     @pytest.mark.parametrize("id_mode", ["client", "server"])
     def test_insert_writes_exactly_the_records(
-        self, target: dict[str, Any], insert_variant: dict[str, Any], shape: str, id_mode: str, tmp_path: Path
+        self,
+        target: dict[str, Any],
+        insert_variant: dict[str, Any],
+        shape: str,
+        id_mode: str,
+        tmp_path: Path,
     ) -> None:
         phase = {"type": "insert", "idMode": id_mode, "reportEvery": 50, **insert_variant}
         config = step(target, shape, RECORDS, phase)
@@ -55,10 +75,14 @@ class DriverContract:
         if insert_variant.get("writeConcern") == "unacknowledged":
             return  # the server may still be applying them; counts are checked elsewhere
         generator = generator_for(config.dataset)
-        assert self.stored(target, generator, id_mode) == self.expected(config, range(1, RECORDS + 1))
+        assert self.stored(target, generator, id_mode) == self.expected(
+            config, range(1, RECORDS + 1)
+        )
 
     @pytest.mark.parametrize("distribution", ["uniform", "zipfian", "latest", "hotspot"])
-    def test_mix_reads_inserts_updates_scans(self, target: dict[str, Any], distribution: str, tmp_path: Path) -> None:
+    def test_mix_reads_inserts_updates_scans(
+        self, target: dict[str, Any], distribution: str, tmp_path: Path
+    ) -> None:
         self.load(target, "ycsb", tmp_path / "load")
         phase = {
             "type": "mix",
@@ -100,9 +124,13 @@ class DriverContract:
         assert by_type["sortSkip"]["rows"] <= 50 * 10
 
     @pytest.mark.parametrize("shape", ["flat45", "news", "ycsb"])
-    def test_point_reads_find_every_key(self, target: dict[str, Any], shape: str, tmp_path: Path) -> None:
+    def test_point_reads_find_every_key(
+        self, target: dict[str, Any], shape: str, tmp_path: Path
+    ) -> None:
         self.load(target, shape, tmp_path / "load")
-        config = step(target, shape, RECORDS, {"type": "pointReads", "keys": 150, "reportEvery": 50})
+        config = step(
+            target, shape, RECORDS, {"type": "pointReads", "keys": 150, "reportEvery": 50}
+        )
         assert run_step(config, tmp_path / "r") == 0
         summary = check_results(tmp_path / "r", operations=150)
         assert summary["operationsByType"]["read"]["rows"] == 150
@@ -110,18 +138,32 @@ class DriverContract:
     def test_two_pods_split_and_merge(self, target: dict[str, Any], tmp_path: Path) -> None:
         outs = []
         for pod in range(2):
-            config = step(target, "flat45", RECORDS, {"type": "insert", "reportEvery": 40}, pod={"index": pod, "count": 2})
+            config = step(
+                target,
+                "flat45",
+                RECORDS,
+                {"type": "insert", "reportEvery": 40},
+                pod={"index": pod, "count": 2},
+            )
             assert run_step(config, tmp_path / f"pod{pod}") == 0
             outs.append(tmp_path / f"pod{pod}")
         merged = merge(tmp_path / "merged", outs)
         check_results(tmp_path / "merged", operations=RECORDS, records=RECORDS)
         assert merged["pods"] == [0, 1]
         generator = generator_for(config.dataset)
-        assert self.stored(target, generator, "client") == self.expected(config, range(1, RECORDS + 1))
+        assert self.stored(target, generator, "client") == self.expected(
+            config, range(1, RECORDS + 1)
+        )
 
     def test_warmup_and_duration(self, target: dict[str, Any], tmp_path: Path) -> None:
         self.load(target, "flat45", tmp_path / "load")
-        phase = {"type": "mix", "mix": {"read": 1}, "duration": "1.5s", "warmup": "0.5s", "targetRate": 100}
+        phase = {
+            "type": "mix",
+            "mix": {"read": 1},
+            "duration": "1.5s",
+            "warmup": "0.5s",
+            "targetRate": 100,
+        }
         config = step(target, "flat45", RECORDS, phase)
         assert run_step(config, tmp_path / "m") == 0
         summary = check_results(tmp_path / "m", operations=_ops(tmp_path / "m"))
@@ -130,6 +172,4 @@ class DriverContract:
 
 
 def _ops(out: Path) -> int:
-    import json
-
     return int(json.loads((out / "summary.json").read_text())["operations"])

@@ -17,6 +17,7 @@ import yaml
 from dbbench_runner.config import parse_config
 from dbbench_runner.datasets import generator_for
 from dbbench_runner.running import EXIT_ERROR_RATE, run_step
+from dbbench_runner.schema import mysql as schema
 from tests.fixtures.mariadb import MariaDBServer, free_port
 
 from .helpers import check_results, step
@@ -54,7 +55,16 @@ def test_unreachable_database_retries_then_fails_clearly(tmp_path: Path) -> None
     path.write_text(yaml.safe_dump(config))
     started = time.monotonic()
     result = subprocess.run(
-        [sys.executable, "-m", "dbbench_runner", "run", "--config", str(path), "--out", str(tmp_path / "o")],
+        [
+            sys.executable,
+            "-m",
+            "dbbench_runner",
+            "run",
+            "--config",
+            str(path),
+            "--out",
+            str(tmp_path / "o"),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -78,23 +88,33 @@ def half_loaded(mariadb: MariaDBServer) -> dict[str, Any]:
         cursor = conn.cursor()
         cursor.execute(f"CREATE DATABASE `{database}`")
         cursor.execute(f"USE `{database}`")
-        from dbbench_runner.schema import mysql as schema
-
         for statement in schema.create_statements(generator, "client"):
             cursor.execute(statement)
         records = tuple(generator.record(n) for n in range(10, 201, 10))
-        cursor.execute(schema.insert_statement(generator, len(records)), schema.insert_params(generator, records))
+        cursor.execute(
+            schema.insert_statement(generator, len(records)),
+            schema.insert_params(generator, records),
+        )
         conn.commit()
     finally:
         conn.close()
     return target(mariadb, database)
 
 
-@pytest.mark.parametrize(("max_rate", "exit_code", "status"), [(0.2, 0, "succeeded"), (0.05, EXIT_ERROR_RATE, "failed")])
+@pytest.mark.parametrize(
+    ("max_rate", "exit_code", "status"), [(0.2, 0, "succeeded"), (0.05, EXIT_ERROR_RATE, "failed")]
+)
 def test_errors_mid_run_are_counted_and_fail_only_past_the_threshold(
-    half_loaded: dict[str, Any], mariadb: MariaDBServer, max_rate: float, exit_code: int, status: str, tmp_path: Path
+    half_loaded: dict[str, Any],
+    mariadb: MariaDBServer,
+    max_rate: float,
+    exit_code: int,
+    status: str,
+    tmp_path: Path,
 ) -> None:
-    config = step(half_loaded, "flat45", 200, {"type": "insert", "maxErrorRate": max_rate, "reportEvery": 50})
+    config = step(
+        half_loaded, "flat45", 200, {"type": "insert", "maxErrorRate": max_rate, "reportEvery": 50}
+    )
     assert run_step(config, tmp_path) == exit_code
     summary = check_results(tmp_path, operations=200, records=180)
     assert summary["errorsByType"] == {"insert:IntegrityError(1062)": 20}
@@ -132,7 +152,16 @@ def test_cli_run_then_merge(mariadb: MariaDBServer, tmp_path: Path) -> None:
         path.write_text(yaml.safe_dump(raw))
         out = tmp_path / f"pod{pod}"
         result = subprocess.run(
-            [sys.executable, "-m", "dbbench_runner", "run", "--config", str(path), "--out", str(out)],
+            [
+                sys.executable,
+                "-m",
+                "dbbench_runner",
+                "run",
+                "--config",
+                str(path),
+                "--out",
+                str(out),
+            ],
             capture_output=True,
             text=True,
             timeout=120,
@@ -146,7 +175,15 @@ def test_cli_run_then_merge(mariadb: MariaDBServer, tmp_path: Path) -> None:
         assert progress["percent"] == 100.0
         outs.append(out)
     result = subprocess.run(
-        [sys.executable, "-m", "dbbench_runner", "merge", "--out", str(tmp_path / "all"), *map(str, outs)],
+        [
+            sys.executable,
+            "-m",
+            "dbbench_runner",
+            "merge",
+            "--out",
+            str(tmp_path / "all"),
+            *map(str, outs),
+        ],
         capture_output=True,
         text=True,
         timeout=60,

@@ -98,7 +98,16 @@ def test_cli_exits_2_and_names_the_field(tmp_path: Path) -> None:
     path = tmp_path / "step.yaml"
     path.write_text(yaml.safe_dump(raw({"type": "insert", "writeConcern": "majority"})))
     result = subprocess.run(
-        [sys.executable, "-m", "dbbench_runner", "run", "--config", str(path), "--out", str(tmp_path / "o")],
+        [
+            sys.executable,
+            "-m",
+            "dbbench_runner",
+            "run",
+            "--config",
+            str(path),
+            "--out",
+            str(tmp_path / "o"),
+        ],
         capture_output=True,
         text=True,
         timeout=60,

@@ -62,7 +62,9 @@ class TestMariaDBContract(DriverContract):
     def _server(self, mariadb: MariaDBServer) -> None:
         self.server = mariadb
 
-    def stored(self, target: dict[str, Any], dataset: DatasetGenerator, id_mode: str) -> list[dict[str, Any]]:
+    def stored(
+        self, target: dict[str, Any], dataset: DatasetGenerator, id_mode: str
+    ) -> list[dict[str, Any]]:
         del id_mode  # the key column is stored either way
         database = target["database"]
         key = dataset.key_column
@@ -71,7 +73,9 @@ class TestMariaDBContract(DriverContract):
         if tags is not None:
             by_key: dict[Any, list[str]] = {}
             table = schema.tags_table(dataset)
-            for row in rows(self.server, database, f"SELECT * FROM `{table}` ORDER BY `{key}`, position"):
+            for row in rows(
+                self.server, database, f"SELECT * FROM `{table}` ORDER BY `{key}`, position"
+            ):
                 by_key.setdefault(row[key], []).append(row["tag"])
             for row in found:
                 row[tags.name] = by_key.pop(row[key], [])

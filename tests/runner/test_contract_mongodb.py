@@ -22,7 +22,10 @@ URI = os.environ.get("MONGODB_URI")
 
 pytestmark = [
     pytest.mark.mongodb,
-    pytest.mark.skipif(URI is None, reason="MONGODB_URI is not set: no MongoDB server to run the contract suite against"),
+    pytest.mark.skipif(
+        URI is None,
+        reason="MONGODB_URI is not set: no MongoDB server to run the contract suite against",
+    ),
 ]
 
 
@@ -50,7 +53,9 @@ class TestMongoDBContract(DriverContract):
     def insert_variant(self, request: pytest.FixtureRequest) -> dict[str, Any]:
         return dict(request.param)
 
-    def stored(self, target: dict[str, Any], dataset: DatasetGenerator, id_mode: str) -> list[dict[str, Any]]:
+    def stored(
+        self, target: dict[str, Any], dataset: DatasetGenerator, id_mode: str
+    ) -> list[dict[str, Any]]:
         key = dataset.key_column
         found = []
         for document in self.client[target["database"]][dataset.table].find({}):

@@ -63,7 +63,9 @@ def test_zeta_approximation_above_the_exact_limit() -> None:
 
 def test_latest_favours_the_newest_records() -> None:
     newest = 5000
-    choose = make_chooser(Distribution(type="latest"), 5000, random.Random(1), latest=lambda: newest)
+    choose = make_chooser(
+        Distribution(type="latest"), 5000, random.Random(1), latest=lambda: newest
+    )
     values = [choose() for _ in range(20_000)]
     assert max(values) == newest
     assert sum(v > newest - 500 for v in values) / len(values) > 0.6

@@ -107,7 +107,9 @@ def test_results_round_trip_and_merge_exactly(tmp_path: Path) -> None:
     fill(pods[1], values[3000:], 1001.5)
     storage = [(1000.0, StorageSample(10, 5, 20, 100)), (1003.0, StorageSample(20, 6, 30, 200))]
     for index, m in enumerate(pods):
-        write_results(tmp_path / f"pod{index}", meta((index,), 1000.0, 1003.0), m, storage, {"pod": index})
+        write_results(
+            tmp_path / f"pod{index}", meta((index,), 1000.0, 1003.0), m, storage, {"pod": index}
+        )
         back = read_measurements(tmp_path / f"pod{index}")
         for kind, histogram in m.histograms.items():
             assert back.histograms[kind].equals(histogram)

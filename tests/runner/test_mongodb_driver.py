@@ -9,7 +9,7 @@ against a real server at MONGODB_URI.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from pymongo.errors import BulkWriteError, DuplicateKeyError, ServerSelectionTimeoutError
@@ -48,15 +48,15 @@ class FakeCollection:
     def insert_many(self, documents: list[dict[str, Any]], **kwargs: Any) -> None:
         self._record("insert_many", documents, **kwargs)
 
-    def find_one(self, filter: dict[str, Any]) -> dict[str, Any] | None:  # noqa: A002
+    def find_one(self, filter: dict[str, Any]) -> dict[str, Any] | None:
         self._record("find_one", filter)
         return {"_id": 1}
 
-    def find(self, filter: dict[str, Any], **kwargs: Any) -> list[dict[str, Any]]:  # noqa: A002
+    def find(self, filter: dict[str, Any], **kwargs: Any) -> list[dict[str, Any]]:
         self._record("find", filter, **kwargs)
         return [{"x": 1}] * 3
 
-    def update_one(self, filter: dict[str, Any], update: dict[str, Any]) -> Any:  # noqa: A002
+    def update_one(self, filter: dict[str, Any], update: dict[str, Any]) -> Any:
         self._record("update_one", filter, update)
         return type("Result", (), {"modified_count": 1})()
 
@@ -93,7 +93,7 @@ class FakeDatabase:
 class FakeClient:
     unreachable = False
     fail_with: Exception | None = None
-    instances: list[FakeClient] = []
+    instances: ClassVar[list[FakeClient]] = []
 
     def __init__(self, uri: str, **kwargs: Any) -> None:
         self.calls = Calls()
@@ -171,7 +171,9 @@ def test_unreachable_server_fails_after_the_retries() -> None:
         ("majority", WriteConcern(w="majority", j=True)),
     ],
 )
-def test_single_insert_with_write_concern_and_client_key(concern: str, expected: WriteConcern) -> None:
+def test_single_insert_with_write_concern_and_client_key(
+    concern: str, expected: WriteConcern
+) -> None:
     config = step(writeConcern=concern)
     d, calls = driver(config)
     record = generator_for(config.dataset).record(1)
@@ -201,10 +203,17 @@ def test_batch_insert_is_unordered_insert_many_and_server_ids() -> None:
 
 
 def test_reads_updates_scans_use_the_right_handles_and_filters() -> None:
-    config = step("ycsb", type="mix", mix={"read": 1}, operations=10, readPreference="secondaryPreferred")
+    config = step(
+        "ycsb", type="mix", mix={"read": 1}, operations=10, readPreference="secondaryPreferred"
+    )
     d, calls = driver(config)
     assert d.execute(Read("user1", secondary_ok=True)).rows == 1
-    assert last(calls)[1:] == ("find_one", ({"_id": "user1"},), {}, {"read_preference": SecondaryPreferred()})
+    assert last(calls)[1:] == (
+        "find_one",
+        ({"_id": "user1"},),
+        {},
+        {"read_preference": SecondaryPreferred()},
+    )
     d.execute(Update("user1", {"field0": "x"}))
     assert last(calls)[1:] == (
         "update_one",
@@ -224,11 +233,20 @@ def test_reads_updates_scans_use_the_right_handles_and_filters() -> None:
 @pytest.mark.parametrize(
     ("name", "filter_", "options"),
     [
-        ("indexedEquality", {"Number": 42}, {"projection": None, "sort": None, "skip": 0, "limit": 10}),
+        (
+            "indexedEquality",
+            {"Number": 42},
+            {"projection": None, "sort": None, "skip": 0, "limit": 10},
+        ),
         (
             "twoFieldProjection",
             {"Number": 42, "Number1": {"$gte": 7}},
-            {"projection": {"_id": 0, "Number": 1, "Number1": 1}, "sort": None, "skip": 0, "limit": 10},
+            {
+                "projection": {"_id": 0, "Number": 1, "Number1": 1},
+                "sort": None,
+                "skip": 0,
+                "limit": 10,
+            },
         ),
         (
             "sortSkip",
@@ -238,7 +256,9 @@ def test_reads_updates_scans_use_the_right_handles_and_filters() -> None:
         ("scan100", {}, {"projection": None, "sort": None, "skip": 0, "limit": 100}),
     ],
 )
-def test_queries_exact_find_without_hints(name: str, filter_: dict[str, Any], options: dict[str, Any]) -> None:
+def test_queries_exact_find_without_hints(
+    name: str, filter_: dict[str, Any], options: dict[str, Any]
+) -> None:
     config = step("indexed4", type="query", queries=[name], operations=4)
     d, calls = driver(config)
     d.execute(Query(name, number=42, number1=7))
@@ -253,7 +273,11 @@ def test_indexes_per_shape_and_id_mode() -> None:
     config = step("news", idMode="server")
     d, calls = driver(config)
     d.prepare()
-    created = [(args[0], kwargs["name"]) for _, method, args, kwargs, _ in calls if method == "create_index"]
+    created = [
+        (args[0], kwargs["name"])
+        for _, method, args, kwargs, _ in calls
+        if method == "create_index"
+    ]
     assert created == [
         ([("ID", 1)], "ix_ID"),
         ([("CategoryID", 1)], "ix_CategoryID"),
@@ -289,7 +313,12 @@ def test_server_info_and_storage() -> None:
     assert info.cache_bytes == 1 << 30
     assert info.client["driver"] == "pymongo"
     sample = d.storage()
-    assert (sample.data_bytes, sample.index_bytes, sample.storage_bytes, sample.records) == (100, 40, 120, 7)
+    assert (sample.data_bytes, sample.index_bytes, sample.storage_bytes, sample.records) == (
+        100,
+        40,
+        120,
+        7,
+    )
 
 
 def test_dates_pass_through_unchanged() -> None:

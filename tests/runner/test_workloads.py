@@ -29,7 +29,11 @@ def config(shape: str, phase: dict[str, object], threads: int = 1) -> StepConfig
 def test_mix_follows_the_proportions() -> None:
     step = config(
         "ycsb",
-        {"type": "mix", "mix": {"read": 50, "insert": 10, "update": 30, "scan": 10}, "operations": 1},
+        {
+            "type": "mix",
+            "mix": {"read": 50, "insert": 10, "update": 30, "scan": 10},
+            "operations": 1,
+        },
     )
     generator = generator_for(step.dataset)
     ops = list(itertools.islice(operations_for(step, generator, 0), 20_000))
@@ -108,7 +112,12 @@ def test_open_loop_latency_counts_from_the_intended_start() -> None:
     measurements = run(step, SlowDriver(stall_at=20, stall_s=0.5))
     histogram = measurements.histograms["read"]  # type: ignore[attr-defined]
     assert histogram.get_total_count() == 200
-    late = sum(1 for v in histogram.get_recorded_iterator() for _ in range(v.count_at_value_iterated_to) if v.value_iterated_to > 100_000)
+    late = sum(
+        1
+        for v in histogram.get_recorded_iterator()
+        for _ in range(v.count_at_value_iterated_to)
+        if v.value_iterated_to > 100_000
+    )
     assert late > 50
 
 
@@ -122,7 +131,9 @@ def test_closed_loop_records_the_stall_once() -> None:
 
 
 def test_target_rate_is_held() -> None:
-    step = config("flat45", {"type": "mix", "mix": {"read": 1}, "duration": "1s", "targetRate": 300})
+    step = config(
+        "flat45", {"type": "mix", "mix": {"read": 1}, "duration": "1s", "targetRate": 300}
+    )
     measurements = run(step, SlowDriver(stall_at=-1, stall_s=0))
     assert abs(measurements.operations - 300) <= 6  # type: ignore[attr-defined]
 

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.fixtures.controlplane import REPO, ControlPlane, free_port, tool
+from tests.fixtures.mariadb import MariaDBServer
 
 pytestmark = pytest.mark.integration
 
@@ -74,9 +75,9 @@ def run_manifest(name: str, namespace: str, **overrides: Any) -> str:
 
 
 @pytest.fixture(scope="module")
-def operator_env(kube_cluster: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
-    list[str]
-]:
+def operator_env(
+    kube_cluster: ControlPlane, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[list[str]]:
     """CRD + chart RBAC installed; KUBECONFIG acts as the operator's ServiceAccount."""
     kube_cluster.kubectl("apply", "--server-side", "-f", str(CRD))
     kube_cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s",
@@ -119,6 +120,18 @@ def targets_ready_known(cluster: ControlPlane, ns: str, name: str) -> dict[str, 
     run = get_json(cluster, "benchmarkrun", name, "-n", ns) or {}
     kinds = {c["type"] for c in run.get("status", {}).get("conditions", [])}
     return run if "TargetsReady" in kinds else None
+
+
+def progressing_because(
+    cluster: ControlPlane, ns: str, name: str, reason: str
+) -> dict[str, Any] | None:
+    run = get_json(cluster, "benchmarkrun", name, "-n", ns) or {}
+    conditions = run.get("status", {}).get("conditions", [])
+    return (
+        run
+        if any(c["type"] == "Progressing" and c["reason"] == reason for c in conditions)
+        else None
+    )
 
 
 def condition(obj: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -224,8 +237,8 @@ def test_semantic_error_fails_once_with_the_field_named(
     assert (accepted["status"], accepted["reason"]) == ("False", "InvalidSpec")
     assert "spec.timeout" in accepted["message"]
     assert condition(run, "Failed")["status"] == "True"
-    events = get_json(kube_cluster, "events", "-n", ns,
-                      f"--field-selector=involvedObject.name={name},reason=InvalidSpec")  # fmt: skip
+    selector = f"--field-selector=involvedObject.name={name},reason=InvalidSpec"
+    events = get_json(kube_cluster, "events", "-n", ns, selector)
     assert events is not None
     assert len(events["items"]) == 1
     assert events["items"][0].get("count", 1) == 1
@@ -246,3 +259,49 @@ def test_runs_in_unwatched_namespaces_are_ignored(
     assert "status" not in run or not run["status"].get("phase")
     assert not run["metadata"].get("finalizers")
     assert get_json(kube_cluster, "secret", f"{name}-credentials", "-n", ns) is None
+
+
+def test_external_target_is_verified_and_the_run_reaches_running(
+    kube_cluster: ControlPlane, operator_env: list[str], mariadb: MariaDBServer
+) -> None:
+    """An external MariaDB (a real mariadbd) is probed through the URI in a Secret."""
+    ns, name = "team-b", "external"
+    uri = f"mariadb://root:{mariadb.root_password}@127.0.0.1:{mariadb.port}/"
+    kube_cluster.kubectl(
+        "create", "secret", "generic", "ext-db", "-n", ns, f"--from-literal=uri={uri}"
+    )
+    targets = [{"name": "ext", "engine": "mariadb",
+                "external": {"uriSecretRef": {"name": "ext-db", "key": "uri"}}}]  # fmt: skip
+    kube_cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns, targets=targets))
+    with operator(operator_env) as runner:
+        wait_for(lambda: phase_of(kube_cluster, ns, name) == "Running", 60, "Running")
+        run = wait_for(
+            lambda: progressing_because(kube_cluster, ns, name, "RunnerNotAvailable"), 30,
+            "the run to wait for the runner",
+        )  # fmt: skip
+    (target,) = run["status"]["targets"]
+    assert target["ready"] is True
+    assert "MariaDB" in target["serverVersion"]
+    assert target["endpoint"] == f"127.0.0.1:{mariadb.port}"
+    assert condition(run, "TargetsReady")["status"] == "True"
+    # Waiting for the runner, honestly: no Jobs exist yet to run the steps.
+    assert "not part of this operator version" in condition(run, "Progressing")["message"]
+    assert mariadb.root_password not in runner.output
+    assert mariadb.root_password not in json.dumps(run)
+    # Nothing is deployed for an external target.
+    assert not (get_json(kube_cluster, "statefulsets", "-n", ns, f"-ldbbench.io/run={name}")
+                or {}).get("items")  # fmt: skip
+
+
+def test_external_target_with_a_missing_secret_waits_naming_the_field(
+    kube_cluster: ControlPlane, operator_env: list[str]
+) -> None:
+    ns, name = "team-a", "no-secret"
+    targets = [{"name": "ext", "engine": "mariadb",
+                "external": {"uriSecretRef": {"name": "absent", "key": "uri"}}}]  # fmt: skip
+    kube_cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns, targets=targets))
+    with operator(operator_env):
+        run = wait_for(lambda: targets_ready_known(kube_cluster, ns, name), 60, "TargetsReady")
+    ready = condition(run, "TargetsReady")
+    assert (ready["status"], ready["reason"]) == ("False", "SecretNotFound")
+    assert "spec.targets[0].external.uriSecretRef" in ready["message"]
