@@ -8,6 +8,8 @@ the runner's own table, then prints, side by side in one run:
 - client CPU seconds per 1,000 operations for both (getrusage of the child
   process tree: the runner's figure includes interpreter start-up);
 - data generator throughput (flat45, 1 KB records/s);
+- a bare loop with the same connector and statement (no runner around it),
+  which shows how much of the gap is the connector rather than the runner;
 - the runner's peak RSS on the generation + measurement path at 100k and 2M
   records (it must stay flat: constant memory in the data-set size).
 
@@ -109,10 +111,52 @@ def runner(
     return summary, children_cpu() - before
 
 
+def _bare_worker(args: tuple[dict[str, object], int, float]) -> int:
+    """A minimal loop: the same connector and statement, no runner around it."""
+    import threading  # noqa: PLC0415
+
+    connect_args, threads, seconds = args
+    counts = [0] * threads
+
+    def loop(index: int) -> None:
+        conn = mysql.connector.connect(**connect_args, database="bench", autocommit=True)
+        cursor = conn.cursor(prepared=True)
+        statement = "SELECT * FROM `indexed4` WHERE `id` = %s"
+        key = index * 7919
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            key = key * 1103515245 + 12345
+            cursor.execute(statement, [key % TABLE_SIZE + 1])
+            cursor.fetchall()
+            counts[index] += 1
+        conn.close()
+
+    workers = [threading.Thread(target=loop, args=(i,)) for i in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return sum(counts)
+
+
+def bare_connector(server: MariaDBServer, threads: int) -> float:
+    """ops/s of the bare loop, spread over processes like the runner's."""
+    import multiprocessing  # noqa: PLC0415
+
+    processes = min(threads, os.cpu_count() or 1)
+    shares = [len(range(p, threads, processes)) for p in range(processes)]
+    with multiprocessing.get_context("spawn").Pool(processes) as pool:
+        counts = pool.map(
+            _bare_worker, [(server.connect_args(), share, float(DURATION_S)) for share in shares]
+        )
+    return sum(counts) / DURATION_S
+
+
 RSS_PROBE = """
 import resource, sys, time
 from dbbench_runner.config import parse_config
 from dbbench_runner.datasets import generator_for
+from dbbench_runner.loop import checkpoint_granularity
 from dbbench_runner.measurement import Measurements
 from dbbench_runner.operations import Status
 from dbbench_runner.workloads import operations_for
@@ -123,7 +167,7 @@ config = parse_config({
     "phase": {"name": "load", "type": "insert", "reportEvery": 100000},
 })
 generator = generator_for(config.dataset)
-measurements = Measurements(checkpoint_every=25000)
+measurements = Measurements(checkpoint_every=checkpoint_granularity(config))
 ok = Status(ok=True, rows=1)
 started = time.perf_counter()
 for index, operation in enumerate(operations_for(config, generator, 0)):
@@ -137,7 +181,7 @@ def generator_throughput() -> float:
     from dbbench_runner.config import Dataset  # noqa: PLC0415
     from dbbench_runner.datasets import generator_for  # noqa: PLC0415
 
-    generator = generator_for(Dataset(shape="flat45", records=10**8, recordSize=1024, seed=1))
+    generator = generator_for(Dataset(shape="flat45", records=10**8, record_size=1024, seed=1))
     count = 300_000
     started = time.perf_counter()
     for number in range(1, count + 1):
@@ -165,7 +209,8 @@ def compare_point_reads(server: MariaDBServer, work: Path) -> None:
     runner(server, work, "load", {"type": "insert", "batchSize": 500}, 2)
     print(
         f"\n{'point reads by key':<20}{'sysbench q/s':>14}{'runner ops/s':>14}{'ratio':>8}"
-        f"{'sysbench CPU s/1k':>19}{'runner CPU s/1k':>17}"
+        f"{'sysbench CPU s/1k':>19}{'runner CPU s/1k':>17}{'bare connector/s':>18}"
+        f"{'runner/bare':>13}"
     )
     for threads in CONNECTIONS:
         output, sb_cpu = sysbench(server, "run", threads)
@@ -174,10 +219,12 @@ def compare_point_reads(server: MariaDBServer, work: Path) -> None:
         summary, run_cpu = runner(server, work, f"reads{threads}", phase, threads)
         run_rate = float(str(summary["throughput"]))
         run_ops = int(str(summary["operations"]))
+        bare = bare_connector(server, threads)
         label = f"{threads} connection(s)"
         print(
             f"{label:<20}{sb_rate:>14,.0f}{run_rate:>14,.0f}{run_rate / sb_rate:>8.2f}"
             f"{sb_cpu / sb_ops * 1000:>19.3f}{run_cpu / run_ops * 1000:>17.3f}"
+            f"{bare:>18,.0f}{run_rate / bare:>13.2f}"
         )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import multiprocessing
@@ -51,6 +50,7 @@ class Watch:
     done: dict[int, Measurements] = field(default_factory=dict)
     progress: dict[int, tuple[int, int, float]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
+    failed: set[int] = field(default_factory=set)
 
     def handle(self, message: tuple[Any, ...]) -> None:
         kind, process = message[0], message[1]
@@ -58,6 +58,7 @@ class Watch:
             self.ready.add(process)
         elif kind == "failed":
             self.failures.append(f"worker process {process}: {message[2]}")
+            self.failed.add(process)
         elif kind == "progress":
             self.progress[process] = (message[2], message[3], message[4])
         elif kind == "done":
@@ -170,6 +171,8 @@ def _run_workers(
             storage=storage,
             out=out,
             measure_from=measure_from,
+            children=children,
+            stop=stop,
         )
         ended = time.time()
     finally:
@@ -220,21 +223,47 @@ def _watch(
     storage: list[tuple[float, StorageSample]],
     out: Path,
     measure_from: float,
+    children: list[Any],
+    stop: Any,
 ) -> None:
     expected = expected_pod_operations(config)
     next_progress = time.monotonic() + config.progress_every
     next_storage = time.monotonic() + config.storage_every
     while len(watch.done) + len(watch.failures) < watch.processes:
-        with contextlib.suppress(queue_module.Empty):
+        try:
             watch.handle(messages.get(timeout=POLL_S))
+        except queue_module.Empty:
+            _check_children(watch, children, stop)
         now = time.monotonic()
         if now >= next_progress:
             _progress(config, watch, out, now - measure_from, expected)
             next_progress = now + config.progress_every
         if now >= next_storage:
-            storage.append((time.time(), control.storage()))
+            _sample(control, storage)
             next_storage = now + config.storage_every
     _progress(config, watch, out, time.monotonic() - measure_from, expected)
+
+
+def _check_children(watch: Watch, children: list[Any], stop: Any) -> None:
+    """A worker killed from outside (the OOM killer) sends nothing: fail, don't wait forever.
+
+    A worker that exited normally has sent its result before exiting (exit code 0),
+    so only a non-zero exit code without a message counts.
+    """
+    for index, child in enumerate(children):
+        reported = index in watch.done or index in watch.failed
+        if not reported and child.exitcode not in (None, 0):
+            watch.failures.append(f"worker process {index} died (exit code {child.exitcode})")
+            watch.failed.add(index)
+            stop.set()
+
+
+def _sample(control: Driver, storage: list[tuple[float, StorageSample]]) -> None:
+    """A storage sample; a failed sample is logged, never fatal to the run."""
+    try:
+        storage.append((time.time(), control.storage()))
+    except Exception as exc:  # noqa: BLE001 - any driver error; the load goes on
+        log.warning("storage sample failed: %s", exc)
 
 
 def _progress(

@@ -8,6 +8,7 @@ the parent go through one queue: ("ready", n), ("failed", n, text),
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 import traceback
@@ -17,7 +18,7 @@ from typing import Any
 
 from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import generator_for
-from dbbench_runner.drivers import DatabaseUnreachableError, Driver, open_driver
+from dbbench_runner.drivers import Driver, open_driver
 from dbbench_runner.keyspace import worker_index
 from dbbench_runner.loop import PhaseClock, Progress, run_connection
 from dbbench_runner.measurement import Measurements
@@ -46,7 +47,7 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
         for thread in plan.threads:
             worker = worker_index(config.pod.index, config.threads, thread)
             drivers.append((worker, open_driver(config, dataset, worker)))
-    except (DatabaseUnreachableError, Exception) as exc:  # noqa: BLE001 - reported, not swallowed
+    except Exception as exc:  # noqa: BLE001 - unreachable or not: reported to the parent
         queue.put(("failed", plan.process, f"{exc}"))
         _close(drivers)
         return
@@ -56,6 +57,12 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
         _close(drivers)
         return
     start, measure_from, deadline, epoch_offset = clock_box[:]
+    parent = os.getppid()
+
+    def stopped() -> bool:
+        # Stop when told to, or when the parent is gone (never load an orphaned run).
+        return stop.is_set() or os.getppid() != parent
+
     clock = PhaseClock(start, measure_from, deadline if deadline > 0 else None, epoch_offset)
     results: list[Measurements] = []
     failures: list[str] = []
@@ -70,7 +77,7 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
                     driver=driver,
                     worker=worker,
                     clock=clock,
-                    stopped=stop.is_set,
+                    stopped=stopped,
                     progress=progresses[index],
                 )
             )

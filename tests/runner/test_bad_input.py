@@ -16,6 +16,7 @@ import yaml
 
 from dbbench_runner.config import parse_config
 from dbbench_runner.datasets import generator_for
+from dbbench_runner.drivers import DatabaseUnreachableError
 from dbbench_runner.running import EXIT_ERROR_RATE, run_step
 from dbbench_runner.schema import mysql as schema
 from tests.fixtures.mariadb import MariaDBServer, free_port
@@ -93,7 +94,7 @@ def half_loaded(mariadb: MariaDBServer) -> dict[str, Any]:
         records = tuple(generator.record(n) for n in range(10, 201, 10))
         cursor.execute(
             schema.insert_statement(generator, len(records)),
-            schema.insert_params(generator, records),
+            schema.insert_params(generator, records),  # type: ignore[arg-type]
         )
         conn.commit()
     finally:
@@ -199,3 +200,11 @@ def test_cli_run_then_merge(mariadb: MariaDBServer, tmp_path: Path) -> None:
         cursor.execute(f"DROP DATABASE `{database}`")
     finally:
         conn.close()
+
+
+def test_wrong_password_fails_at_once(mariadb: MariaDBServer, tmp_path: Path) -> None:
+    bad = {**target(mariadb, "nowhere"), "password": "wrong"}
+    started = time.monotonic()
+    with pytest.raises(DatabaseUnreachableError, match="Access denied"):
+        run_step(step(bad, "flat45", 10, {"type": "insert"}), tmp_path)
+    assert time.monotonic() - started < 5  # not retried: retrying cannot fix it

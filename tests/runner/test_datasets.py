@@ -46,7 +46,7 @@ def test_keys_are_unique_and_in_the_record(shape: str) -> None:
 
 @pytest.mark.parametrize("size", [512, 1024, 4096])
 def test_flat45_has_45_fields_md5_key_and_exact_size(size: int) -> None:
-    generator = generator_for(Dataset(shape="flat45", records=10, recordSize=size))
+    generator = generator_for(Dataset(shape="flat45", records=10, record_size=size))
     record = generator.record(3)
     assert len(record) == 45
     assert record["md5"] == "eccbc87e4b5ce2fe28308fd9f2a7baf3"  # md5("3")
@@ -74,7 +74,7 @@ def test_indexed4_fields_and_distributions() -> None:
 
 
 def test_ycsb_has_ten_fields_of_a_tenth() -> None:
-    generator = generator_for(Dataset(shape="ycsb", records=10, recordSize=1000))
+    generator = generator_for(Dataset(shape="ycsb", records=10, record_size=1000))
     record = generator.record(1)
     assert [k for k in record if k != "YCSB_KEY"] == [f"field{i}" for i in range(10)]
     assert all(len(str(record[f"field{i}"])) == 100 for i in range(10))

@@ -29,7 +29,7 @@ def test_uniform_covers_the_range_evenly() -> None:
 
 def test_same_seed_same_keys() -> None:
     for kind in ("uniform", "zipfian", "latest", "hotspot"):
-        spec = Distribution(type=kind)  # type: ignore[arg-type]
+        spec = Distribution.model_validate({"type": kind})
         assert draw(spec, 5000, 500, seed=9) == draw(spec, 5000, 500, seed=9)
         assert draw(spec, 5000, 500, seed=9) != draw(spec, 5000, 500, seed=10)
 
@@ -75,7 +75,7 @@ def test_latest_favours_the_newest_records() -> None:
 @pytest.mark.parametrize(("data", "ops"), [(0.1, 1.0), (0.2, 0.8)])
 def test_hotspot_sends_the_operation_fraction_to_the_hot_set(data: float, ops: float) -> None:
     n = 10_000
-    spec = Distribution(type="hotspot", dataFraction=data, operationFraction=ops)
+    spec = Distribution(type="hotspot", data_fraction=data, operation_fraction=ops)
     values = draw(spec, n, 40_000)
     hot = sum(v <= n * data for v in values) / len(values)
     assert abs(hot - ops) < 0.01

@@ -74,6 +74,16 @@ def test_stability_series_windows() -> None:
         assert seconds > 0
 
 
+def test_stability_series_is_exact_for_one_connection() -> None:
+    # one connection, a checkpoint every 250 ops; 1000-op windows take 1 s then 2 s
+    times = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0]
+    rows = stability_series([(100 + t, 250) for t in times], 1000, 100.0)
+    assert [(n, round(t, 6), round(s, 6), round(r, 6)) for n, t, s, r in rows] == [
+        (1000, 101.0, 1.0, 1000.0),
+        (2000, 103.0, 2.0, 500.0),
+    ]
+
+
 def meta(pods: tuple[int, ...], started: float, ended: float) -> RunMeta:
     return RunMeta(
         target="t",

@@ -12,7 +12,12 @@ import datetime as dt
 from typing import Any, ClassVar
 
 import pytest
-from pymongo.errors import BulkWriteError, DuplicateKeyError, ServerSelectionTimeoutError
+from pymongo.errors import (
+    BulkWriteError,
+    DuplicateKeyError,
+    OperationFailure,
+    ServerSelectionTimeoutError,
+)
 from pymongo.read_preferences import Primary, SecondaryPreferred
 from pymongo.write_concern import WriteConcern
 
@@ -288,8 +293,8 @@ def test_indexes_per_shape_and_id_mode() -> None:
     config = step("indexed4")
     d, calls = driver(config)
     d.prepare()
-    created = [args[0] for _, method, args, _, _ in calls if method == "create_index"]
-    assert created == [[("Number", 1)], [("Number1", 1)], [("Date", -1)]]
+    keys: list[Any] = [args[0] for _, method, args, _, _ in calls if method == "create_index"]
+    assert keys == [[("Number", 1)], [("Number1", 1)], [("Date", -1)]]
     d, calls = driver(step("flat45", idMode="server"))
     d.prepare()
     assert not [c for c in calls if c[1] == "create_index"]
@@ -326,3 +331,19 @@ def test_dates_pass_through_unchanged() -> None:
     d, calls = driver(config)
     d.execute(Insert((generator_for(config.dataset).record(5),)))
     assert last(calls)[2][0]["Date"] == dt.datetime(2010, 1, 1, 0, 0, 5)
+
+
+def test_storage_before_the_collection_exists() -> None:
+    d, _ = driver(step())
+    original = FakeDatabase.command
+
+    def command(self: FakeDatabase, name: str, *args: Any) -> dict[str, Any]:
+        if name == "collStats":
+            raise OperationFailure("ns not found", code=26)
+        return original(self, name, *args)
+
+    FakeDatabase.command = command  # type: ignore[method-assign]
+    try:
+        assert d.storage().records == 0
+    finally:
+        FakeDatabase.command = original  # type: ignore[method-assign]

@@ -59,14 +59,20 @@ def with_retries(
     what: str,
     attempts: int,
     retry_on: tuple[type[BaseException], ...],
+    permanent: Callable[[BaseException], bool] | None = None,
     delay: float = 1.0,
 ) -> T:
-    """Call connect up to `attempts` times, doubling the delay; then a clear error."""
+    """Call connect up to `attempts` times, doubling the delay; then a clear error.
+
+    Errors that retrying cannot fix (`permanent`, e.g. access denied) fail at once.
+    """
     last: BaseException | None = None
     for attempt in range(1, attempts + 1):
         try:
             return connect()
         except retry_on as exc:
+            if permanent is not None and permanent(exc):
+                raise DatabaseUnreachableError(f"cannot connect to {what}: {exc}") from exc
             last = exc
             log.warning("connecting to %s failed (attempt %d/%d): %s", what, attempt, attempts, exc)
             if attempt < attempts:

@@ -161,7 +161,11 @@ class MongoDriver:
 
     def storage(self) -> StorageSample:
         db_stats = self._db.command("dbStats")
-        coll_stats = self._db.command("collStats", self._dataset.table)
+        try:
+            coll_stats = self._db.command("collStats", self._dataset.table)
+        except OperationFailure:
+            # Older servers answer NamespaceNotFound before the first insert.
+            coll_stats = {}
         index = int(db_stats.get("indexSize", 0))
         return StorageSample(
             data_bytes=int(db_stats.get("dataSize", 0)),

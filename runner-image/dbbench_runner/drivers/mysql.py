@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 MAX_PREPARED_PLACEHOLDERS = 65_535
 # Lost-connection errors after which one reconnect is attempted.
 CONNECTION_ERRNOS = {2006, 2013, 2055}
+# Access denied / unknown database: retrying cannot help.
+PERMANENT_ERRNOS = {1044, 1045, 1049, 1698}
 
 
 def implementation() -> str:
@@ -52,6 +54,7 @@ def _connect(config: StepConfig, host: str, port: int, database: str | None) -> 
         what=f"{target.engine} at {host}:{port}",
         attempts=target.connect_retries,
         retry_on=(mysql.connector.Error,),
+        permanent=lambda exc: getattr(exc, "errno", None) in PERMANENT_ERRNOS,
     )
 
 
