@@ -8,6 +8,7 @@ outcome; no decisions are made here.
 from __future__ import annotations
 
 import logging
+import os
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,6 +34,19 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.posting.level = logging.INFO
     settings.watching.server_timeout = 300
     settings.watching.client_timeout = 330
+
+
+@kopf.on.login()
+def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
+    """In a pod, the ServiceAccount; elsewhere ``$KUBECONFIG`` as it is now.
+
+    kopf's default piggybacks on the kubernetes client, which reads
+    ``$KUBECONFIG`` once at import time; reading it at login is what a user
+    who exports a different KUBECONFIG expects.
+    """
+    if os.environ.get("KUBERNETES_SERVICE_HOST") and not os.environ.get("KUBECONFIG"):
+        return kopf.login_with_service_account(**kwargs)
+    return kopf.login_with_kubeconfig(**kwargs)
 
 
 def _active(status: kopf.Status, **_: Any) -> bool:

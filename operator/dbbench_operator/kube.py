@@ -27,7 +27,10 @@ def api_client() -> client.ApiClient:
         config.load_incluster_config()
         in_cluster: client.ApiClient = client.ApiClient()
         return in_cluster
-    from_file: client.ApiClient = config.new_client_from_config()
+    # Pass the path explicitly: the client's default is read at import time.
+    from_file: client.ApiClient = config.new_client_from_config(
+        config_file=os.environ.get("KUBECONFIG")
+    )
     return from_file
 
 

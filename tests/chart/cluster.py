@@ -70,7 +70,20 @@ def install(
         *values_args(values, workdir),
         kubeconfig=cluster.kubeconfig,
     )
-    return Release(release, namespace, values, existed)
+    installed = Release(release, namespace, values, existed)
+    # The apiserver's RBAC authorizer learns new bindings from its informer a
+    # moment after helm returns; wait for them, as a user would, before tests
+    # (or kopf) act as the ServiceAccount.
+    watched = values.get("watchNamespaces") or []
+    scope = ["-n", watched[0]] if watched else ["-A"]
+    wait_until(
+        lambda: (
+            can_i(cluster, installed.identity, "watch", "benchmarkruns.dbbench.io", *scope)
+            and can_i(cluster, installed.identity, "watch", "customresourcedefinitions")
+        ),
+        f"RBAC of release {release}",
+    )
+    return installed
 
 
 def get(cluster: ControlPlane, *args: str) -> dict[str, Any]:
