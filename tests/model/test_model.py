@@ -97,7 +97,7 @@ def test_defaults_are_filled_in() -> None:
         "safe",
         1,
     )
-    assert target.effective_image == "mariadb:10.11"
+    assert target.effective_image == "mariadb:11.8"
     assert (spec.runner.pods, spec.runner.threads, spec.runner.processes) == (1, 1, 1)
     assert (spec.dataset.shape, spec.dataset.records, spec.dataset.record_size) == (
         "flat45",

@@ -84,15 +84,6 @@ def test_invalid_combinations_are_refused(
         make_request(engine, topology, members, shards)
 
 
-@pytest.mark.parametrize(
-    ("quantity", "expected"),
-    [("8Gi", 8 * 1024**3), ("512Mi", 512 * 1024**2), ("2G", 2 * 10**9), ("1.5Gi", 3 * 1024**3 // 2),
-     ("1073741824", 1024**3)],
-)  # fmt: skip
-def test_parse_quantity(quantity: str, expected: int) -> None:
-    assert sizing.parse_quantity(quantity) == expected
-
-
 def test_wired_tiger_cache_is_half_of_limit_minus_one_gib() -> None:
     assert sizing.wired_tiger_cache_gb(8 * sizing.GIB) == "3.5"
     assert sizing.wired_tiger_cache_gb(3 * sizing.GIB) == "1"

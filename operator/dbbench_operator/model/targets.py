@@ -14,7 +14,7 @@ Topology = Literal["standalone", "replicaSet", "sharded", "primaryReplica"]
 Durability = Literal["fast", "safe", "strict"]
 
 # Image tags used when a target sets neither `version` nor `image`.
-DEFAULT_VERSIONS: dict[str, str] = {"mongodb": "8.0", "mysql": "8.4", "mariadb": "10.11"}
+DEFAULT_VERSIONS: dict[str, str] = {"mongodb": "8.0", "mysql": "8.4", "mariadb": "11.8"}
 # Replica-set members (mongodb) or primary + replicas (mysql/mariadb) when unset.
 DEFAULT_MEMBERS: dict[str, int] = {
     "standalone": 1,
@@ -136,7 +136,7 @@ class Target(ApiModel):
         max_length=64,
         description=(
             "Image tag of the engine's official image (mongo, mysql, mariadb). Defaults per "
-            "engine: mongodb 8.0, mysql 8.4, mariadb 10.11. Ignored when `image` is set."
+            "engine: mongodb 8.0, mysql 8.4, mariadb 11.8 (LTS). Ignored when `image` is set."
         ),
     )
     image: str | None = Field(

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from dbbench_operator.model import DEFAULT_VERSIONS
 from dbbench_operator.topology import naming
 from dbbench_operator.topology.request import (
     SECRET_KEYFILE_KEY,
@@ -24,7 +25,6 @@ from dbbench_operator.topology.request import (
 )
 from dbbench_operator.topology.sizing import engine_settings
 
-DEFAULT_VERSIONS = {"mongodb": "8.0", "mysql": "8.4", "mariadb": "11.8"}
 HELM_TIMEOUT_S = 60
 
 

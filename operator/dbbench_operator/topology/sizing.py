@@ -6,18 +6,11 @@ Pure: the request in, `--flag=value` settings out. Anything the user gives in
 
 from __future__ import annotations
 
-import re
-from decimal import Decimal
-
+from dbbench_operator.model.units import parse_quantity
 from dbbench_operator.topology.request import TopologyRequest
 
 GIB = 1024**3
 MIB = 1024**2
-_UNITS = {
-    "": 1, "k": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4,
-    "Ki": 1024, "Mi": MIB, "Gi": GIB, "Ti": 1024**4,
-}  # fmt: skip
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)([kMGT]i?|Ki)?$")
 # InnoDB rounds the buffer pool to chunk size x instances; 128 MiB is the default chunk.
 INNODB_CHUNK = 128 * MIB
 
@@ -35,22 +28,13 @@ MONGO_DEFAULT_WRITE_CONCERN: dict[str, dict[str, object]] = {
 }
 
 
-def parse_quantity(text: str) -> int:
-    """Bytes of a Kubernetes memory quantity such as `8Gi`, `512M` or `1073741824`."""
-    match = _QUANTITY.match(text.strip())
-    if match is None:
-        raise ValueError(f"unsupported memory quantity {text!r}")
-    number, unit = match.groups()
-    return int(Decimal(number) * _UNITS[unit or ""])
-
-
 def memory_limit(request: TopologyRequest) -> int | None:
     """The database pods' memory limit in bytes (request as a fallback), if any."""
     resources = request.hardware.resources
     for kind in ("limits", "requests"):
         value = resources.get(kind, {}).get("memory")
         if value is not None:
-            return parse_quantity(str(value))
+            return int(parse_quantity(str(value)))
     return None
 
 
