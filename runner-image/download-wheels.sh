@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Download the runner image's wheels on the host (the image build is offline).
 # PYTHON_VERSION must match the base image's Python (trixie: 3.13).
+# WHEELS_DIR (default: ./wheels, the image build context) is where they go;
+# `make bench` points it at its cached trixie chroot's folder.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 PYTHON_VERSION="${PYTHON_VERSION:-3.13}"
 PIP="${PIP:-../.venv/bin/pip}"
-mkdir -p wheels
-"$PIP" download --dest wheels --only-binary=:all: \
+WHEELS_DIR="${WHEELS_DIR:-wheels}"
+mkdir -p "$WHEELS_DIR"
+"$PIP" download --dest "$WHEELS_DIR" --only-binary=:all: \
   --python-version "$PYTHON_VERSION" --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
   --platform manylinux2014_x86_64 --platform manylinux1_x86_64 --platform any \
   pydantic==2.14.3 PyYAML==6.0.3 pymongo==4.20.0 \
   mysql-connector-python==26.10.0 hdrhistogram==0.10.8
-echo "wheels for CPython $PYTHON_VERSION in $(pwd)/wheels"
+echo "wheels for CPython $PYTHON_VERSION in $(cd "$WHEELS_DIR" && pwd)"

@@ -143,6 +143,17 @@ def verify_external(run: RunRef, index: int, target: Target, ref: SecretKeyRef) 
             target.name, False, "EngineMismatch", message, found.endpoint,
             failure=("EngineMismatch", message),
         )  # fmt: skip
+    if found.topology != target.topology:
+        # A MySQL replica server answers as "replica": benchmarking one as the
+        # target is as wrong as naming the wrong topology.
+        message = (
+            f"spec.targets[{index}].topology is {target.topology} but the server is "
+            f"{found.topology}; set topology: {found.topology} or point the URI elsewhere"
+        )
+        return TargetSeen(
+            target.name, False, "TopologyMismatch", message, found.endpoint,
+            failure=("TopologyMismatch", message),
+        )  # fmt: skip
     return TargetSeen(
         target.name, True, "Ready", f"external {found.topology} reachable",
         found.endpoint, found.server_version,

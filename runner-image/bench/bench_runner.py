@@ -19,6 +19,7 @@ machines, only the side-by-side ratios mean something.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -27,20 +28,30 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePath, PurePosixPath
+from typing import Any
 
 import mysql.connector
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "runner-image"))
 
 from tests.fixtures.mariadb import MariaDBServer, start_mariadb  # noqa: E402
+
+from bench import trixie_chroot  # noqa: E402
 
 DURATION_S = int(os.environ.get("BENCH_DURATION", "10"))
 TABLE_SIZE = 100_000
 CONNECTIONS = (1, 4)
 RSS_SIZES = (100_000, 2_000_000)
+PACKAGE = ROOT / "runner-image/dbbench_runner"
+WHEELS_SCRIPT = ROOT / "runner-image/download-wheels.sh"
+# Git-ignored: a second `make bench` reuses the root filesystem and wheels.
+CHROOT_CACHE = ROOT / ".tools/bench-trixie"
+CHROOT_WORK = PurePosixPath("/bench")
 
 
 def children_cpu() -> float:
@@ -77,9 +88,36 @@ def sysbench_qps(output: str) -> tuple[float, int]:
     return float(match.group(2)), int(match.group(1))
 
 
+@dataclass(frozen=True)
+class Launcher:
+    """Where `python -m dbbench_runner` runs: the host venv, or the trixie chroot."""
+
+    python: tuple[str, ...]
+    host_dir: Path  # config and results, as the bench sees them
+    guest_dir: PurePath  # the same folder, as the runner sees it
+    env: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class RunnerResult:
+    rate: float
+    operations: int
+    cpu_s: float
+    client: str  # connector and implementation, from the runner's environment.json
+
+
+def client_description(environment: dict[str, Any]) -> str:
+    runner_info = environment["runner"]
+    client = runner_info["client"]
+    return (
+        f"{client['driver']} {client['version']}, {client['implementation']}, "
+        f"Python {runner_info['python']}"
+    )
+
+
 def runner(
-    server: MariaDBServer, work: Path, name: str, phase: dict[str, object], threads: int
-) -> tuple[dict[str, object], float]:
+    server: MariaDBServer, launcher: Launcher, name: str, phase: dict[str, object], threads: int
+) -> RunnerResult:
     config = {
         "target": {
             "name": "mariadb",
@@ -97,18 +135,38 @@ def runner(
         "processes": min(threads, os.cpu_count() or 1),
         "progressEvery": 60,
     }
-    path = work / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(config))
-    out = work / name
+    launcher.host_dir.mkdir(parents=True, exist_ok=True)
+    (launcher.host_dir / f"{name}.yaml").write_text(yaml.safe_dump(config))
+    argv = [
+        *launcher.python,
+        "-m",
+        "dbbench_runner",
+        "run",
+        "--config",
+        str(launcher.guest_dir / f"{name}.yaml"),
+        "--out",
+        str(launcher.guest_dir / name),
+    ]
     before = children_cpu()
-    subprocess.run(
-        [sys.executable, "-m", "dbbench_runner", "run", "--config", str(path), "--out", str(out)],
-        check=True,
-        capture_output=True,
-        timeout=600,
+    subprocess.run(argv, check=True, capture_output=True, timeout=600, env=launcher.env)
+    cpu = children_cpu() - before
+    out = launcher.host_dir / name
+    summary: dict[str, Any] = json.loads((out / "summary.json").read_text())
+    environment: dict[str, Any] = json.loads((out / "environment.json").read_text())
+    return RunnerResult(
+        rate=float(summary["throughput"]),
+        operations=int(summary["operations"]),
+        cpu_s=cpu,
+        client=client_description(environment),
     )
-    summary: dict[str, object] = json.loads((out / "summary.json").read_text())
-    return summary, children_cpu() - before
+
+
+def failure(exc: Exception) -> str:
+    if isinstance(exc, subprocess.CalledProcessError):
+        stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
+        tail = " | ".join(stderr.strip().splitlines()[-3:])
+        return f"the runner exited with {exc.returncode}: {tail}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _bare_worker(args: tuple[dict[str, object], int, float]) -> int:
@@ -201,31 +259,98 @@ def peak_rss(records: int) -> tuple[int, float]:
     return int(kib), float(seconds)
 
 
-def compare_point_reads(server: MariaDBServer, work: Path) -> None:
+def compare_point_reads(
+    server: MariaDBServer, host: Launcher, chroot: Launcher | None, chroot_status: str
+) -> None:
+    """sysbench, the host runner and the chroot runner, one after the other per row."""
     conn = mysql.connector.connect(**server.connect_args())
     conn.cursor().execute("CREATE DATABASE sbtest")
     conn.close()
     sysbench(server, "prepare")
-    runner(server, work, "load", {"type": "insert", "batchSize": 500}, 2)
+    runner(server, host, "load", {"type": "insert", "batchSize": 500}, 2)
     print(
         f"\n{'point reads by key':<20}{'sysbench q/s':>14}{'runner ops/s':>14}{'ratio':>8}"
         f"{'sysbench CPU s/1k':>19}{'runner CPU s/1k':>17}{'bare connector/s':>18}"
         f"{'runner/bare':>13}"
     )
+    chroot_rows: list[str] = []
+    host_clients: set[str] = set()
     for threads in CONNECTIONS:
         output, sb_cpu = sysbench(server, "run", threads)
         sb_rate, sb_ops = sysbench_qps(output)
         phase = {"type": "mix", "mix": {"read": 100}, "duration": DURATION_S}
-        summary, run_cpu = runner(server, work, f"reads{threads}", phase, threads)
-        run_rate = float(str(summary["throughput"]))
-        run_ops = int(str(summary["operations"]))
-        bare = bare_connector(server, threads)
+        result = runner(server, host, f"reads{threads}", phase, threads)
+        host_clients.add(result.client)
         label = f"{threads} connection(s)"
+        if chroot is not None:
+            try:
+                cext = runner(server, chroot, f"reads{threads}", phase, threads)
+            except (subprocess.SubprocessError, OSError, KeyError, ValueError) as exc:
+                chroot_status = f"runner in the chroot failed: {failure(exc)}"
+                chroot = None
+            else:
+                chroot_rows.append(
+                    f"{label:<20}{sb_rate:>14,.0f}{cext.rate:>14,.0f}"
+                    f"{cext.rate / sb_rate:>8.2f}{cext.cpu_s / cext.operations * 1000:>17.3f}"
+                    f"{result.rate:>16,.0f}{cext.rate / result.rate:>14.2f}  {cext.client}"
+                )
+        bare = bare_connector(server, threads)
         print(
-            f"{label:<20}{sb_rate:>14,.0f}{run_rate:>14,.0f}{run_rate / sb_rate:>8.2f}"
-            f"{sb_cpu / sb_ops * 1000:>19.3f}{run_cpu / run_ops * 1000:>17.3f}"
-            f"{bare:>18,.0f}{run_rate / bare:>13.2f}"
+            f"{label:<20}{sb_rate:>14,.0f}{result.rate:>14,.0f}{result.rate / sb_rate:>8.2f}"
+            f"{sb_cpu / sb_ops * 1000:>19.3f}{result.cpu_s / result.operations * 1000:>17.3f}"
+            f"{bare:>18,.0f}{result.rate / bare:>13.2f}"
         )
+    print(f"host runner's connector (environment.json): {'; '.join(sorted(host_clients))}")
+    print(f"\nsame runner in a Debian {trixie_chroot.SUITE} chroot, same server, same minutes:")
+    if chroot_rows:
+        print(
+            f"{'point reads by key':<20}{'sysbench q/s':>14}{'runner ops/s':>14}{'ratio':>8}"
+            f"{'runner CPU s/1k':>17}{'host runner/s':>16}{'chroot/host':>14}"
+            "  connector (environment.json)"
+        )
+        print("\n".join(chroot_rows))
+    if chroot is None:
+        print(f"NO chroot figures{' for every row' if chroot_rows else ''}: {chroot_status}")
+
+
+def chroot_launcher(rootfs: Path, work: Path) -> Launcher:
+    return Launcher(
+        python=tuple(trixie_chroot.chroot_argv(rootfs, [f"{trixie_chroot.VENV}/bin/python"])),
+        host_dir=work,
+        guest_dir=CHROOT_WORK,
+        env=trixie_chroot.GUEST_ENV,
+    )
+
+
+def measure(server: MariaDBServer, work: Path, prepared: Path | str) -> None:
+    """Mounts the chroot (when prepared) around the measurements; always unmounts."""
+    host = Launcher(python=(sys.executable,), host_dir=work / "host", guest_dir=work / "host")
+    with contextlib.ExitStack() as stack:
+        chroot: Launcher | None = None
+        status = prepared if isinstance(prepared, str) else ""
+        if isinstance(prepared, Path):
+            chroot_work = work / "chroot"
+            chroot_work.mkdir()
+            binds = [
+                trixie_chroot.Bind(PACKAGE, trixie_chroot.PACKAGE_DIR, read_only=True),
+                trixie_chroot.Bind(chroot_work, CHROOT_WORK),
+            ]
+            try:
+                stack.enter_context(trixie_chroot.mounted(prepared, binds))
+            except trixie_chroot.ChrootUnavailableError as exc:
+                status = f"cannot mount the chroot: {exc}"
+            else:
+                chroot = chroot_launcher(prepared, chroot_work)
+        compare_point_reads(server, host, chroot, status)
+
+
+def prepare_chroot() -> Path | str:
+    """The cached trixie root filesystem, or why there is none."""
+    try:
+        rootfs: Path = trixie_chroot.prepare(CHROOT_CACHE, WHEELS_SCRIPT)
+    except (trixie_chroot.ChrootUnavailableError, OSError) as exc:
+        return f"cannot prepare the Debian {trixie_chroot.SUITE} chroot: {exc}"
+    return rootfs
 
 
 def main() -> int:
@@ -237,10 +362,13 @@ def main() -> int:
         else "pure Python (the C extension needs OpenSSL >= 3.2)"
     )
     print(f"mysql-connector-python {mysql.connector.__version__}: {implementation}")
+    # Prepared before the server starts: debootstrap must not eat into the
+    # minutes that the side-by-side figures share.
+    prepared = prepare_chroot()
     with tempfile.TemporaryDirectory(prefix="dbbench-bench-") as temp:
         server = start_mariadb(Path(temp) / "mariadb")
         try:
-            compare_point_reads(server, Path(temp))
+            measure(server, Path(temp), prepared)
         finally:
             server.stop()
     print(f"\ngenerator: flat45 1 KB records/s: {generator_throughput():,.0f}")

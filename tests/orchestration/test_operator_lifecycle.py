@@ -305,3 +305,26 @@ def test_external_target_with_a_missing_secret_waits_naming_the_field(
     ready = condition(run, "TargetsReady")
     assert (ready["status"], ready["reason"]) == ("False", "SecretNotFound")
     assert "spec.targets[0].external.uriSecretRef" in ready["message"]
+
+
+def test_external_target_of_another_topology_fails_naming_the_field(
+    kube_cluster: ControlPlane, operator_env: list[str], mariadb: MariaDBServer
+) -> None:
+    ns, name = "team-a", "wrong-topology"
+    uri = f"mariadb://root:{mariadb.root_password}@127.0.0.1:{mariadb.port}/"
+    kube_cluster.kubectl(
+        "create", "secret", "generic", "ext-db", "-n", ns, f"--from-literal=uri={uri}"
+    )
+    targets = [{"name": "ext", "engine": "mariadb", "topology": "primaryReplica",
+                "external": {"uriSecretRef": {"name": "ext-db", "key": "uri"}}}]  # fmt: skip
+    kube_cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns, targets=targets))
+    with operator(operator_env):
+        wait_for(lambda: phase_of(kube_cluster, ns, name) == "Failed", 60, "Failed")
+    run = get_json(kube_cluster, "benchmarkrun", name, "-n", ns)
+    assert run is not None
+    failed = condition(run, "Failed")
+    assert failed["reason"] == "TopologyMismatch"
+    assert (
+        "spec.targets[0].topology is primaryReplica but the server is standalone"
+        in (failed["message"])
+    )
