@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
+from dbbench_operator import provisioning
 from tests.fixtures.controlplane import REPO, ControlPlane, free_port, tool
 from tests.fixtures.mariadb import MariaDBServer
 
@@ -169,6 +170,11 @@ def test_run_progresses_owns_its_children_and_they_go_with_it(
         plan = get_json(kube_cluster, "configmap", f"{name}-plan", "-n", ns)
         assert plan is not None
         assert json.loads(plan["data"]["plan.json"])
+        # A deleted StatefulSet is noticed and re-applied by the next passes.
+        sts_name = statefulsets["items"][0]["metadata"]["name"]
+        kube_cluster.kubectl("delete", "statefulset", sts_name, "-n", ns)
+        wait_for(lambda: get_json(kube_cluster, "statefulset", sts_name, "-n", ns), 30,
+                 "the StatefulSet to be re-applied")  # fmt: skip
         for child in (secret, plan, statefulsets["items"][0]):
             owner = child["metadata"]["ownerReferences"][0]
             assert (owner["kind"], owner["uid"]) == ("BenchmarkRun", run["metadata"]["uid"])
@@ -207,6 +213,7 @@ def test_restarted_operator_resumes_without_rotating_credentials(
         started = (get_json(kube_cluster, "benchmarkrun", name, "-n", ns) or {})["status"][
             "startedAt"
         ]
+    provisioning._applied.clear()  # a new operator process starts with an empty cache
     with operator(operator_env):
         time.sleep(4)  # several reconcile passes at a 1 s interval
         run = get_json(kube_cluster, "benchmarkrun", name, "-n", ns)
