@@ -10,6 +10,10 @@ the runner's own table, then prints, side by side in one run:
 - data generator throughput (flat45, 1 KB records/s);
 - a bare loop with the same connector and statement (no runner around it),
   which shows how much of the gap is the connector rather than the runner;
+- the same runner point reads inside a cached Debian trixie chroot, where
+  mysql-connector's C extension loads (bookworm's OpenSSL 3.0 is too old for
+  it), measured in the same rows as sysbench and the host runner; each
+  runner's connector implementation is read from its environment.json;
 - the runner's peak RSS on the generation + measurement path at 100k and 2M
   records (it must stay flat: constant memory in the data-set size).
 
@@ -310,7 +314,8 @@ def compare_point_reads(
         )
         print("\n".join(chroot_rows))
     if chroot is None:
-        print(f"NO chroot figures{' for every row' if chroot_rows else ''}: {chroot_status}")
+        rows = " for the remaining rows" if chroot_rows else ""
+        print(f"NO chroot figures{rows}: {chroot_status}")
 
 
 def chroot_launcher(rootfs: Path, work: Path) -> Launcher:

@@ -8,6 +8,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import mysql.connector
@@ -208,3 +209,28 @@ def test_wrong_password_fails_at_once(mariadb: MariaDBServer, tmp_path: Path) ->
     with pytest.raises(DatabaseUnreachableError, match="Access denied"):
         run_step(step(bad, "flat45", 10, {"type": "insert"}), tmp_path)
     assert time.monotonic() - started < 5  # not retried: retrying cannot fix it
+
+
+def test_connect_timeout_is_whole_seconds_for_the_c_extension(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The C extension raises TypeError on a float connection_timeout (seen in the
+    trixie bench): the driver must round up, never pass 0.3 or 0."""
+    from dbbench_runner.drivers import mysql as driver  # noqa: PLC0415
+
+    seen: dict[str, object] = {}
+
+    def fake_connect(**kwargs: object) -> object:
+        seen.update(kwargs)
+        return object()
+
+    monkeypatch.setattr(mysql.connector, "connect", fake_connect)
+    config = SimpleNamespace(
+        target=SimpleNamespace(
+            user="root", secret=lambda: "pw", connect_timeout=0.3, connect_retries=1,
+            engine="mariadb",
+        )
+    )  # fmt: skip
+    driver._connect(config, "127.0.0.1", 3306, None)  # type: ignore[arg-type]
+    assert seen["connection_timeout"] == 1
+    assert isinstance(seen["connection_timeout"], int)

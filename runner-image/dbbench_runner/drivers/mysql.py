@@ -2,12 +2,16 @@
 
 The connector's C extension is used where it loads (it needs OpenSSL >= 3.2);
 which implementation runs is logged and recorded in environment.json.
-Reads, updates, scans and queries use server-side prepared statements.
+Statements use the text protocol with the connector's escaping: one round
+trip per operation. The connector's prepared cursor sends COM_STMT_RESET
+before every execute, a second round trip that made point reads ~40% slower
+(measured on MariaDB, pure-Python connector); docs/decisions.md.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 import mysql.connector
@@ -19,9 +23,6 @@ from dbbench_runner.operations import Insert, Operation, Query, Read, Scan, Stat
 from dbbench_runner.schema import mysql as sql
 
 log = logging.getLogger(__name__)
-# A prepared statement takes at most 65,535 placeholders; bigger batches are
-# sent as plain (client-interpolated) statements.
-MAX_PREPARED_PLACEHOLDERS = 65_535
 # Lost-connection errors after which one reconnect is attempted.
 CONNECTION_ERRNOS = {2006, 2013, 2055}
 # Access denied / unknown database: retrying cannot help.
@@ -39,7 +40,9 @@ def _connect(config: StepConfig, host: str, port: int, database: str | None) -> 
         "port": port,
         "user": target.user or "root",
         "password": target.secret() or "",
-        "connection_timeout": target.connect_timeout,
+        # The C extension takes whole seconds only (a float raises TypeError);
+        # round up so that a sub-second timeout does not become 0.
+        "connection_timeout": math.ceil(target.connect_timeout),
         "autocommit": True,
         "use_pure": not mysql.connector.HAVE_CEXT,
     }
@@ -66,10 +69,9 @@ class MySQLDriver:
         self._dataset = dataset
         self._primary = primary
         self._replica = replica
-        self._cursors: dict[tuple[int, str], Any] = {}
+        self._cursors: dict[int, Any] = {}
         self._has_tags = sql.tags_column(dataset) is not None
-        # The connector re-prepares unless it sees the *same* str object again
-        # (an identity check), so every statement text is built once and kept.
+        # Statement texts depend only on (kind, batch size): build each once.
         self._statements: dict[tuple[str, int], str] = {}
 
     @classmethod
@@ -108,13 +110,11 @@ class MySQLDriver:
             statement = self._statements[key] = _build(self._dataset, kind, size)
         return statement
 
-    def _cursor(self, conn: Any, statement: str, placeholders: int) -> Any:
-        prepared = placeholders <= MAX_PREPARED_PLACEHOLDERS
-        key = (id(conn), statement if prepared else "")
-        cursor = self._cursors.get(key)
+    def _cursor(self, conn: Any) -> Any:
+        """One reusable text-protocol cursor per connection."""
+        cursor = self._cursors.get(id(conn))
         if cursor is None:
-            cursor = conn.cursor(prepared=True) if prepared else conn.cursor()
-            self._cursors[key] = cursor
+            cursor = self._cursors[id(conn)] = conn.cursor()
         return cursor
 
     def execute(self, operation: Operation) -> Status:
@@ -132,13 +132,13 @@ class MySQLDriver:
             if conn.in_transaction:
                 conn.rollback()
             if exc.errno in CONNECTION_ERRNOS:
-                self._cursors = {k: v for k, v in self._cursors.items() if k[0] != id(conn)}
+                self._cursors.pop(id(conn), None)
                 conn.reconnect(attempts=1, delay=0)
         except mysql.connector.Error as again:
             log.warning("recovering after %s failed: %s", exc, again)
 
     def _fetch(self, conn: Any, statement: str, params: list[object]) -> Status:
-        cursor = self._cursor(conn, statement, len(params))
+        cursor = self._cursor(conn)
         cursor.execute(statement, params)
         return Status(ok=True, rows=len(cursor.fetchall()))
 
@@ -152,7 +152,7 @@ class MySQLDriver:
             case Update(key=key, fields=fields):
                 params = sql.update_params(dataset, key, fields)
                 statement = self._statement("update")
-                cursor = self._cursor(conn, statement, len(params))
+                cursor = self._cursor(conn)
                 cursor.execute(statement, params)
                 return Status(ok=True, rows=cursor.rowcount)
             case Scan(start_key=start, count=count):
@@ -166,14 +166,14 @@ class MySQLDriver:
         statement = self._statement("insert", len(records))
         params = sql.insert_params(self._dataset, records)
         if not self._has_tags:
-            self._cursor(conn, statement, len(params)).execute(statement, params)
+            self._cursor(conn).execute(statement, params)
             return Status(ok=True, rows=len(records))
         # news: the row and its tag rows in one transaction (one logical write).
         tag_params = sql.tags_params(self._dataset, records)
         tags_statement = self._statement("tags", len(tag_params) // 3)
         conn.start_transaction()
-        self._cursor(conn, statement, len(params)).execute(statement, params)
-        self._cursor(conn, tags_statement, len(tag_params)).execute(tags_statement, tag_params)
+        self._cursor(conn).execute(statement, params)
+        self._cursor(conn).execute(tags_statement, tag_params)
         conn.commit()
         return Status(ok=True, rows=len(records))
 
