@@ -268,18 +268,29 @@ def test_runs_in_unwatched_namespaces_are_ignored(
     assert get_json(kube_cluster, "secret", f"{name}-credentials", "-n", ns) is None
 
 
+def apply_external_run(
+    cluster: ControlPlane, ns: str, name: str, secret: str, uri: str | None, **target: Any
+) -> None:
+    """A run whose one target is external; the URI Secret is created unless uri is None."""
+    if uri is not None:
+        cluster.kubectl(
+            "create", "secret", "generic", secret, "-n", ns, f"--from-literal=uri={uri}"
+        )
+    targets = [{"name": "ext", "engine": "mariadb", **target,
+                "external": {"uriSecretRef": {"name": secret, "key": "uri"}}}]  # fmt: skip
+    cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns, targets=targets))
+
+
+def mariadb_uri(server: MariaDBServer) -> str:
+    return f"mariadb://root:{server.root_password}@127.0.0.1:{server.port}/"
+
+
 def test_external_target_is_verified_and_the_run_reaches_running(
     kube_cluster: ControlPlane, operator_env: list[str], mariadb: MariaDBServer
 ) -> None:
     """An external MariaDB (a real mariadbd) is probed through the URI in a Secret."""
     ns, name = "team-b", "external"
-    uri = f"mariadb://root:{mariadb.root_password}@127.0.0.1:{mariadb.port}/"
-    kube_cluster.kubectl(
-        "create", "secret", "generic", "ext-db", "-n", ns, f"--from-literal=uri={uri}"
-    )
-    targets = [{"name": "ext", "engine": "mariadb",
-                "external": {"uriSecretRef": {"name": "ext-db", "key": "uri"}}}]  # fmt: skip
-    kube_cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns, targets=targets))
+    apply_external_run(kube_cluster, ns, name, "ext-db", mariadb_uri(mariadb))
     with operator(operator_env) as runner:
         wait_for(lambda: phase_of(kube_cluster, ns, name) == "Running", 60, "Running")
         run = wait_for(
@@ -304,9 +315,7 @@ def test_external_target_with_a_missing_secret_waits_naming_the_field(
     kube_cluster: ControlPlane, operator_env: list[str]
 ) -> None:
     ns, name = "team-a", "no-secret"
-    targets = [{"name": "ext", "engine": "mariadb",
-                "external": {"uriSecretRef": {"name": "absent", "key": "uri"}}}]  # fmt: skip
-    kube_cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns, targets=targets))
+    apply_external_run(kube_cluster, ns, name, "absent", None)
     with operator(operator_env):
         run = wait_for(lambda: targets_ready_known(kube_cluster, ns, name), 60, "TargetsReady")
     ready = condition(run, "TargetsReady")
@@ -318,13 +327,9 @@ def test_external_target_of_another_topology_fails_naming_the_field(
     kube_cluster: ControlPlane, operator_env: list[str], mariadb: MariaDBServer
 ) -> None:
     ns, name = "team-a", "wrong-topology"
-    uri = f"mariadb://root:{mariadb.root_password}@127.0.0.1:{mariadb.port}/"
-    kube_cluster.kubectl(
-        "create", "secret", "generic", "ext-db", "-n", ns, f"--from-literal=uri={uri}"
+    apply_external_run(
+        kube_cluster, ns, name, "ext-db", mariadb_uri(mariadb), topology="primaryReplica"
     )
-    targets = [{"name": "ext", "engine": "mariadb", "topology": "primaryReplica",
-                "external": {"uriSecretRef": {"name": "ext-db", "key": "uri"}}}]  # fmt: skip
-    kube_cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns, targets=targets))
     with operator(operator_env):
         wait_for(lambda: phase_of(kube_cluster, ns, name) == "Failed", 60, "Failed")
     run = get_json(kube_cluster, "benchmarkrun", name, "-n", ns)

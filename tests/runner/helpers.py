@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from dbbench_runner.config import StepConfig, parse_config
 from dbbench_runner.results import read_histograms
+from tests.fixtures.mariadb import MariaDBServer
 
 RESULT_FILES = (
     "summary.json",
@@ -18,6 +21,31 @@ RESULT_FILES = (
     "series-seconds.csv",
     "storage.csv",
 )
+
+
+def mariadb_target(server: MariaDBServer, database: str, **extra: Any) -> dict[str, Any]:
+    """The step-file `target` for a fixture MariaDB server."""
+    return {
+        "name": "mariadb",
+        "engine": "mariadb",
+        "host": "127.0.0.1",
+        "port": server.port,
+        "user": "root",
+        "password": server.root_password,
+        "database": database,
+        **extra,
+    }
+
+
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`python -m dbbench_runner ARGS` as a user runs it, output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "dbbench_runner", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def step(

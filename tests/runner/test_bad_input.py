@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -22,21 +20,9 @@ from dbbench_runner.running import EXIT_ERROR_RATE, run_step
 from dbbench_runner.schema import mysql as schema
 from tests.fixtures.mariadb import MariaDBServer, free_port
 
-from .helpers import check_results, step
+from .helpers import check_results, cli, mariadb_target, step
 
 pytestmark = pytest.mark.integration
-
-
-def target(server: MariaDBServer, database: str) -> dict[str, Any]:
-    return {
-        "name": "mariadb",
-        "engine": "mariadb",
-        "host": "127.0.0.1",
-        "port": server.port,
-        "user": "root",
-        "password": server.root_password,
-        "database": database,
-    }
 
 
 def test_unreachable_database_retries_then_fails_clearly(tmp_path: Path) -> None:
@@ -56,22 +42,7 @@ def test_unreachable_database_retries_then_fails_clearly(tmp_path: Path) -> None
     path = tmp_path / "step.yaml"
     path.write_text(yaml.safe_dump(config))
     started = time.monotonic()
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "dbbench_runner",
-            "run",
-            "--config",
-            str(path),
-            "--out",
-            str(tmp_path / "o"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = cli("run", "--config", str(path), "--out", str(tmp_path / "o"))
     elapsed = time.monotonic() - started
     assert result.returncode == 4
     assert f"cannot connect to mariadb at 127.0.0.1:{port} after 3 attempts" in result.stderr
@@ -83,7 +54,7 @@ def test_unreachable_database_retries_then_fails_clearly(tmp_path: Path) -> None
 def half_loaded(mariadb: MariaDBServer) -> dict[str, Any]:
     """A flat45 table already holding every 10th record: inserting all 200 collides 20 times."""
     database = f"e_{uuid.uuid4().hex[:12]}"
-    config = step(target(mariadb, database), "flat45", 200, {"type": "insert"})
+    config = step(mariadb_target(mariadb, database), "flat45", 200, {"type": "insert"})
     generator = generator_for(config.dataset)
     conn = mysql.connector.connect(**mariadb.connect_args())
     try:
@@ -100,7 +71,7 @@ def half_loaded(mariadb: MariaDBServer) -> dict[str, Any]:
         conn.commit()
     finally:
         conn.close()
-    return target(mariadb, database)
+    return mariadb_target(mariadb, database)
 
 
 @pytest.mark.parametrize(
@@ -137,7 +108,7 @@ def test_cli_run_then_merge(mariadb: MariaDBServer, tmp_path: Path) -> None:
     database = f"cli_{uuid.uuid4().hex[:12]}"
     secret = tmp_path / "password"
     secret.write_text(mariadb.root_password)
-    base = {**target(mariadb, database), "passwordFile": str(secret)}
+    base = {**mariadb_target(mariadb, database), "passwordFile": str(secret)}
     del base["password"]
     outs = []
     for pod in range(2):
@@ -153,22 +124,7 @@ def test_cli_run_then_merge(mariadb: MariaDBServer, tmp_path: Path) -> None:
         path = tmp_path / f"step{pod}.yaml"
         path.write_text(yaml.safe_dump(raw))
         out = tmp_path / f"pod{pod}"
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "dbbench_runner",
-                "run",
-                "--config",
-                str(path),
-                "--out",
-                str(out),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        result = cli("run", "--config", str(path), "--out", str(out))
         assert result.returncode == 0, result.stderr
         assert "[load] succeeded: 16 ops" in result.stdout  # 2 threads x ceil(75 / 10)
         assert "ops/s  p99" in result.stdout  # progress lines
@@ -176,21 +132,7 @@ def test_cli_run_then_merge(mariadb: MariaDBServer, tmp_path: Path) -> None:
         assert progress["operations"] == 16
         assert progress["percent"] == 100.0
         outs.append(out)
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "dbbench_runner",
-            "merge",
-            "--out",
-            str(tmp_path / "all"),
-            *map(str, outs),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = cli("merge", "--out", str(tmp_path / "all"), *map(str, outs), timeout=60)
     assert result.returncode == 0, result.stderr
     check_results(tmp_path / "all", operations=32, records=300)
     conn = mysql.connector.connect(**mariadb.connect_args(), database=database)
@@ -204,7 +146,7 @@ def test_cli_run_then_merge(mariadb: MariaDBServer, tmp_path: Path) -> None:
 
 
 def test_wrong_password_fails_at_once(mariadb: MariaDBServer, tmp_path: Path) -> None:
-    bad = {**target(mariadb, "nowhere"), "password": "wrong"}
+    bad = {**mariadb_target(mariadb, "nowhere"), "password": "wrong"}
     started = time.monotonic()
     with pytest.raises(DatabaseUnreachableError, match="Access denied"):
         run_step(step(bad, "flat45", 10, {"type": "insert"}), tmp_path)

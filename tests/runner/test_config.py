@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from dbbench_runner.config import ConfigError, load_config, parse_config, parse_duration
+
+from .helpers import cli
 
 TARGET = {"name": "maria", "engine": "mariadb", "host": "127.0.0.1", "port": 3306}
 
@@ -97,22 +97,7 @@ def test_password_file_is_read(tmp_path: Path) -> None:
 def test_cli_exits_2_and_names_the_field(tmp_path: Path) -> None:
     path = tmp_path / "step.yaml"
     path.write_text(yaml.safe_dump(raw({"type": "insert", "writeConcern": "majority"})))
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "dbbench_runner",
-            "run",
-            "--config",
-            str(path),
-            "--out",
-            str(tmp_path / "o"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = cli("run", "--config", str(path), "--out", str(tmp_path / "o"), timeout=60)
     assert result.returncode == 2
     assert "phase.writeConcern" in result.stderr
     assert not (tmp_path / "o").exists()

@@ -9,9 +9,9 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import mysql.connector
 import pytest
@@ -20,22 +20,9 @@ import yaml
 from dbbench_runner.running import run_step
 from tests.fixtures.mariadb import MariaDBServer
 
-from .helpers import check_results, step
+from .helpers import check_results, mariadb_target, step
 
 pytestmark = pytest.mark.integration
-
-
-def target(server: MariaDBServer, database: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "name": "mariadb",
-        "engine": "mariadb",
-        "host": "127.0.0.1",
-        "port": server.port,
-        "user": "root",
-        "password": server.root_password,
-        "database": database,
-        **extra,
-    }
 
 
 @pytest.mark.parametrize(
@@ -64,34 +51,38 @@ def test_reads_go_to_the_replica_only_when_allowed(
     database = f"r_{uuid.uuid4().hex[:12]}"
     assert (
         run_step(
-            step(target(replica, database), "ycsb", 100, {"type": "insert"}), tmp_path / "load"
+            step(mariadb_target(replica, database), "ycsb", 100, {"type": "insert"}),
+            tmp_path / "load",
         )
         == 0
     )
     phase = {"type": "mix", "mix": {"read": 1}, "operations": 60, "readPreference": preference}
-    primary = target(mariadb, database, replicas=[{"host": "127.0.0.1", "port": replica.port}])
+    primary = mariadb_target(
+        mariadb, database, replicas=[{"host": "127.0.0.1", "port": replica.port}]
+    )
     assert run_step(step(primary, "ycsb", 100, phase), tmp_path / "reads") == 0
     summary = check_results(tmp_path / "reads", operations=60)
     assert summary["operationsByType"]["read"]["rows"] == (60 if found else 0)
 
 
-def test_sigterm_stops_cleanly_with_results(mariadb: MariaDBServer, tmp_path: Path) -> None:
+@contextmanager
+def long_running_step(
+    server: MariaDBServer, tmp_path: Path, target_rate: int
+) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+    """A loaded table, then a 10-minute mix run as a subprocess, yielded once it
+    reports progress; killed on the way out if the test left it running."""
     database = f"s_{uuid.uuid4().hex[:12]}"
-    assert (
-        run_step(
-            step(target(mariadb, database), "flat45", 100, {"type": "insert"}), tmp_path / "load"
-        )
-        == 0
-    )
+    load = step(mariadb_target(server, database), "flat45", 100, {"type": "insert"})
+    assert run_step(load, tmp_path / "load") == 0
     raw = {
-        "target": target(mariadb, database),
+        "target": mariadb_target(server, database),
         "dataset": {"shape": "flat45", "records": 100},
         "phase": {
             "name": "long",
             "type": "mix",
             "mix": {"read": 1},
             "duration": "10m",
-            "targetRate": 200,
+            "targetRate": target_rate,
         },
         "threads": 2,
         "processes": 2,
@@ -110,12 +101,17 @@ def test_sigterm_stops_cleanly_with_results(mariadb: MariaDBServer, tmp_path: Pa
             deadline = time.monotonic() + 60
             while not (out / "progress.json").exists() and time.monotonic() < deadline:
                 time.sleep(0.2)
-            time.sleep(1.0)
-            process.send_signal(signal.SIGTERM)
-            stdout, _ = process.communicate(timeout=60)
+            yield process, out
         finally:
             if process.poll() is None:
                 process.kill()
+
+
+def test_sigterm_stops_cleanly_with_results(mariadb: MariaDBServer, tmp_path: Path) -> None:
+    with long_running_step(mariadb, tmp_path, target_rate=200) as (process, out):
+        time.sleep(1.0)
+        process.send_signal(signal.SIGTERM)
+        stdout, _ = process.communicate(timeout=60)
     assert process.returncode == 0
     assert "stopped" in stdout
     summary = json.loads((out / "summary.json").read_text())
@@ -138,46 +134,10 @@ def _worker_pids(parent: int) -> list[int]:
 def test_a_killed_worker_fails_the_run_instead_of_hanging(
     mariadb: MariaDBServer, tmp_path: Path
 ) -> None:
-    database = f"k_{uuid.uuid4().hex[:12]}"
-    assert (
-        run_step(
-            step(target(mariadb, database), "flat45", 100, {"type": "insert"}), tmp_path / "load"
-        )
-        == 0
-    )
-    raw = {
-        "target": target(mariadb, database),
-        "dataset": {"shape": "flat45", "records": 100},
-        "phase": {
-            "name": "long",
-            "type": "mix",
-            "mix": {"read": 1},
-            "duration": "10m",
-            "targetRate": 100,
-        },
-        "threads": 2,
-        "processes": 2,
-        "progressEvery": 0.5,
-    }
-    path = tmp_path / "step.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    out = tmp_path / "run"
-    with subprocess.Popen(
-        [sys.executable, "-m", "dbbench_runner", "run", "--config", str(path), "--out", str(out)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as process:
-        try:
-            deadline = time.monotonic() + 60
-            while not (out / "progress.json").exists() and time.monotonic() < deadline:
-                time.sleep(0.2)
-            workers = _worker_pids(process.pid)
-            assert len(workers) == 2
-            os.kill(workers[0], signal.SIGKILL)  # as the OOM killer would
-            _, stderr = process.communicate(timeout=60)
-        finally:
-            if process.poll() is None:
-                process.kill()
+    with long_running_step(mariadb, tmp_path, target_rate=100) as (process, _):
+        workers = _worker_pids(process.pid)
+        assert len(workers) == 2
+        os.kill(workers[0], signal.SIGKILL)  # as the OOM killer would
+        _, stderr = process.communicate(timeout=60)
     assert process.returncode == 5
     assert "worker process" in stderr
