@@ -70,10 +70,6 @@ class Decision:
     conditions: tuple[Condition, ...] = field(default_factory=tuple)
     event: tuple[str, str] | None = None  # (reason, message) worth an Event: a transition
 
-    @property
-    def changed_phase(self) -> bool:
-        return self.event is not None
-
 
 def _fail(reason: str, message: str) -> Decision:
     return Decision(

@@ -1,4 +1,9 @@
-"""Operator settings, read once from the environment the chart sets."""
+"""Operator settings, read once from the environment the chart sets.
+
+The chart also sets DBBENCH_RUNNER_IMAGE, DBBENCH_RESULTS_CLAIM and
+DBBENCH_WATCH_NAMESPACES for runner orchestration; they are read here when
+that code exists, not before.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +14,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class OperatorSettings:
-    namespace: str
-    runner_image: str
-    results_claim: str
-    watch_namespaces: tuple[str, ...]
     reconcile_interval: float
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> OperatorSettings:
         env = os.environ if env is None else env
-        watch = tuple(ns for ns in env.get("DBBENCH_WATCH_NAMESPACES", "").split(",") if ns)
-        return cls(
-            namespace=env.get("DBBENCH_OPERATOR_NAMESPACE", "dbbench-system"),
-            runner_image=env.get("DBBENCH_RUNNER_IMAGE", "dbbench-runner:dev"),
-            results_claim=env.get("DBBENCH_RESULTS_CLAIM", "dbbench-results"),
-            watch_namespaces=watch,
-            reconcile_interval=float(env.get("DBBENCH_RECONCILE_INTERVAL", "5")),
-        )
+        return cls(reconcile_interval=float(env.get("DBBENCH_RECONCILE_INTERVAL", "5")))
