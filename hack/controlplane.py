@@ -11,9 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tests.fixtures.controlplane import running_control_plane
+from dbbench_local.controlplane import running_control_plane
 
 
 def main() -> int:

@@ -43,9 +43,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "runner-image"))
 
-from tests.fixtures.mariadb import MariaDBServer, start_mariadb  # noqa: E402
-
 from bench import trixie_chroot  # noqa: E402
+from dbbench_local.mariadb import MariaDBServer, start_mariadb  # noqa: E402
 
 DURATION_S = int(os.environ.get("BENCH_DURATION", "10"))
 TABLE_SIZE = 100_000

@@ -1,0 +1,220 @@
+"""A real MariaDB server for tests and benchmarks, started and stopped by PID.
+
+`start_mariadb` creates a fresh data directory with `mariadb-install-db`, starts
+`mariadbd` on a free loopback port with binary logging on (so replication tests
+can use the same servers), and leaves root reachable over TCP with a password:
+root@localhost, root@'127.0.0.1' and root@'%' all have ALL PRIVILEGES WITH GRANT
+OPTION. The pytest fixtures in tests/fixtures/mariadb.py, the bench and the
+local tooling use it; whoever starts a server stops it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import mysql.connector
+
+MARIADBD = "/usr/sbin/mariadbd"
+INSTALL_DB = "mariadb-install-db"
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 30.0
+# sockaddr_un.sun_path holds 108 bytes; pytest's tmp paths can be longer.
+MAX_SOCKET_PATH = 100
+
+
+@dataclass
+class MariaDBServer:
+    port: int
+    socket: Path
+    datadir: Path
+    server_id: int
+    pid: int
+    root_password: str
+    _process: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
+
+    def connect_args(self) -> dict[str, object]:
+        """Arguments for mysql.connector.connect (and our runner's target)."""
+        return {
+            "host": "127.0.0.1",
+            "port": self.port,
+            "user": "root",
+            "password": self.root_password,
+        }
+
+    def stop(self) -> None:
+        """SIGTERM by PID, wait, SIGKILL after a timeout; idempotent."""
+        if not _alive(self.pid, self._process):
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if not _alive(self.pid, self._process):
+                return
+            time.sleep(0.1)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        if self._process is not None:
+            self._process.wait(timeout=STOP_TIMEOUT_S)
+
+
+def _alive(pid: int, process: subprocess.Popen[bytes] | None) -> bool:
+    if process is not None:
+        # poll() also reaps the child so it does not linger as a zombie.
+        return process.poll() is None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def free_port() -> int:
+    """A loopback port that is free right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _log_tail(log: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log file)"
+
+
+def _socket_path(run_dir: Path) -> Path:
+    candidate = run_dir / "mariadbd.sock"
+    if len(str(candidate)) <= MAX_SOCKET_PATH:
+        return candidate
+    short_dir = Path(tempfile.mkdtemp(prefix="mdb-"))
+    return short_dir / "mariadbd.sock"
+
+
+def _install(datadir: Path, log: Path) -> None:
+    argv = [
+        INSTALL_DB,
+        "--no-defaults",
+        f"--datadir={datadir}",
+        "--user=root",
+        "--auth-root-authentication-method=normal",
+        "--skip-test-db",
+    ]
+    with log.open("wb") as out:
+        result = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"mariadb-install-db failed ({result.returncode}):\n{_log_tail(log)}")
+
+
+def _wait_ready(
+    process: subprocess.Popen[bytes], sock: Path, log: Path
+) -> mysql.connector.abstracts.MySQLConnectionAbstract:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    last_error: Exception | None = None
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"mariadbd exited with {process.returncode} during start-up:\n{_log_tail(log)}"
+            )
+        if sock.exists():
+            try:
+                conn = mysql.connector.connect(unix_socket=str(sock), user="root")
+            except mysql.connector.Error as exc:
+                last_error = exc
+            else:
+                return conn  # type: ignore[return-value]
+        time.sleep(0.2)
+    raise RuntimeError(
+        f"mariadbd did not accept connections within {START_TIMEOUT_S:.0f}s "
+        f"(last error: {last_error}):\n{_log_tail(log)}"
+    )
+
+
+def _secure(conn: mysql.connector.abstracts.MySQLConnectionAbstract, password: str) -> None:
+    """Drop anonymous accounts (they shadow root@localhost) and give root a password."""
+    # The password is hex (secrets.token_hex), so quoting it inline is safe and
+    # avoids the connector's parameter substitution clashing with the '%' host.
+    pw = f"'{password}'"
+    statements = [
+        "DELETE FROM mysql.global_priv WHERE User=''",
+        "FLUSH PRIVILEGES",
+        f"ALTER USER 'root'@'localhost' IDENTIFIED BY {pw}",
+        f"CREATE OR REPLACE USER 'root'@'127.0.0.1' IDENTIFIED BY {pw}",
+        "GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION",
+        f"CREATE OR REPLACE USER 'root'@'%' IDENTIFIED BY {pw}",
+        "GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION",
+        "FLUSH PRIVILEGES",
+    ]
+    cursor = conn.cursor()
+    try:
+        for statement in statements:
+            cursor.execute(statement)
+        conn.commit()
+    finally:
+        cursor.close()
+        conn.close()
+
+
+def start_mariadb(
+    base_dir: Path, *, server_id: int = 1, extra_args: Sequence[str] = ()
+) -> MariaDBServer:
+    """Install a fresh data directory under base_dir and start mariadbd on it."""
+    base_dir = Path(base_dir)
+    base_dir.mkdir(parents=True, exist_ok=True)
+    datadir = base_dir / "data"
+    log = base_dir / "mariadbd.err"
+    _install(datadir, base_dir / "install.log")
+    sock = _socket_path(base_dir)
+    port = free_port()
+    argv = [
+        MARIADBD,
+        "--no-defaults",
+        "--user=root",
+        "--bind-address=127.0.0.1",
+        f"--port={port}",
+        f"--socket={sock}",
+        f"--datadir={datadir}",
+        f"--pid-file={base_dir / 'mariadbd.pid'}",
+        f"--log-error={log}",
+        f"--server-id={server_id}",
+        "--log-bin=mysql-bin",
+        "--binlog-format=ROW",
+        "--log-slave-updates",
+        "--innodb-buffer-pool-size=128M",
+        "--skip-name-resolve",
+        *extra_args,
+    ]
+    process = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    server = MariaDBServer(
+        port=port,
+        socket=sock,
+        datadir=datadir,
+        server_id=server_id,
+        pid=process.pid,
+        root_password=secrets.token_hex(12),
+        _process=process,
+    )
+    try:
+        conn = _wait_ready(process, sock, log)
+        _secure(conn, server.root_password)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+def mariadb_available() -> bool:
+    return Path(MARIADBD).exists() and shutil.which(INSTALL_DB) is not None
