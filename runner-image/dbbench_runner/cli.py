@@ -1,7 +1,8 @@
 """python -m dbbench_runner run --config step.yaml --out DIR | merge --out DIR IN_DIR...
+| job --config step.yaml --out DIR   (a pod of a Kubernetes Job; see dbbench_runner.job)
 
 Exit codes: 0 ok, 2 invalid config, 3 error rate above maxErrorRate,
-4 database unreachable, 5 a worker crashed.
+4 database unreachable, 5 a worker crashed, 6 results upload failed (job).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run one step against one target")
     run.add_argument("--config", type=Path, required=True)
     run.add_argument("--out", type=Path, required=True)
+    job = commands.add_parser("job", help="run one step as a pod of a Kubernetes Job")
+    job.add_argument("--config", type=Path, required=True)
+    job.add_argument("--out", type=Path, required=True)
     combine = commands.add_parser("merge", help="merge pods' result directories")
     combine.add_argument("--out", type=Path, required=True)
     combine.add_argument("inputs", type=Path, nargs="+")
@@ -34,6 +38,10 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     args = _parser().parse_args(argv)
+    if args.command == "job":
+        from dbbench_runner.job import run_job  # noqa: PLC0415 - only pods in a Job need it
+
+        return run_job(args.config, args.out)
     if args.command == "merge":
         summary = merge(args.out, list(args.inputs))
         print(f"merged {len(args.inputs)} result directories: {summary['operations']} ops")

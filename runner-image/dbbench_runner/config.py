@@ -12,6 +12,7 @@ import os
 import re
 from pathlib import Path
 from typing import Literal
+from urllib.parse import unquote, urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -75,19 +76,57 @@ class Target(_Model):
     connect_retries: int = Field(default=5, ge=1, le=100)
     connect_timeout: float = Field(default=5.0, gt=0)
 
+    # A file holding the URI (a mounted Secret): mongodb://... for mongodb,
+    # mysql:// or mariadb:// (user, password, host, port, database) otherwise.
+    uri_file: Path | None = None
+
     @model_validator(mode="after")
     def _one_address(self) -> Target:
-        if (self.uri is None) == (self.host is None):
-            raise ValueError("uri: give exactly one of uri or host")
+        given = [self.uri is not None, self.uri_file is not None, self.host is not None]
+        if sum(given) != 1:
+            raise ValueError("uri: give exactly one of uri, uriFile or host")
         if self.uri is not None and self.engine != "mongodb":
             raise ValueError("uri: only for mongodb; use host/port/user for mysql and mariadb")
         return self
+
+    def resolved(self) -> Target:
+        """The target with `uriFile` read and, for MySQL-family URIs, split into fields."""
+        if self.uri_file is None:
+            return self
+        try:
+            uri = self.uri_file.read_text().strip()
+        except OSError as exc:
+            raise ValueError(f"uriFile: cannot read {self.uri_file}: {exc.strerror}") from exc
+        fields: dict[str, object] = {"uri_file": None}
+        if self.engine == "mongodb":
+            fields["uri"] = uri
+        else:
+            fields.update(parse_mysql_uri(uri))
+        return self.model_copy(update=fields)
 
     def secret(self) -> str | None:
         """The password, read from passwordFile when given (a mounted Secret)."""
         if self.password_file is not None:
             return self.password_file.read_text().strip()
         return self.password
+
+
+def parse_mysql_uri(uri: str) -> dict[str, object]:
+    """mysql://user:password@host:port/database -> Target fields (password never logged)."""
+    parts = urlsplit(uri)
+    if parts.scheme not in ("mysql", "mariadb") or not parts.hostname:
+        raise ValueError(
+            "uriFile: a MySQL/MariaDB URI looks like mysql://user:password@host:3306/db"
+        )
+    fields: dict[str, object] = {"host": parts.hostname, "port": parts.port or 3306}
+    if parts.username:
+        fields["user"] = unquote(parts.username)
+    if parts.password is not None:
+        fields["password"] = unquote(parts.password)
+    database = parts.path.lstrip("/")
+    if database:
+        fields["database"] = database
+    return fields
 
 
 class Dataset(_Model):
@@ -160,8 +199,8 @@ class Phase(_Model):
             raise ValueError("keys: required when type is pointReads")
         if self.type in ("mix", "query") and self.duration is None and self.operations is None:
             raise ValueError("duration: give duration or operations for mix and query phases")
-        if self.type in ("insert", "pointReads") and self.warmup > 0:
-            raise ValueError("warmup: not allowed for insert and pointReads (every op counts)")
+        if self.type == "insert" and self.warmup > 0:
+            raise ValueError("warmup: not allowed for insert phases (every record counts)")
         if self.duration is not None and self.duration <= 0:
             raise ValueError("duration: must be positive")
         if self.warmup < 0:
@@ -234,13 +273,24 @@ def _describe(loc: tuple[int | str, ...], message: str) -> str:
     return f"{path or '(top level)'}: {message}"
 
 
-def load_config(path: Path) -> StepConfig:
-    """Read and validate a step file; every failure becomes a ConfigError naming the field."""
+def load_config(path: Path, pod_index: int | None = None) -> StepConfig:
+    """Read and validate a step file; every failure becomes a ConfigError naming the field.
+
+    `pod_index` overrides `pod.index` (a Kubernetes Indexed Job gives each pod
+    its index in JOB_COMPLETION_INDEX; the step file is shared by all pods).
+    """
     try:
         raw = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: cannot read config: {exc}") from exc
-    return parse_config(raw)
+    if pod_index is not None and isinstance(raw, dict):
+        raw = {**raw, "pod": {**(raw.get("pod") or {}), "index": pod_index}}
+    config = parse_config(raw)
+    try:
+        target = config.target.resolved()
+    except (ValueError, ValidationError) as exc:
+        raise ConfigError(f"invalid config:\n  target.{exc}") from exc
+    return config.model_copy(update={"target": target})
 
 
 def parse_config(raw: object) -> StepConfig:

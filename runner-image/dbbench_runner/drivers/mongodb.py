@@ -70,12 +70,19 @@ class MongoDriver:
         target = config.target
         timeout_ms = int(target.connect_timeout * 1000)
 
+        # Credentials given apart from the URI (a deployed target: the URI is
+        # in a ConfigMap, the password in a mounted Secret) go as options.
+        credentials: dict[str, str] = {}
+        if target.user is not None:
+            credentials = {"username": target.user, "password": target.secret() or ""}
+
         def attempt() -> Any:
             client = client_factory(
                 target.uri,
                 appname="dbbench-runner",
                 connectTimeoutMS=timeout_ms,
                 serverSelectionTimeoutMS=timeout_ms,
+                **credentials,
             )
             try:
                 client.admin.command("ping")

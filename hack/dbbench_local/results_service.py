@@ -1,0 +1,107 @@
+"""The results service as a local process (tests and the operator run out of cluster).
+
+Started with the same module the chart runs (``python -m dbbench_results``),
+on a free loopback port, and stopped by its PID.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dbbench_local.mariadb import free_port
+
+START_TIMEOUT_S = 20.0
+
+
+@dataclass
+class ResultsService:
+    root: Path
+    key: bytes
+    port: int
+    log: Path
+    max_upload_mb: int = 512
+    _process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        assert self._process is not None
+        return self._process.pid
+
+    def start(self) -> ResultsService:
+        key_file = self.root.parent / f".{self.root.name}.key"
+        key_file.write_bytes(self.key)
+        key_file.chmod(0o600)
+        with self.log.open("ab") as out:
+            self._process = subprocess.Popen(
+                [
+                    sys.executable, "-m", "dbbench_results", "--root", str(self.root),
+                    "--key-file", str(key_file), "--host", "127.0.0.1",
+                    "--port", str(self.port), "--max-upload-mb", str(self.max_upload_mb),
+                ],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        self._wait_ready()
+        return self
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            assert self._process is not None
+            if self._process.poll() is not None:
+                raise RuntimeError(f"results service exited: {self.log.read_text()[-2000:]}")
+            with (
+                contextlib.suppress(OSError),
+                urllib.request.urlopen(f"{self.url}/healthz", timeout=1) as response,  # noqa: S310
+            ):
+                if response.status == 200:
+                    return
+            time.sleep(0.1)
+        raise RuntimeError(f"results service not ready after {START_TIMEOUT_S}s")
+
+    def stop(self, *, kill: bool = False) -> None:
+        """SIGTERM (or SIGKILL, to test durability) by PID, and wait."""
+        if self._process is None or self._process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self._process.pid, signal.SIGKILL if kill else signal.SIGTERM)
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait(timeout=10)
+
+
+def start_results_service(workdir: Path, *, max_upload_mb: int = 512) -> ResultsService:
+    root = workdir / "results"
+    root.mkdir(parents=True, exist_ok=True)
+    service = ResultsService(
+        root=root,
+        key=secrets.token_hex(32).encode(),
+        port=free_port(),
+        log=workdir / "results-service.log",
+        max_upload_mb=max_upload_mb,
+    )
+    return service.start()
+
+
+@contextlib.contextmanager
+def running_results_service(workdir: Path, **kwargs: int) -> Iterator[ResultsService]:
+    service = start_results_service(workdir, **kwargs)
+    try:
+        yield service
+    finally:
+        service.stop()
