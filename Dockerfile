@@ -32,9 +32,10 @@ COPY ${WHEELS_DIR}/ /wheels/
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY operator/ operator/
-# pyproject.toml also names runner-image/ as a package root; the runner is
-# not part of this image, so an empty directory stands in for it.
-RUN mkdir -p runner-image \
+# pyproject.toml also names runner-image/ and hack/ as package roots; the
+# runner, the results service and the local tooling are not part of this
+# image, so empty directories stand in for them.
+RUN mkdir -p runner-image hack \
  && /opt/dbbench/bin/pip install --no-index --find-links /wheels '.[operator]' \
  && /opt/dbbench/bin/kopf --version \
  && /opt/dbbench/bin/python -c "import dbbench_operator"

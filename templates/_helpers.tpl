@@ -94,3 +94,20 @@ all namespaces (kopf --all-namespaces, cluster-wide bindings).
 {{- define "dbbench.operatorRoleName" -}}
 {{- include "dbbench.suffixedName" (list . "operator") }}
 {{- end }}
+
+{{/* The results service: its name, selector and key Secret. */}}
+{{- define "dbbench.resultsName" -}}
+{{- include "dbbench.suffixedName" (list . "results") }}
+{{- end }}
+{{- define "dbbench.resultsKeySecret" -}}
+{{- include "dbbench.suffixedName" (list . "results-key") }}
+{{- end }}
+{{- define "dbbench.resultsSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "dbbench.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: results
+{{- end }}
+{{/* Where the operator and runner pods reach the results service (no cluster domain assumed). */}}
+{{- define "dbbench.resultsUrl" -}}
+{{- printf "http://%s.%s.svc:%v" (include "dbbench.resultsName" .) .Release.Namespace .Values.results.service.port }}
+{{- end }}

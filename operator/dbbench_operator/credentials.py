@@ -19,12 +19,16 @@ from dbbench_operator.topology.request import (
 )
 
 ROOT_USERNAME = "dbbench"
+RESULTS_TOKEN_KEY = "results-token"  # noqa: S105 - a key name; runner pods present its value
 PASSWORD_BYTES = 24
 KEYFILE_BYTES = 576  # mongod keyFile: 6..1024 base64 characters; 576 bytes -> 768 chars
 
 
-def build_credentials_secret(run: RunRef, random_token: Callable[[int], str]) -> dict[str, Any]:
-    """A Secret with the database root user, a replication password and a MongoDB keyFile."""
+def build_credentials_secret(
+    run: RunRef, random_token: Callable[[int], str], results_token: str
+) -> dict[str, Any]:
+    """A Secret with the database root user, a replication password, a MongoDB keyFile
+    and the run's results token (runner pods present it to the results service)."""
     keyfile = base64.b64encode(random_token(KEYFILE_BYTES).encode())[:756].decode()
     manifest = {
         "apiVersion": "v1",
@@ -39,6 +43,7 @@ def build_credentials_secret(run: RunRef, random_token: Callable[[int], str]) ->
             SECRET_PASSWORD_KEY: random_token(PASSWORD_BYTES),
             SECRET_REPLICATION_PASSWORD_KEY: random_token(PASSWORD_BYTES),
             SECRET_KEYFILE_KEY: keyfile,
+            RESULTS_TOKEN_KEY: results_token,
         },
     }
     return adopt(manifest, run)

@@ -14,12 +14,11 @@ from typing import Any
 
 import kopf
 
-from dbbench_operator.lifecycle import TERMINAL
 from dbbench_operator.naming import GROUP, PLURAL, VERSION, RunRef
-from dbbench_operator.reconciling import current_phase, reconcile
+from dbbench_operator.reconciling import needs_pass, reconcile
 from dbbench_operator.settings import OperatorSettings
 
-SETTINGS = OperatorSettings.from_env()
+INTERVAL = OperatorSettings.from_env().reconcile_interval
 
 
 @kopf.on.startup()
@@ -49,20 +48,19 @@ def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
     return kopf.login_with_kubeconfig(**kwargs)
 
 
-def _active(status: kopf.Status, **_: Any) -> bool:
-    return current_phase(status) not in TERMINAL
+def _needs_pass(status: kopf.Status, **_: Any) -> bool:
+    return needs_pass(status)
 
 
-@kopf.timer(
-    GROUP, VERSION, PLURAL, interval=SETTINGS.reconcile_interval, initial_delay=0, when=_active
-)
+@kopf.timer(GROUP, VERSION, PLURAL, interval=INTERVAL, initial_delay=0, when=_needs_pass)
 def reconcile_run(
     *,
     body: kopf.Body, meta: kopf.Meta, spec: kopf.Spec, status: kopf.Status,
     patch: kopf.Patch, logger: kopf.Logger, **_: Any,
 ) -> None:  # fmt: skip
     """Advance the run by one idempotent pass and record what happened."""
-    outcome = reconcile(RunRef.from_meta(meta), spec, status, datetime.now(UTC))
+    settings = OperatorSettings.from_env()
+    outcome = reconcile(RunRef.from_meta(meta), spec, status, datetime.now(UTC), settings)
     patch.status.update(outcome.status)
     for kind, reason, message in outcome.events:
         kopf.event(body, type=kind, reason=reason, message=message)

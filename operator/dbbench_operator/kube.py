@@ -1,23 +1,58 @@
 """The one module that talks to the Kubernetes API for the operator's own objects.
 
 Server-side apply makes every write idempotent: applying the same manifest
-twice is a no-op, so a restarted operator can replay any step safely.
+twice is a no-op, so a restarted operator can replay any step safely. Every
+API failure surfaces as ``KubeError``, whose message names the verb and the
+object, so that the run's condition says what was refused.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any
 
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
-from kubernetes.dynamic.exceptions import NotFoundError
+from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError
 
 FIELD_MANAGER = "dbbench-operator"
 NOT_FOUND = 404
+CONFLICT = 409
+_MESSAGE_LIMIT = 600
+
+
+class KubeError(Exception):
+    """An API call failed; the message reads ``apply StatefulSet ns/name: 422 ...``."""
+
+    def __init__(self, verb: str, kind: str, namespace: str | None, name: str, exc: Any) -> None:
+        self.status = int(getattr(exc, "status", 0) or 0)
+        where = f"{namespace}/{name}" if namespace else name
+        super().__init__(f"{verb} {kind} {where}: {self.status} {_api_message(exc)}")
+
+
+def _api_message(exc: Any) -> str:
+    """The API server's own message (it names the invalid field), shortened."""
+    body = getattr(exc, "body", None)
+    try:
+        text = str(json.loads(body).get("message")) if body else ""
+    except (ValueError, AttributeError, TypeError):
+        text = ""
+    text = text or str(getattr(exc, "reason", "") or type(exc).__name__)
+    return text[:_MESSAGE_LIMIT]
+
+
+@contextlib.contextmanager
+def _call(verb: str, kind: str, namespace: str | None, name: str) -> Iterator[None]:
+    try:
+        yield
+    except (ApiException, DynamicApiError) as exc:
+        raise KubeError(verb, kind, namespace, name, exc) from exc
 
 
 @cache
@@ -41,19 +76,23 @@ def dynamic() -> DynamicClient:
 
 
 def _resource(api_version: str, kind: str) -> Any:
-    return dynamic().resources.get(api_version=api_version, kind=kind)
+    with _call("discover", kind, None, api_version):
+        return dynamic().resources.get(api_version=api_version, kind=kind)
 
 
 def apply(manifest: Mapping[str, Any]) -> None:
     """Create or update one object with server-side apply (idempotent)."""
     meta = manifest["metadata"]
-    _resource(manifest["apiVersion"], manifest["kind"]).server_side_apply(
-        body=dict(manifest),
-        name=meta["name"],
-        namespace=meta.get("namespace"),
-        field_manager=FIELD_MANAGER,
-        force_conflicts=True,
-    )
+    kind, namespace = manifest["kind"], meta.get("namespace")
+    resource = _resource(manifest["apiVersion"], kind)
+    with _call("apply", kind, namespace, meta["name"]):
+        resource.server_side_apply(
+            body=dict(manifest),
+            name=meta["name"],
+            namespace=namespace,
+            field_manager=FIELD_MANAGER,
+            force_conflicts=True,
+        )
 
 
 def apply_all(manifests: Iterable[Mapping[str, Any]]) -> None:
@@ -61,14 +100,57 @@ def apply_all(manifests: Iterable[Mapping[str, Any]]) -> None:
         apply(manifest)
 
 
-def get(api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+def get(api_version: str, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
     """The object as a plain dict, or None when it does not exist."""
+    resource = _resource(api_version, kind)
     try:
-        obj = _resource(api_version, kind).get(name=name, namespace=namespace)
-    except NotFoundError:
-        return None
+        with _call("get", kind, namespace, name):
+            obj = resource.get(name=name, namespace=namespace)
+    except KubeError as exc:
+        if exc.status == NOT_FOUND:
+            return None
+        raise
     result: dict[str, Any] = obj.to_dict()
     return result
+
+
+def list_objects(
+    api_version: str, kind: str, namespace: str | None, labels: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Objects of a kind (all namespaces when `namespace` is None), by label equality."""
+    selector = ",".join(f"{k}={v}" for k, v in (labels or {}).items()) or None
+    resource = _resource(api_version, kind)
+    with _call("list", kind, namespace, selector or "*"):
+        found = resource.get(namespace=namespace, label_selector=selector)
+    return [item.to_dict() for item in found.items]
+
+
+def delete(api_version: str, kind: str, namespace: str, name: str) -> bool:
+    """Delete (background propagation: dependents such as pods go too); False if absent."""
+    resource = _resource(api_version, kind)
+    try:
+        with _call("delete", kind, namespace, name):
+            resource.delete(
+                name=name, namespace=namespace, body={"propagationPolicy": "Background"}
+            )
+    except KubeError as exc:
+        if exc.status == NOT_FOUND:
+            return False
+        raise
+    return True
+
+
+def patch_merge(
+    api_version: str, kind: str, namespace: str, name: str, patch: Mapping[str, Any]
+) -> None:
+    resource = _resource(api_version, kind)
+    with _call("patch", kind, namespace, name):
+        resource.patch(
+            name=name,
+            namespace=namespace,
+            body=dict(patch),
+            content_type="application/merge-patch+json",
+        )
 
 
 def create_if_absent(manifest: Mapping[str, Any]) -> bool:
@@ -79,12 +161,13 @@ def create_if_absent(manifest: Mapping[str, Any]) -> bool:
     databases already use.
     """
     meta = manifest["metadata"]
+    kind, namespace = manifest["kind"], meta.get("namespace")
+    resource = _resource(manifest["apiVersion"], kind)
     try:
-        _resource(manifest["apiVersion"], manifest["kind"]).create(
-            body=dict(manifest), namespace=meta.get("namespace")
-        )
-    except ApiException as exc:
-        if exc.status == 409:
+        with _call("create", kind, namespace, meta["name"]):
+            resource.create(body=dict(manifest), namespace=namespace)
+    except KubeError as exc:
+        if exc.status == CONFLICT:
             return False
         raise
     return True
@@ -92,13 +175,24 @@ def create_if_absent(manifest: Mapping[str, Any]) -> bool:
 
 def read_secret_key(namespace: str, name: str, key: str) -> bytes | None:
     """One value of a Secret, decoded; None when the Secret or key is missing."""
-    import base64  # noqa: PLC0415 - only secret reads need it
-
     try:
-        secret = client.CoreV1Api(api_client()).read_namespaced_secret(name, namespace)
-    except ApiException as exc:
+        with _call("get", "Secret", namespace, name):
+            secret = client.CoreV1Api(api_client()).read_namespaced_secret(name, namespace)
+    except KubeError as exc:
         if exc.status == NOT_FOUND:
             return None
         raise
     value = (secret.data or {}).get(key)
     return None if value is None else base64.b64decode(value)
+
+
+def ensure_secret_key(namespace: str, name: str, key: str, value: str) -> None:
+    """Add a key to an existing Secret unless it is there (older runs lack newer keys)."""
+    if read_secret_key(namespace, name, key) is not None:
+        return
+    encoded = base64.b64encode(value.encode()).decode()
+    patch_merge("v1", "Secret", namespace, name, {"data": {key: encoded}})
+
+
+def not_found(exc: BaseException) -> bool:
+    return isinstance(exc, (KubeError, NotFoundError)) and getattr(exc, "status", 0) == NOT_FOUND

@@ -1,14 +1,16 @@
 """The run's phase state machine, as pure functions.
 
 Pending -> Provisioning -> Running -> Collecting -> Succeeded, and Failed from
-any non-terminal phase. Handlers observe the cluster, describe what they saw as
-an ``Observation`` and ask ``next_state`` what to record; nothing here performs
-I/O or reads the clock, so every transition is unit-tested.
+any non-terminal phase. Targets are benchmarked one after another, so a run
+with several targets goes back to Provisioning while the next one is deployed.
+Handlers observe the cluster, describe what they saw as an ``Observation`` and
+ask ``next_state`` what to record; nothing here performs I/O or reads the
+clock, so every transition is unit-tested.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -30,10 +32,22 @@ TERMINAL = frozenset({RunPhase.SUCCEEDED, RunPhase.FAILED})
 
 # Condition types, Kubernetes style: each says one thing about the run.
 ACCEPTED = "Accepted"  # the spec passed the operator's semantic checks
-TARGETS_READY = "TargetsReady"  # every database under test is deployed and set up
+TARGETS_READY = "TargetsReady"  # the target being benchmarked is deployed and set up
 PROGRESSING = "Progressing"  # the run is doing work (False once it has ended)
+DEGRADED = "Degraded"  # something disturbed a measurement (a database pod restarted)
+RECONCILED = "Reconciled"  # the last pass worked (False: it failed and will be retried)
 SUCCEEDED = "Succeeded"
 FAILED = "Failed"
+
+
+class Stage(StrEnum):
+    """What the current step is doing; the first two show as run phase Provisioning."""
+
+    TEARING_DOWN = "TearingDown"
+    PROVISIONING = "Provisioning"
+    COOLING = "Cooling"
+    RUNNING = "Running"
+    COLLECTED = "Collected"
 
 
 @dataclass(frozen=True)
@@ -44,14 +58,16 @@ class Observation:
     started_at: datetime | None = None
     timeout: timedelta | None = None
     problems: Sequence[Problem] = ()
-    targets_ready: int | None = None
-    targets_total: int = 0
-    waiting_reason: str = ""
-    waiting_message: str = ""
-    steps_done: int | None = None
+    blocked: tuple[str, str] | None = None  # (reason, message): why a Pending run waits
     steps_total: int = 0
-    collected: bool = False
+    steps_done: int = 0
+    stage: Stage | None = None
+    reason: str = ""  # what the stage is doing or waiting for
+    message: str = ""
+    target_ready: bool | None = None
     failure: tuple[str, str] | None = None  # (reason, message) from a step that cannot recover
+    degraded: tuple[str, str] | None = None  # newly seen this pass
+    collected: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,9 +85,10 @@ class Decision:
     phase: RunPhase
     conditions: tuple[Condition, ...] = field(default_factory=tuple)
     event: tuple[str, str] | None = None  # (reason, message) worth an Event: a transition
+    warning: tuple[str, str] | None = None  # (reason, message) worth a Warning event
 
 
-def _fail(reason: str, message: str) -> Decision:
+def fail(reason: str, message: str) -> Decision:
     return Decision(
         RunPhase.FAILED,
         (
@@ -99,7 +116,7 @@ def validate(obs: Observation) -> Decision | None:
     first = obs.problems[0]
     more = f" (and {len(obs.problems) - 1} more problems)" if len(obs.problems) > 1 else ""
     message = f"{first.field}: {first.message}{more}"
-    decision = _fail("InvalidSpec", message)
+    decision = fail("InvalidSpec", message)
     return Decision(
         decision.phase,
         (Condition(ACCEPTED, "False", "InvalidSpec", message), *decision.conditions),
@@ -115,51 +132,57 @@ def timed_out(obs: Observation) -> bool:
     )
 
 
+def timeout_decision(timeout: timedelta) -> Decision:
+    return fail("Timeout", f"spec.timeout ({timeout}) exceeded; increase spec.timeout")
+
+
 def next_state(current: RunPhase, obs: Observation) -> Decision | None:
     """The decision for this pass, or None when a terminal run has nothing to do."""
     if current in TERMINAL:
         return None
-    if obs.failure is not None:
-        return _fail(*obs.failure)
     if timed_out(obs):
-        return _fail("Timeout", f"spec.timeout {obs.timeout} exceeded; increase spec.timeout")
+        assert obs.timeout is not None
+        return timeout_decision(obs.timeout)
+    invalid = validate(obs)
+    if invalid is not None:
+        return invalid
+    if obs.failure is not None:
+        return fail(*obs.failure)
     return _STEPS[current](obs)
 
 
 def _pending(obs: Observation) -> Decision:
-    invalid = validate(obs)
-    if invalid is not None:
-        return invalid
+    if obs.blocked is not None:
+        reason, message = obs.blocked
+        return Decision(RunPhase.PENDING, (Condition(PROGRESSING, "False", reason, message),))
     accepted = Condition(ACCEPTED, "True", "SpecValid", "spec passed the operator's checks")
-    return _move(
-        RunPhase.PROVISIONING, "Provisioning", "deploying the databases under test", accepted
-    )
+    return _move(RunPhase.PROVISIONING, "Provisioning", "deploying the first target", accepted)
 
 
-def _provisioning(obs: Observation) -> Decision:
-    ready, total = obs.targets_ready or 0, obs.targets_total
-    if total and ready >= total:
-        cond = Condition(TARGETS_READY, "True", "AllTargetsReady", f"{ready}/{total} targets ready")
-        return _move(RunPhase.RUNNING, "Running", "running the benchmark steps", cond)
-    reason = obs.waiting_reason or "WaitingForTargets"
-    message = obs.waiting_message or f"{ready}/{total} targets ready"
-    return _stay(
-        RunPhase.PROVISIONING, reason, message, Condition(TARGETS_READY, "False", reason, message)
-    )
-
-
-def _running(obs: Observation) -> Decision:
-    done, total = obs.steps_done or 0, obs.steps_total
-    if total and done >= total:
-        return _move(RunPhase.COLLECTING, "Collecting", "merging runner results")
-    reason = obs.waiting_reason or "RunningSteps"
-    message = obs.waiting_message or f"{done}/{total} steps done"
-    return _stay(RunPhase.RUNNING, reason, message)
+def _working(current: RunPhase, obs: Observation) -> Decision:
+    """Provisioning and Running: the phase follows what the current step is doing."""
+    if obs.steps_total and obs.steps_done >= obs.steps_total:
+        return _move(RunPhase.COLLECTING, "Collecting", "writing the run's summary")
+    waiting_for_target = obs.stage in (Stage.TEARING_DOWN, Stage.PROVISIONING)
+    phase = RunPhase.PROVISIONING if waiting_for_target else RunPhase.RUNNING
+    reason = obs.reason or str(obs.stage or "Working")
+    message = obs.message or f"{obs.steps_done}/{obs.steps_total} steps done"
+    extra: list[Condition] = []
+    if obs.target_ready is not None:
+        status = "True" if obs.target_ready else "False"
+        ready_reason = "TargetReady" if obs.target_ready else reason
+        extra.append(Condition(TARGETS_READY, status, ready_reason, message))
+    if obs.degraded is not None:
+        extra.append(Condition(DEGRADED, "True", *obs.degraded))
+    decision = (_move if phase is not current else _stay)(phase, reason, message, *extra)
+    if obs.degraded is not None:
+        return Decision(decision.phase, decision.conditions, decision.event, obs.degraded)
+    return decision
 
 
 def _collecting(obs: Observation) -> Decision:
     if not obs.collected:
-        return _stay(RunPhase.COLLECTING, "Collecting", "merging runner results")
+        return _stay(RunPhase.COLLECTING, "Collecting", "writing the run's summary")
     message = "all steps done and results collected"
     return Decision(
         RunPhase.SUCCEEDED,
@@ -194,9 +217,9 @@ def merge_conditions(
     return sorted(by_type.values(), key=lambda c: str(c["type"]))
 
 
-_STEPS = {
+_STEPS: dict[RunPhase, Callable[[Observation], Decision]] = {
     RunPhase.PENDING: _pending,
-    RunPhase.PROVISIONING: _provisioning,
-    RunPhase.RUNNING: _running,
+    RunPhase.PROVISIONING: lambda obs: _working(RunPhase.PROVISIONING, obs),
+    RunPhase.RUNNING: lambda obs: _working(RunPhase.RUNNING, obs),
     RunPhase.COLLECTING: _collecting,
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -29,12 +29,3 @@ class TargetSeen:
         if self.server_version:
             entry["serverVersion"] = self.server_version
         return entry
-
-
-@dataclass(frozen=True)
-class TargetsSeen:
-    ready: int
-    reason: str
-    message: str
-    failure: tuple[str, str] | None = None
-    target_status: list[dict[str, Any]] = field(default_factory=list)

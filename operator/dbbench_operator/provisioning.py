@@ -1,4 +1,4 @@
-"""Provisioning: the run's own objects, then every target deployed and set up.
+"""Provisioning: the run's own objects, then one target deployed and set up.
 
 Each pass re-derives readiness from the cluster (StatefulSet status) and from
 the databases themselves (replication / replica-set state), so nothing here
@@ -12,49 +12,15 @@ import secrets
 from typing import Any
 
 from dbbench_operator import kube, setting_up
-from dbbench_operator.credentials import build_credentials_secret
-from dbbench_operator.model import DEFAULT_VERSIONS, BenchmarkRunSpec, Target
+from dbbench_operator.addressing import topology_request
+from dbbench_operator.credentials import RESULTS_TOKEN_KEY, build_credentials_secret
+from dbbench_operator.model import BenchmarkRunSpec
 from dbbench_operator.naming import RunRef, adopt, credentials_secret_name
-from dbbench_operator.observations import TargetSeen, TargetsSeen
+from dbbench_operator.observations import TargetSeen
 from dbbench_operator.planning import Step, build_plan_configmap
 from dbbench_operator.topology import naming as topology_naming
 from dbbench_operator.topology.rendering import RenderError, render
-from dbbench_operator.topology.request import Hardware, Storage, TopologyRequest
-
-
-def topology_request(run: RunRef, spec: BenchmarkRunSpec, target: Target) -> TopologyRequest:
-    """The topology package's input for one target (pure)."""
-    hw = spec.hardware
-    return TopologyRequest(
-        run_name=run.name,
-        run_uid=run.uid,
-        namespace=run.namespace,
-        target_name=target.name,
-        engine=target.engine,
-        topology=target.topology,
-        version=target.version or DEFAULT_VERSIONS[target.engine],
-        image=target.image,
-        members=target.effective_members,
-        shards=target.shards or 0,
-        settings=dict(target.settings or {}),
-        durability=target.durability,
-        hardware=Hardware(
-            node_selector=dict(hw.node_selector or {}),
-            tolerations=tuple(
-                t.model_dump(by_alias=True, exclude_none=True) for t in hw.tolerations or ()
-            ),
-            affinity=dict(hw.affinity or {}),
-            resources=hw.resources.model_dump(by_alias=True, exclude_none=True)
-            if hw.resources
-            else {},
-            storage=Storage(
-                storage_class_name=hw.storage.storage_class_name, size=str(hw.storage.size)
-            ),
-        ),
-        cleanup=spec.cleanup,
-        credentials_secret=credentials_secret_name(run),
-    )
-
+from dbbench_operator.topology.request import TopologyRequest
 
 # What this process has already applied, by (run uid, object group): a pass in
 # steady state then only reads. A cache, never the truth: a restarted operator
@@ -86,11 +52,17 @@ def _deploy(run: RunRef, request: TopologyRequest) -> list[tuple[int, dict[str, 
     return _statefulsets(request)
 
 
-def _ensure_run_objects(run: RunRef, steps: list[Step]) -> None:
+def ensure_run_objects(run: RunRef, steps: list[Step], results_token: str) -> None:
+    """The run's credentials Secret (created once, never rewritten) and plan ConfigMap."""
     key, digest = (run.uid, "run"), _digest(steps)
     if _applied.get(key) == digest:
         return
-    kube.create_if_absent(build_credentials_secret(run, secrets.token_urlsafe))
+    secret = build_credentials_secret(run, secrets.token_urlsafe, results_token)
+    if not kube.create_if_absent(secret):
+        # A Secret made by an older operator lacks the token: add it, keep the rest.
+        kube.ensure_secret_key(
+            run.namespace, credentials_secret_name(run), RESULTS_TOKEN_KEY, results_token
+        )
     kube.apply(build_plan_configmap(run, steps))
     _applied[key] = digest
 
@@ -115,18 +87,3 @@ def ensure_target(run: RunRef, spec: BenchmarkRunSpec, index: int) -> TargetSeen
         message = f"{ready}/{wanted} database pods ready"
         return TargetSeen(target.name, False, "WaitingForMembers", message, endpoint)
     return setting_up.set_up(request, endpoint)
-
-
-def provision(run: RunRef, spec: BenchmarkRunSpec, steps: list[Step]) -> TargetsSeen:
-    _ensure_run_objects(run, steps)
-    seen = [ensure_target(run, spec, i) for i in range(len(spec.targets))]
-    failure = next((t.failure for t in seen if t.failure is not None), None)
-    waiting = [t for t in seen if not t.ready]
-    ready = len(seen) - len(waiting)
-    if not waiting:
-        return TargetsSeen(ready, "AllTargetsReady", "", failure, [t.status() for t in seen])
-    first = waiting[0]
-    return TargetsSeen(
-        ready, first.reason, f"target {first.name}: {first.message}", failure,
-        [t.status() for t in seen],
-    )  # fmt: skip

@@ -1,34 +1,78 @@
-"""One reconciliation pass of a run: observe, decide (pure), and describe the status.
+"""One reconciliation pass of a run: check the clock, observe and act, decide
+(pure), and describe the status.
 
-Everything is re-derived from the spec, the cluster and the databases on every
-pass; the status is an output, never trusted as input beyond the phase and the
-start time. A restarted operator therefore resumes where the run stands.
+Order matters: the timeout is checked before any work, and any exception of
+a pass becomes a condition instead of escaping to kopf (which would retry
+without ever patching the status or checking the timeout). Failed passes are
+retried; after `pass_error_limit` in a row over `pass_error_window` seconds
+the run fails with the last error's reason. So every run ends: at the latest
+when spec.timeout has passed.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from dbbench_operator import provisioning
+from dbbench_operator import admitting, collecting, cooling, tearing_down
+from dbbench_operator.kube import KubeError
 from dbbench_operator.lifecycle import (
+    RECONCILED,
     TERMINAL,
+    Condition,
     Decision,
     Observation,
     RunPhase,
+    fail,
     merge_conditions,
     next_state,
+    timeout_decision,
 )
 from dbbench_operator.model import BenchmarkRunSpec, SpecError, parse_spec
 from dbbench_operator.model.base import Problem
 from dbbench_operator.model.semantics import check
 from dbbench_operator.model.units import parse_duration
 from dbbench_operator.naming import RunRef
+from dbbench_operator.orchestrating import Advance, Context, advance
 from dbbench_operator.planning import plan
+from dbbench_operator.recording import (
+    cold_mark_of,
+    parse_stamp,
+    progress_block,
+    stamp,
+    status_patch,
+    step_event,
+    target_entries,
+)
+from dbbench_operator.results_client import ResultsServiceError
+from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.summaries import (
+    compacted,
+    last_result,
+    phase_result,
+    run_progress,
+    with_result,
+)
+from dbbench_operator.tokens import results_prefix
 
-TIMESTAMP = "%Y-%m-%dT%H:%M:%SZ"
+log = logging.getLogger(__name__)
+Event = tuple[str, str, str]  # (Normal|Warning, reason, message)
+
+
+@dataclass(frozen=True)
+class Pass:
+    """The inputs of one pass, read once."""
+
+    run: RunRef
+    raw_status: Mapping[str, Any]
+    now: datetime
+    settings: OperatorSettings
+    spec: BenchmarkRunSpec | None
+    problems: tuple[Problem, ...]
+    phase: RunPhase
 
 
 @dataclass(frozen=True)
@@ -36,7 +80,7 @@ class Outcome:
     """What one pass wants recorded: a status patch and events to post."""
 
     status: dict[str, Any] = field(default_factory=dict)
-    events: tuple[tuple[str, str, str], ...] = ()  # (type Normal|Warning, reason, message)
+    events: tuple[Event, ...] = ()
 
 
 def parse(raw_spec: Mapping[str, Any]) -> tuple[BenchmarkRunSpec | None, tuple[Problem, ...]]:
@@ -55,93 +99,231 @@ def current_phase(raw_status: Mapping[str, Any]) -> RunPhase:
         return RunPhase.PENDING
 
 
-def _started_at(raw_status: Mapping[str, Any]) -> datetime | None:
-    text = raw_status.get("startedAt")
-    if not text:
-        return None
-    return datetime.strptime(str(text), TIMESTAMP).replace(tzinfo=UTC)
-
-
-def observe(
-    run: RunRef,
-    *, phase: RunPhase, raw_status: Mapping[str, Any], now: datetime,
-    spec: BenchmarkRunSpec | None, problems: tuple[Problem, ...],
-) -> tuple[Observation, list[dict[str, Any]]]:  # fmt: skip
-    """What this pass sees; performs the phase's idempotent work on the way."""
-    obs = Observation(now=now, started_at=_started_at(raw_status), problems=problems)
-    if spec is None or problems:
-        return obs, []
-    obs = replace(obs, timeout=timedelta(seconds=parse_duration(spec.timeout)))
-    steps = plan(spec)
-    obs = replace(obs, steps_total=len(steps), targets_total=len(spec.targets))
-    if phase is RunPhase.PROVISIONING:
-        seen = provisioning.provision(run, spec, steps)
-        obs = replace(
-            obs,
-            targets_ready=seen.ready,
-            waiting_reason=seen.reason,
-            waiting_message=seen.message,
-            failure=seen.failure,
-        )
-        return obs, seen.target_status
-    if phase is RunPhase.RUNNING:
-        # Runner Jobs come with the runner-orchestration issue; until then a run
-        # waits here, visibly, instead of pretending to have measured anything.
-        obs = replace(
-            obs,
-            steps_done=0,
-            waiting_reason="RunnerNotAvailable",
-            waiting_message="runner orchestration is not part of this operator version yet",
-        )
-    return obs, []
-
-
-def status_patch(
-    run: RunRef,
-    *, raw_status: Mapping[str, Any], decision: Decision, now: datetime,
-    targets: list[dict[str, Any]], steps_total: int,
-) -> dict[str, Any]:  # fmt: skip
-    stamp = now.strftime(TIMESTAMP)
-    status: dict[str, Any] = {
-        "phase": str(decision.phase),
-        "observedGeneration": run.generation,
-        "conditions": merge_conditions(
-            raw_status.get("conditions") or [], decision.conditions, now, run.generation
-        ),
-    }
-    status["message"] = next(
-        (c.message for c in decision.conditions if c.type in ("Failed", "Progressing")), ""
-    )
-    if not raw_status.get("startedAt"):
-        status["startedAt"] = stamp
-    if decision.phase in TERMINAL:
-        status["completedAt"] = stamp
-    if targets:
-        status["targets"] = targets
-    if steps_total:
-        status["progress"] = {**(raw_status.get("progress") or {}), "steps": steps_total}
-    return status
+def needs_pass(raw_status: Mapping[str, Any]) -> bool:
+    """Active runs, and ended runs whose children are not cleaned up yet."""
+    return current_phase(raw_status) not in TERMINAL or not raw_status.get("cleanedUp")
 
 
 def reconcile(
-    run: RunRef, raw_spec: Mapping[str, Any], raw_status: Mapping[str, Any], now: datetime
+    run: RunRef,
+    raw_spec: Mapping[str, Any],
+    raw_status: Mapping[str, Any],
+    now: datetime,
+    settings: OperatorSettings,
 ) -> Outcome:
-    phase = current_phase(raw_status)
-    if phase in TERMINAL:
-        return Outcome()
     spec, problems = parse(raw_spec)
-    obs, targets = observe(
-        run, phase=phase, raw_status=raw_status, now=now, spec=spec, problems=problems
-    )
-    decision = next_state(phase, obs)
+    p = Pass(run, raw_status, now, settings, spec, problems, current_phase(raw_status))
+    if p.phase in TERMINAL:
+        return _ended(p)
+    started = parse_stamp(raw_status.get("startedAt"))
+    timeout = timedelta(seconds=parse_duration(spec.timeout)) if spec is not None else None
+    if started is not None and timeout is not None and now - started > timeout:
+        return _conclude(p, timeout_decision(timeout))
+    try:
+        obs, extra, events = _observe(p)
+    except Exception as exc:  # noqa: BLE001 - a failed pass becomes a condition, never escapes
+        return _pass_failed(p, exc)
+    decision = next_state(p.phase, replace(obs, started_at=started, timeout=timeout))
     if decision is None:
         return Outcome()
-    events: tuple[tuple[str, str, str], ...] = ()
+    if decision.phase in TERMINAL:
+        return _conclude(p, decision, extra, events)
+    status = {**_base(p, decision), **extra}
+    return Outcome(status, (*events, *_decision_events(decision)))
+
+
+def _base(p: Pass, decision: Decision) -> dict[str, Any]:
+    path = f"{p.settings.results_claim}/{results_prefix(p.run)}/"
+    status = status_patch(
+        p.run, raw_status=p.raw_status, decision=decision, now=p.now, results_path=path,
+        started=decision.phase is not RunPhase.PENDING,
+    )  # fmt: skip
+    if p.raw_status.get("failedPasses"):
+        # A good pass ends a series of failed ones.
+        status.update(failedPasses=None, failingSince=None)
+        status["conditions"] = _merged(p, status, RECONCILED, "True", "PassSucceeded", "")
+    return status
+
+
+def _merged(p: Pass, status: Mapping[str, Any], *condition: str) -> list[dict[str, Any]]:
+    existing = status.get("conditions") or []
+    return merge_conditions(existing, [Condition(*condition)], p.now, p.run.generation)
+
+
+def _decision_events(decision: Decision) -> tuple[Event, ...]:
+    events: list[Event] = []
     if decision.event is not None:
         kind = "Warning" if decision.phase is RunPhase.FAILED else "Normal"
-        events = ((kind, *decision.event),)
-    status = status_patch(
-        run, raw_status=raw_status, decision=decision, now=now, targets=targets,
-        steps_total=obs.steps_total,
-    )  # fmt: skip
-    return Outcome(status, events)
+        events.append((kind, *decision.event))
+    if decision.warning is not None:
+        events.append(("Warning", *decision.warning))
+    return tuple(events)
+
+
+# -- observing -------------------------------------------------------------------
+
+
+def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
+    """What this pass sees; performs the phase's idempotent work on the way."""
+    obs = Observation(now=p.now, problems=p.problems)
+    spec, run, settings = p.spec, p.run, p.settings
+    if spec is None or p.problems:
+        return obs, {}, ()
+    steps = plan(spec)
+    obs = replace(obs, steps_total=len(steps))
+    if p.phase is RunPhase.PENDING:
+        if spec.cache == "cold" and not settings.allow_cache_drop:
+            return replace(obs, failure=cooling.COLD_CACHE_NOT_ALLOWED), {}, ()
+        return replace(obs, blocked=admitting.blocker(run, spec, settings)), {}, ()
+    progress = p.raw_status.get("progress") or {}
+    if p.phase is RunPhase.COLLECTING:
+        collecting.write_run_summary(
+            settings, run, spec, steps, started_at=p.raw_status.get("startedAt"), now=p.now,
+            status_targets=p.raw_status.get("targets") or [],
+        )  # fmt: skip
+        return replace(obs, steps_done=len(steps), collected=True), {}, ()
+    started = parse_stamp(p.raw_status.get("startedAt")) or p.now
+    left = parse_duration(spec.timeout) - (p.now - started).total_seconds()
+    ctx = Context(run, spec, steps, settings, deadline_seconds=int(left))
+    moved = advance(
+        ctx, steps_done=int(progress.get("stepsDone") or 0), cold_mark=cold_mark_of(progress)
+    )
+    return _observed(obs, moved, p.raw_status), *_recorded(spec, p.raw_status, moved, p.now)
+
+
+def _observed(obs: Observation, moved: Advance, raw_status: Mapping[str, Any]) -> Observation:
+    degraded = moved.degraded
+    conditions: list[dict[str, Any]] = raw_status.get("conditions") or []
+    old = next((c for c in conditions if c.get("type") == "Degraded"), {})
+    if degraded is not None and old.get("message") == degraded[1]:
+        degraded = None  # already reported: one Warning per disturbance
+    return replace(
+        obs,
+        steps_done=moved.steps_done,
+        stage=moved.stage,
+        reason=moved.reason,
+        message=moved.message,
+        target_ready=None if moved.target is None else moved.target.ready,
+        failure=moved.failure,
+        degraded=degraded,
+    )
+
+
+def _recorded(
+    spec: BenchmarkRunSpec, raw_status: Mapping[str, Any], moved: Advance, now: datetime
+) -> tuple[dict[str, Any], tuple[Event, ...]]:
+    """Progress, per-target results and the step's event: the status beyond the phase."""
+    steps_total = len(plan(spec))
+    names = [t.name for t in spec.targets]
+    targets = target_entries(raw_status.get("targets") or [], names, moved.target)
+    extra: dict[str, Any] = {}
+    events: tuple[Event, ...] = ()
+    if moved.collected is not None and moved.current is not None:
+        result = phase_result(moved.current, moved.collected)
+        targets = with_result(targets, moved.current, result)
+        extra["lastResult"] = last_result(moved.current, moved.collected)
+        events = (("Normal", "StepCompleted", step_event(moved.current, moved.collected)),)
+    targets, omitted = compacted(targets)
+    if omitted:
+        extra["resultsOmitted"] = int(raw_status.get("resultsOmitted") or 0) + omitted
+    step_percent = (moved.step_progress or {}).get("percent")
+    progress = progress_block(
+        raw_status.get("progress") or {},
+        steps_total=steps_total,
+        steps_done=moved.steps_done,
+        current=moved.current,
+        stage=str(moved.stage) if moved.stage else None,
+        run_progress=run_progress(
+            moved.steps_done,
+            steps_total,
+            step_percent,
+            parse_stamp(raw_status.get("startedAt")),
+            now,
+        ),
+        ops_per_second=(moved.step_progress or {}).get("rate"),
+        cold_mark=moved.cold_mark,
+    )
+    return {**extra, "targets": targets, "progress": progress}, events
+
+
+# -- ending ----------------------------------------------------------------------
+
+
+def _conclude(
+    p: Pass,
+    decision: Decision,
+    extra: Mapping[str, Any] | None = None,
+    events: tuple[Event, ...] = (),
+) -> Outcome:
+    """A terminal decision: record it, and remove what the run still runs."""
+    # A run that never started (failed in Pending) deployed nothing.
+    started = bool(p.raw_status.get("startedAt")) or p.phase is not RunPhase.PENDING
+    status = {
+        **status_patch(
+            p.run, raw_status=p.raw_status, decision=decision, now=p.now, results_path="",
+            started=started,
+        ),
+        **(extra or {}),
+    }  # fmt: skip
+    progress = dict(status.get("progress") or p.raw_status.get("progress") or {})
+    progress.update(stage=None, eta=None, opsPerSecond=None)
+    if decision.phase is RunPhase.SUCCEEDED:
+        progress["percent"] = 100
+    status["progress"] = progress
+    status.update(_clean_up(p.run, p.spec if started else None, decision.phase).status)
+    return Outcome(status, (*events, *_decision_events(decision)))
+
+
+def _ended(p: Pass) -> Outcome:
+    """A run that has ended: nothing to do once its children are cleaned up."""
+    if p.raw_status.get("cleanedUp"):
+        return Outcome()
+    return _clean_up(p.run, p.spec if p.raw_status.get("startedAt") else None, p.phase)
+
+
+def _clean_up(run: RunRef, spec: BenchmarkRunSpec | None, phase: RunPhase) -> Outcome:
+    """Stop the load and retire the databases of an ended run (retried until done)."""
+    try:
+        if spec is not None:
+            tearing_down.end_run(run, spec, failed=phase is RunPhase.FAILED)
+    except Exception as exc:  # noqa: BLE001 - retried on the next pass; never escapes
+        log.warning("cleanup of %s/%s not finished: %s", run.namespace, run.name, exc)
+        return Outcome()
+    admitting.release(run)
+    return Outcome({"cleanedUp": True})
+
+
+# -- failed passes ---------------------------------------------------------------
+
+
+def describe_error(exc: BaseException) -> tuple[str, str]:
+    """(reason, message) for a condition: names the object, never a credential."""
+    if isinstance(exc, KubeError):
+        return "KubernetesApiError", str(exc)
+    if isinstance(exc, ResultsServiceError):
+        return "ResultsServiceError", str(exc)
+    if isinstance(exc, LookupError):
+        return "SetupError", str(exc)[:600]
+    if type(exc).__module__.split(".")[0] in ("mysql", "pymongo", "bson"):
+        # Driver messages can echo a URI and its password: the type only.
+        return "DatabaseError", f"database driver error ({type(exc).__name__})"
+    log.warning("reconcile pass failed", exc_info=exc)
+    return "InternalError", f"{type(exc).__name__}: {exc}"[:600]
+
+
+def _pass_failed(p: Pass, exc: BaseException) -> Outcome:
+    reason, message = describe_error(exc)
+    count = int(p.raw_status.get("failedPasses") or 0) + 1
+    since = parse_stamp(p.raw_status.get("failingSince")) or p.now
+    window = (p.now - since).total_seconds()
+    if count >= p.settings.pass_error_limit and window >= p.settings.pass_error_window:
+        return _conclude(p, fail(reason, f"{message} ({count} attempts over {window:.0f}s)"))
+    retrying = f"{message} (attempt {count}; retrying)"
+    status = {
+        "failedPasses": count,
+        "failingSince": stamp(since),
+        "message": retrying,
+        "conditions": _merged(p, p.raw_status, RECONCILED, "False", reason, retrying),
+    }
+    event: tuple[Event, ...] = (("Warning", reason, retrying),) if count == 1 else ()
+    return Outcome(status, event)

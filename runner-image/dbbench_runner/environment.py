@@ -44,6 +44,12 @@ def environment(
             "name": config.target.name,
             "engine": config.target.engine,
             "database": config.target.database,
+            # Where reads go: the replicas a MySQL-family runner reads from, or
+            # the MongoDB read preference (the driver picks the member).
+            "readPreference": config.phase.read_preference,
+            "readReplicas": [f"{r.host}:{r.port}" for r in config.target.replicas]
+            if config.phase.read_preference != "primary"
+            else [],
         },
         "server": {
             "version": info.version,

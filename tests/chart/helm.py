@@ -100,14 +100,24 @@ def by_kind(manifests: Iterable[Manifest], kind: str) -> list[Manifest]:
     return [m for m in manifests if m["kind"] == kind]
 
 
-def one(manifests: Iterable[Manifest], kind: str, name: str | None = None) -> Manifest:
-    found = [m for m in by_kind(manifests, kind) if name is None or m["metadata"]["name"] == name]
-    assert len(found) == 1, f"expected one {kind} {name or ''}, got {len(found)}"
+def one(
+    manifests: Iterable[Manifest], kind: str, name: str | None = None, component: str | None = None
+) -> Manifest:
+    found = [
+        m
+        for m in by_kind(manifests, kind)
+        if (name is None or m["metadata"]["name"] == name)
+        and (
+            component is None
+            or m["metadata"].get("labels", {}).get("app.kubernetes.io/component") == component
+        )
+    ]
+    assert len(found) == 1, f"expected one {kind} {name or component or ''}, got {len(found)}"
     return found[0]
 
 
 def operator_container(manifests: Iterable[Manifest]) -> Manifest:
-    deployment = one(manifests, "Deployment")
+    deployment = one(manifests, "Deployment", component="operator")
     containers = deployment["spec"]["template"]["spec"]["containers"]
     assert [c["name"] for c in containers] == ["operator"]
     container: Manifest = containers[0]

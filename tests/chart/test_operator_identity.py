@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dbbench_local.results_service import start_results_service
 from tests.chart.cluster import SYSTEM, TEAM_A, Release, wait_until
 from tests.chart.helm import env_of, one, operator_container, render
 from tests.fixtures.controlplane import ControlPlane, free_port
@@ -112,24 +113,30 @@ def test_operator_runs_with_chart_rbac_and_helm_test_passes(
     sa_dir.mkdir()
     (sa_dir / "token").write_text(token_of(sa_kubeconfig))
     shutil.copy(kube_cluster.ca, sa_dir / "ca.crt")
+    results = start_results_service(tmp_path / "results-service")
     env = {
         "PATH": os.environ["PATH"],
         "DBBENCH_SA_DIR": str(sa_dir),
         "DBBENCH_HEALTH_URL": health,
+        "DBBENCH_RESULTS_HEALTH_URL": f"{results.url}/healthz",
         "DBBENCH_CHECK_NAMESPACE": env_of(hook_container)["DBBENCH_CHECK_NAMESPACE"],
         "KUBERNETES_SERVICE_HOST": "127.0.0.1",
         "KUBERNETES_SERVICE_PORT": str(kube_cluster.apiserver_port),
     }
     script = hook_container["command"][2]
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        check=False,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", script],
+            check=False,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        results.stop()
     assert result.returncode == 0, result.stderr
+    assert "results service /healthz: ok" in result.stdout
     assert f"list benchmarkruns in {TEAM_A}: ok" in result.stdout
     # A watch refused for lack of rights shows up within the retry delay.
     time.sleep(2)

@@ -46,6 +46,7 @@ OPERATOR_RULES = {
             ("", "services"),
             ("", "persistentvolumeclaims"),
             ("apps", "statefulsets"),
+            ("apps", "deployments"),
             ("batch", "jobs"),
         ]
     },
@@ -97,8 +98,10 @@ def test_default_install_watches_all_namespaces() -> None:
         {"kind": "ServiceAccount", "name": "dbbench", "namespace": "dbbench-system"}
     ]
     # kopf never looks at namespaces in --all-namespaces mode, so neither may we.
+    # Nodes: read only, to know which nodes a run's nodeSelector picks (exclusive).
     assert rule_table(role_named(manifests, "cluster")) == {
-        ("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"}
+        ("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"},
+        ("", "nodes"): {"get", "list", "watch"},
     }
 
 
@@ -122,6 +125,7 @@ def test_namespace_list_binds_only_those_namespaces() -> None:
     assert rule_table(role_named(manifests, "cluster")) == {
         ("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"},
         ("", "namespaces"): {"get", "list", "watch"},
+        ("", "nodes"): {"get", "list", "watch"},
     }
 
 
@@ -185,12 +189,12 @@ def test_rbac_and_service_account_can_be_left_out() -> None:
     )
     kinds = {m["kind"] for m in manifests}
     assert not kinds & {"ClusterRole", "ClusterRoleBinding", "RoleBinding", "ServiceAccount"}
-    pod_spec = one(manifests, "Deployment")["spec"]["template"]["spec"]
+    pod_spec = one(manifests, "Deployment", component="operator")["spec"]["template"]["spec"]
     assert pod_spec["serviceAccountName"] == "preexisting"
 
 
 def test_operator_pod_is_locked_down() -> None:
-    deployment = one(render(), "Deployment")
+    deployment = one(render(), "Deployment", component="operator")
     spec = deployment["spec"]
     assert spec["replicas"] == 1
     assert spec["strategy"] == {"type": "Recreate"}
@@ -223,17 +227,22 @@ def test_image_values_flow_into_the_pod() -> None:
     assert container["image"] == "localhost/dbbench-operator:dev"
     assert container["imagePullPolicy"] == "Never"
     assert env_of(container)["DBBENCH_RUNNER_IMAGE"] == "localhost/dbbench-runner:dev"
-    assert one(manifests, "Deployment")["spec"]["replicas"] == 0
+    assert one(manifests, "Deployment", component="operator")["spec"]["replicas"] == 0
 
 
 def test_service_reaches_the_operator_and_not_the_test_pod() -> None:
     manifests = render()
-    selector = one(manifests, "Service")["spec"]["selector"]
-    pod_labels = one(manifests, "Deployment")["spec"]["template"]["metadata"]["labels"]
+    selector = one(manifests, "Service", component="operator")["spec"]["selector"]
+    pod_labels = one(manifests, "Deployment", component="operator")["spec"]["template"]["metadata"][
+        "labels"
+    ]
     test_pod = one(manifests, "Pod")
     assert selector.items() <= pod_labels.items()
     assert not selector.items() <= test_pod["metadata"]["labels"].items()
-    assert one(manifests, "Service")["spec"]["ports"][0]["targetPort"] == "health"
+    assert (
+        one(manifests, "Service", component="operator")["spec"]["ports"][0]["targetPort"]
+        == "health"
+    )
 
 
 @pytest.mark.parametrize(("watch", "checked"), [([], ""), (["team-b", "team-c"], "team-b")])
@@ -282,3 +291,35 @@ def test_names_stay_within_63_characters() -> None:
     for manifest in manifests:
         assert manifest["metadata"]["labels"]["app.kubernetes.io/instance"] == release
         assert manifest["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "Helm"
+
+
+def test_the_results_service_alone_mounts_the_results_claim() -> None:
+    manifests = render()
+    results = one(manifests, "Deployment", component="results")
+    pod = results["spec"]["template"]["spec"]
+    assert results["spec"]["strategy"] == {"type": "Recreate"}  # one writer of an RWO claim
+    (container,) = pod["containers"]
+    assert container["image"] == f"dbbench/runner:{APP_VERSION}"
+    assert container["command"][:3] == ["python", "-m", "dbbench_results"]
+    claims = [v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"]
+              if "persistentVolumeClaim" in v]  # fmt: skip
+    assert claims == ["dbbench-results"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    operator_pod = one(manifests, "Deployment", component="operator")["spec"]["template"]["spec"]
+    assert not [v for v in operator_pod["volumes"] if "persistentVolumeClaim" in v]
+    service = one(manifests, "Service", component="results")
+    assert service["spec"]["selector"]["app.kubernetes.io/component"] == "results"
+
+
+def test_the_operator_gets_the_results_url_and_key_from_a_secret_never_a_value() -> None:
+    manifests = render()
+    env = env_of(operator_container(manifests))
+    assert env["DBBENCH_RESULTS_URL"] == "http://dbbench-results.dbbench-system.svc:8080"
+    assert env["DBBENCH_RESULTS_KEY"] == {
+        "secretKeyRef": {"name": "dbbench-results-key", "key": "key"}}  # fmt: skip
+    assert env["DBBENCH_ALLOW_CACHE_DROP"] == "false"
+    key = one(manifests, "Secret", "dbbench-results-key")
+    assert len(key["data"]["key"]) >= 64
+    allowed = env_of(operator_container(render({"coldCache": {"allowPrivilegedPods": True}})))
+    assert allowed["DBBENCH_ALLOW_CACHE_DROP"] == "true"

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import yaml
 
+from dbbench_operator.addressing import topology_request
 from dbbench_operator.credentials import build_credentials_secret
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef, adopt, child_name
 from dbbench_operator.planning import build_plan_configmap, plan
-from dbbench_operator.provisioning import topology_request
 from dbbench_operator.topology.request import SECRET_KEYFILE_KEY, SECRET_PASSWORD_KEY
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,8 +55,9 @@ def test_credentials_are_random_owned_and_the_keyfile_is_valid_for_mongod() -> N
     def token(n: int) -> str:
         return f"t{next(counter)}-" + "x" * n
 
-    secret = build_credentials_secret(RUN, token)
+    secret = build_credentials_secret(RUN, token, "the-results-token")
     data = secret["stringData"]
+    assert data["results-token"] == "the-results-token"
     assert secret["metadata"]["ownerReferences"][0]["uid"] == RUN.uid
     assert data[SECRET_PASSWORD_KEY].startswith("t")
     keyfile = data[SECRET_KEYFILE_KEY]

@@ -8,6 +8,7 @@ import pytest
 
 from dbbench_operator.lifecycle import (
     ACCEPTED,
+    DEGRADED,
     FAILED,
     PROGRESSING,
     SUCCEEDED,
@@ -15,6 +16,7 @@ from dbbench_operator.lifecycle import (
     Condition,
     Observation,
     RunPhase,
+    Stage,
     merge_conditions,
     next_state,
 )
@@ -58,29 +60,70 @@ def test_terminal_runs_are_left_alone(phase: RunPhase) -> None:
     assert next_state(phase, obs(failure=("X", "y"))) is None
 
 
+def test_a_pending_run_waits_for_its_nodes_without_a_transition() -> None:
+    blocked = ("WaitingForNodes", "node n1 in use by BenchmarkRun team/other")
+    d = next_state(RunPhase.PENDING, obs(blocked=blocked))
+    assert d is not None
+    assert d.phase is RunPhase.PENDING
+    assert d.event is None
+    progressing = cond(d.conditions, PROGRESSING)
+    assert (progressing.status, progressing.reason) == ("False", "WaitingForNodes")
+    assert "team/other" in progressing.message
+
+
 def test_provisioning_waits_with_the_reason_given() -> None:
     d = next_state(
         RunPhase.PROVISIONING,
-        obs(targets_total=2, targets_ready=0, waiting_reason="WaitingForMembers",
-            waiting_message="mongo: 2/3 members"),
+        obs(steps_total=3, stage=Stage.PROVISIONING, reason="WaitingForMembers",
+            message="target mongo: 2/3 members", target_ready=False),
     )  # fmt: skip
     assert d is not None
     assert d.phase is RunPhase.PROVISIONING
     assert d.event is None
     ready = cond(d.conditions, TARGETS_READY)
     assert (ready.status, ready.reason, ready.message) == (
-        "False", "WaitingForMembers", "mongo: 2/3 members")  # fmt: skip
+        "False", "WaitingForMembers", "target mongo: 2/3 members")  # fmt: skip
 
 
-def test_all_targets_ready_starts_running() -> None:
-    d = next_state(RunPhase.PROVISIONING, obs(targets_total=2, targets_ready=2))
+def test_a_ready_target_and_a_started_step_is_running() -> None:
+    d = next_state(
+        RunPhase.PROVISIONING,
+        obs(steps_total=3, stage=Stage.RUNNING, reason="StepStarted", target_ready=True),
+    )
     assert d is not None
     assert d.phase is RunPhase.RUNNING
+    assert d.event == ("StepStarted", "0/3 steps done")
     assert cond(d.conditions, TARGETS_READY).status == "True"
 
 
+@pytest.mark.parametrize("stage", [Stage.TEARING_DOWN, Stage.PROVISIONING])
+def test_the_next_target_being_deployed_shows_as_provisioning_again(stage: Stage) -> None:
+    d = next_state(RunPhase.RUNNING, obs(steps_total=4, steps_done=2, stage=stage))
+    assert d is not None
+    assert d.phase is RunPhase.PROVISIONING
+    assert d.event is not None
+
+
+def test_cooling_is_part_of_running() -> None:
+    d = next_state(RunPhase.RUNNING, obs(steps_total=4, steps_done=1, stage=Stage.COOLING,
+                                         reason="RestartingDatabase"))  # fmt: skip
+    assert d is not None
+    assert d.phase is RunPhase.RUNNING
+    assert cond(d.conditions, PROGRESSING).reason == "RestartingDatabase"
+
+
+def test_a_disturbed_step_marks_the_run_degraded_with_a_warning() -> None:
+    degraded = ("DatabasePodRestarted", "database pod db-0 restarted during step 2")
+    d = next_state(RunPhase.RUNNING, obs(steps_total=4, steps_done=1, stage=Stage.RUNNING,
+                                         degraded=degraded))  # fmt: skip
+    assert d is not None
+    assert d.phase is RunPhase.RUNNING
+    assert cond(d.conditions, DEGRADED).status == "True"
+    assert d.warning == degraded
+
+
 def test_running_until_all_steps_done_then_collecting_then_succeeded() -> None:
-    d = next_state(RunPhase.RUNNING, obs(steps_total=3, steps_done=2))
+    d = next_state(RunPhase.RUNNING, obs(steps_total=3, steps_done=2, stage=Stage.RUNNING))
     assert d is not None
     assert d.phase is RunPhase.RUNNING
     d = next_state(RunPhase.RUNNING, obs(steps_total=3, steps_done=3))
@@ -109,7 +152,12 @@ def test_timeout_fails_any_active_phase() -> None:
 def test_not_yet_timed_out() -> None:
     d = next_state(
         RunPhase.RUNNING,
-        obs(started_at=NOW - timedelta(minutes=5), timeout=timedelta(hours=2), steps_total=1),
+        obs(
+            started_at=NOW - timedelta(minutes=5),
+            timeout=timedelta(hours=2),
+            steps_total=1,
+            stage=Stage.RUNNING,
+        ),
     )
     assert d is not None
     assert d.phase is RunPhase.RUNNING

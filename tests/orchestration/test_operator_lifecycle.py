@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
+from dbbench_local.results_service import start_results_service
 from dbbench_operator import provisioning
 from tests.fixtures.controlplane import REPO, ControlPlane, free_port, tool
 from tests.fixtures.mariadb import MariaDBServer
@@ -93,12 +94,23 @@ def operator_env(
     kubeconfig = kube_cluster.service_account_kubeconfig(
         OPERATOR_NS, sa, tmp_path_factory.mktemp("operator") / "kubeconfig"
     )
-    saved = {k: os.environ.get(k) for k in ("KUBECONFIG", "DBBENCH_RECONCILE_INTERVAL")}
-    os.environ["KUBECONFIG"] = str(kubeconfig)
-    os.environ["DBBENCH_RECONCILE_INTERVAL"] = "1"
+    service = start_results_service(tmp_path_factory.mktemp("results"))
+    env = {
+        "KUBECONFIG": str(kubeconfig),
+        "DBBENCH_RECONCILE_INTERVAL": "1",
+        "DBBENCH_RESULTS_URL": service.url,
+        "DBBENCH_RESULTS_KEY": service.key.decode(),
+        "DBBENCH_OPERATOR_NAMESPACE": OPERATOR_NS,
+        "DBBENCH_WATCH_NAMESPACES": ",".join(WATCHED),
+        "DBBENCH_PASS_ERROR_LIMIT": "3",
+        "DBBENCH_PASS_ERROR_WINDOW": "3",
+    }
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
         yield kopf_args(deployment, free_port())
     finally:
+        service.stop()
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
@@ -269,8 +281,9 @@ def test_runs_in_unwatched_namespaces_are_ignored(
 
 
 def apply_external_run(
-    cluster: ControlPlane, ns: str, name: str, secret: str, uri: str | None, **target: Any
-) -> None:
+    cluster: ControlPlane, ns: str, name: str, secret: str, uri: str | None,
+    run: dict[str, Any] | None = None, **target: Any,
+) -> None:  # fmt: skip
     """A run whose one target is external; the URI Secret is created unless uri is None."""
     if uri is not None:
         cluster.kubectl(
@@ -278,37 +291,92 @@ def apply_external_run(
         )
     targets = [{"name": "ext", "engine": "mariadb", **target,
                 "external": {"uriSecretRef": {"name": secret, "key": "uri"}}}]  # fmt: skip
-    cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns, targets=targets))
+    manifest = run_manifest(name, ns, targets=targets, **(run or {}))
+    cluster.kubectl("apply", "-f", "-", input=manifest)
 
 
 def mariadb_uri(server: MariaDBServer) -> str:
     return f"mariadb://root:{server.root_password}@127.0.0.1:{server.port}/"
 
 
-def test_external_target_is_verified_and_the_run_reaches_running(
+def test_external_target_is_verified_and_its_first_step_runs_as_a_job(
     kube_cluster: ControlPlane, operator_env: list[str], mariadb: MariaDBServer
 ) -> None:
-    """An external MariaDB (a real mariadbd) is probed through the URI in a Secret."""
+    """An external MariaDB (a real mariadbd) is probed through the URI in a Secret;
+    the first step's runner Job is created as specified. No kubelet runs here, so
+    its pods never start and the run's timeout ends it: Failed, children removed."""
     ns, name = "team-b", "external"
-    apply_external_run(kube_cluster, ns, name, "ext-db", mariadb_uri(mariadb))
+    phases = [{"name": "load", "type": "insert", "batchSize": 100},
+              {"name": "reads", "type": "pointReads", "operations": 1000}]  # fmt: skip
+    overrides = {"phases": phases, "timeout": "25s", "runner": {"pods": 2, "threads": 2}}
+    apply_external_run(kube_cluster, ns, name, "ext-db", mariadb_uri(mariadb), overrides)
     with operator(operator_env) as runner:
         wait_for(lambda: phase_of(kube_cluster, ns, name) == "Running", 60, "Running")
-        run = wait_for(
-            lambda: progressing_because(kube_cluster, ns, name, "RunnerNotAvailable"), 30,
-            "the run to wait for the runner",
-        )  # fmt: skip
+        job = wait_for(lambda: get_json(kube_cluster, "job", f"{name}-step-1", "-n", ns), 30,
+                       "the first step's runner Job")  # fmt: skip
+        run = get_json(kube_cluster, "benchmarkrun", name, "-n", ns) or {}
+        assert run["status"]["progress"]["step"] == 1
+        assert run["status"]["progress"]["target"] == "ext"
+        # Edits of a started run are refused at admission, naming what to do.
+        edit = kube_cluster.kubectl("patch", "br", name, "-n", ns, "--type=merge",
+                                    "-p", '{"spec":{"timeout":"1h"}}', check=False)  # fmt: skip
+        assert edit.returncode != 0
+        assert "spec is immutable once the run has started" in edit.stderr
+        assert "delete the BenchmarkRun and create it again" in edit.stderr
+        wait_for(lambda: phase_of(kube_cluster, ns, name) == "Failed", 60, "Failed (timeout)")
+        wait_for(lambda: (get_json(kube_cluster, "benchmarkrun", name, "-n", ns) or {})
+                 .get("status", {}).get("cleanedUp"), 30, "cleanup")  # fmt: skip
+    run = get_json(kube_cluster, "benchmarkrun", name, "-n", ns) or {}
     (target,) = run["status"]["targets"]
     assert target["ready"] is True
     assert "MariaDB" in target["serverVersion"]
     assert target["endpoint"] == f"127.0.0.1:{mariadb.port}"
-    assert condition(run, "TargetsReady")["status"] == "True"
-    # Waiting for the runner, honestly: no Jobs exist yet to run the steps.
-    assert "not part of this operator version" in condition(run, "Progressing")["message"]
+    assert condition(run, "Failed")["reason"] == "Timeout"
+    # The Job as created: indexed over the runner pods, no results claim, the URI
+    # from the user's Secret as a file, the token from the run's Secret.
+    spec = job["spec"]
+    assert (spec["completionMode"], spec["completions"], spec["parallelism"]) == ("Indexed", 2, 2)
+    assert spec["backoffLimit"] == 0  # an insert step
+    pod = spec["template"]["spec"]
+    assert not [v for v in pod["volumes"] if "persistentVolumeClaim" in v]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["target-uri"]["secret"]["secretName"] == "ext-db"
+    assert job["metadata"]["ownerReferences"][0]["uid"] == run["metadata"]["uid"]
+    # Children removed: no Job (so no pods) is left running the load.
+    assert get_json(kube_cluster, "job", f"{name}-step-1", "-n", ns) is None
     assert mariadb.root_password not in runner.output
     assert mariadb.root_password not in json.dumps(run)
+    assert mariadb.root_password not in json.dumps(job)
     # Nothing is deployed for an external target.
     assert not (get_json(kube_cluster, "statefulsets", "-n", ns, f"-ldbbench.io/run={name}")
                 or {}).get("items")  # fmt: skip
+
+
+def test_an_api_refusal_becomes_a_condition_then_fails_the_run(
+    kube_cluster: ControlPlane, operator_env: list[str]
+) -> None:
+    """An affinity the API server refuses (422): retried, named, then Failed."""
+    ns, name = "team-a", "bad-affinity"
+    no_values = {"key": "k", "operator": "In"}  # In needs values: the API server says 422
+    terms = {"nodeSelectorTerms": [{"matchExpressions": [no_values]}]}
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": terms}}
+    hardware = {"affinity": affinity, "exclusive": False, "storage": {"size": "1Gi"}}
+    kube_cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns, hardware=hardware))
+    with operator(operator_env):
+        retrying = wait_for(
+            lambda: next((c for c in ((get_json(kube_cluster, "br", name, "-n", ns) or {})
+                          .get("status", {}).get("conditions") or [])
+                          if c["type"] == "Reconciled" and c["status"] == "False"), None),
+            60, "a Reconciled=False condition",
+        )  # fmt: skip
+        wait_for(lambda: phase_of(kube_cluster, ns, name) == "Failed", 60, "Failed")
+    assert retrying["reason"] == "KubernetesApiError"
+    assert f"apply StatefulSet {ns}/{name}-mariadb-" in retrying["message"]
+    assert "422" in retrying["message"]
+    run = get_json(kube_cluster, "br", name, "-n", ns) or {}
+    failed = condition(run, "Failed")
+    assert failed["reason"] == "KubernetesApiError"
+    assert "attempts over" in failed["message"]
 
 
 def test_external_target_with_a_missing_secret_waits_naming_the_field(

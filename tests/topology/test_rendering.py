@@ -63,7 +63,7 @@ def test_hardware_lands_on_every_database_pod_template(rendered: Any) -> None:
             assert claim["spec"]["resources"]["requests"]["storage"] == "50Gi", where
             assert workload["spec"]["persistentVolumeClaimRetentionPolicy"] == {
                 "whenDeleted": "Delete",
-                "whenScaled": "Delete",
+                "whenScaled": "Retain",
             }
 
 
@@ -179,8 +179,10 @@ def test_image_override_and_retain(helm_on_path: str) -> None:
     assert (
         sts["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.local/mariadb:11.4.5"
     )
+    # Retain keeps the data while the target is scaled to zero; the volumes
+    # still go with the StatefulSet, which the run owns (nothing outlives it).
     assert sts["spec"]["persistentVolumeClaimRetentionPolicy"] == {
-        "whenDeleted": "Retain",
+        "whenDeleted": "Delete",
         "whenScaled": "Retain",
     }
 

@@ -54,6 +54,20 @@ PRINTER_COLUMNS: list[dict[str, Any]] = [
 ]
 
 
+# A started run's results describe the spec it started with: editing it
+# mid-run (a shorter timeout, another phase) would leave results that match
+# neither. Runs still waiting in Pending (e.g. for exclusive nodes) may be edited.
+IMMUTABLE_ONCE_STARTED: dict[str, str] = {
+    "rule": ("!has(oldSelf.status) || !has(oldSelf.status.startedAt) || self.spec == oldSelf.spec"),
+    "message": (
+        "spec is immutable once the run has started (status.startedAt is set): delete the "
+        "BenchmarkRun and create it again with the new spec"
+    ),
+    "reason": "FieldValueForbidden",
+    "fieldPath": ".spec",
+}
+
+
 def spec_schema() -> dict[str, Any]:
     return to_structural(BenchmarkRunSpec.model_json_schema(by_alias=True))
 
@@ -71,6 +85,7 @@ def build_crd() -> dict[str, Any]:
         ),
         "type": "object",
         "required": ["spec"],
+        "x-kubernetes-validations": [IMMUTABLE_ONCE_STARTED],
         "properties": {
             "apiVersion": {"type": "string", "description": "dbbench.io/v1alpha1"},
             "kind": {"type": "string", "description": "BenchmarkRun"},

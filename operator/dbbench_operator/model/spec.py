@@ -40,7 +40,7 @@ class Dataset(ApiModel):
     )
     record_size: int = Field(
         default=1024,
-        ge=64,
+        ge=128,
         le=16_777_216,
         description=(
             "Approximate size of one record in bytes (default 1024), reached by the filler "

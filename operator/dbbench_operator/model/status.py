@@ -39,15 +39,42 @@ class Condition(ApiModel):
 
 
 class Progress(ApiModel):
-    """Where the run is now."""
+    """Where the run is now. Steps run strictly in order, so `stepsDone` is also
+    the operator's record of what is finished (a restarted operator resumes there)."""
 
     target: str | None = Field(default=None, description="Target being benchmarked.")
     phase: str | None = Field(default=None, description="Phase being run.")
+    repeat: int | None = Field(default=None, ge=1, description="Repeat of the phase, 1-based.")
+    stage: str | None = Field(
+        default=None,
+        max_length=32,
+        description=(
+            "What the current step is doing: TearingDown, Provisioning, Cooling, Running, "
+            "Collecting."
+        ),
+    )
     percent: int | None = Field(default=None, ge=0, le=100, description="Whole run done, 0-100.")
-    eta: datetime | None = Field(default=None, description="Estimated completion time.")
+    eta: datetime | None = Field(
+        default=None,
+        description="Estimated completion, extrapolated from the time taken so far.",
+    )
+    ops_per_second: float | None = Field(
+        default=None, ge=0, description="Current throughput of the running step, all pods."
+    )
     step: int | None = Field(default=None, ge=0, description="Current step (1-based).")
     steps: int | None = Field(
         default=None, ge=0, description="Total steps: targets x phases x repeats."
+    )
+    steps_done: int | None = Field(default=None, ge=0, description="Steps finished and collected.")
+    cold_step: int | None = Field(
+        default=None,
+        ge=0,
+        description="cache: cold: the step whose databases were restarted (1-based).",
+    )
+    cold_pods: list[str] | None = Field(
+        default=None,
+        max_length=1024,
+        description="cache: cold: uids of the database pods restarted for that step.",
     )
 
 
@@ -76,10 +103,19 @@ class PhaseResult(ApiModel):
 
     name: str = Field(description="Phase name.")
     repeat: int = Field(default=1, ge=1, description="Repeat number, 1-based.")
+    status: Literal["succeeded", "stopped", "failed"] | None = Field(
+        default=None, description="succeeded, stopped (interrupted) or failed (error rate)."
+    )
     operations: int = Field(default=0, ge=0, description="Operations completed (measured).")
     errors: int = Field(default=0, ge=0, description="Operations that failed.")
+    records: int | None = Field(
+        default=None, ge=0, description="Records written (a batch insert writes several)."
+    )
     duration_seconds: float = Field(default=0, ge=0, description="Measured wall time, seconds.")
     throughput: float = Field(default=0, ge=0, description="Operations per second.")
+    records_per_second: float | None = Field(
+        default=None, ge=0, description="Records written per second (insert and mix phases)."
+    )
     latency_ms: Latency | None = Field(default=None, description="Latency percentiles, ms.")
     storage: StorageUsage | None = Field(default=None, description="Storage after the phase.")
 
@@ -147,4 +183,25 @@ class BenchmarkRunStatus(ApiModel):
     )
     results_path: str | None = Field(
         default=None, description="Full results: <claim>/<namespace>/<name>/<uid>/."
+    )
+    results_omitted: int | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "Per-repeat results left out of this status to keep it small (all of them are "
+            "in the results files)."
+        ),
+    )
+    failed_passes: int | None = Field(
+        default=None,
+        ge=0,
+        description="Consecutive reconcile passes that failed (reset by a good pass).",
+    )
+    failing_since: datetime | None = Field(
+        default=None, description="When the current series of failed passes began."
+    )
+    cleaned_up: bool | None = Field(
+        default=None,
+        description="The run has ended and its runner Jobs and databases were removed "
+        "(or scaled to zero with cleanup: Retain).",
     )

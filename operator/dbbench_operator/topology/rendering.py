@@ -53,10 +53,10 @@ def build_values(request: TopologyRequest) -> dict[str, Any]:
             "storageClassName": hardware.storage.storage_class_name or "",
             "size": hardware.storage.size,
         },
-        "persistentVolumeClaimRetentionPolicy": {
-            "whenDeleted": request.cleanup,
-            "whenScaled": request.cleanup,
-        },
+        # The operator removes a target after its steps (cleanup: Delete) or scales
+        # it to zero (Retain: the data stays for inspection). Volumes always go
+        # with their StatefulSet, which the run owns: nothing outlives the run.
+        "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete", "whenScaled": "Retain"},
     }
     if request.engine == "mongodb":
         values["auth"] = {

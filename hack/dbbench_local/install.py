@@ -1,0 +1,133 @@
+"""Install the dbbench chart on a cluster and watch BenchmarkRuns: what
+`make demo` and the end-to-end tests do, with the same helm and kubectl."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dbbench_local.controlplane import REPO, tool
+
+RELEASE = "dbbench"
+NAMESPACE = "dbbench-system"
+TERMINAL = ("Succeeded", "Failed")
+
+
+@dataclass(frozen=True)
+class Kube:
+    """kubectl and helm against one cluster (a kubeconfig)."""
+
+    kubeconfig: Path
+
+    def kubectl(
+        self, *args: str, check: bool = True, stdin: str | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [tool("kubectl"), f"--kubeconfig={self.kubeconfig}", *args],
+            input=stdin, capture_output=True, text=True, timeout=timeout, check=False,
+        )  # fmt: skip
+        if check and result.returncode != 0:
+            raise RuntimeError(f"kubectl {' '.join(args)} failed:\n{result.stderr}")
+        return result
+
+    def helm(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        home = Path(os.environ.get("TMPDIR", "/tmp")) / "dbbench-helm"
+        env = {
+            **os.environ,
+            "HELM_CACHE_HOME": str(home / "cache"),
+            "HELM_CONFIG_HOME": str(home / "config"),
+            "HELM_DATA_HOME": str(home / "data"),
+        }
+        result = subprocess.run(
+            [tool("helm"), f"--kubeconfig={self.kubeconfig}", *args],
+            capture_output=True, text=True, timeout=timeout, check=False, env=env,
+        )  # fmt: skip
+        if result.returncode != 0:
+            raise RuntimeError(f"helm {' '.join(args)} failed:\n{result.stderr}")
+        return result
+
+    def get(self, *args: str) -> dict[str, Any] | None:
+        result = self.kubectl("get", *args, "-o", "json", check=False)
+        return json.loads(result.stdout) if result.returncode == 0 else None
+
+
+def install_chart(kube: Kube, values: Sequence[str] = ()) -> None:
+    """`helm upgrade --install` of the repository's chart, waiting until it is ready."""
+    kube.helm(
+        "upgrade", "--install", RELEASE, str(REPO), "--namespace", NAMESPACE,
+        "--create-namespace", "--wait", "--timeout", "5m", *(f"--set={v}" for v in values),
+    )  # fmt: skip
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float, what: str, every: float = 2.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+def wait_for_run(
+    kube: Kube, namespace: str, name: str, timeout: float,
+    on_change: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """Poll a BenchmarkRun until it ends; `on_change` sees each new progress line."""
+    last = ""
+
+    def ended() -> dict[str, Any] | None:
+        nonlocal last
+        run = kube.get("benchmarkrun", name, "-n", namespace)
+        if run is None:
+            return None
+        status = run.get("status") or {}
+        line = f"{status.get('phase')} {status.get('message', '')}"
+        if on_change is not None and line != last:
+            on_change(run)
+        last = line
+        return run if status.get("phase") in TERMINAL else None
+
+    result: dict[str, Any] = wait_for(ended, timeout, f"BenchmarkRun {namespace}/{name} to end")
+    return result
+
+
+def _ms(value: object) -> str:
+    return "-" if value is None else f"{float(str(value)):.2f}"
+
+
+def summary_table(run: dict[str, Any]) -> str:
+    """The run's results from its status, one line per target, phase and repeat."""
+    status = run.get("status") or {}
+    header = ("TARGET", "PHASE", "REPEAT", "OPERATIONS", "ERRORS", "OPS/S", "RECORDS/S",
+              "P50 MS", "P95 MS", "P99 MS", "P99.9 MS", "MAX MS")  # fmt: skip
+    rows = [header]
+    for target in status.get("targets") or []:
+        for phase in target.get("phases") or []:
+            latency = phase.get("latencyMs") or {}
+            records = phase.get("recordsPerSecond")
+            rows.append((
+                target["name"], phase["name"], str(phase.get("repeat", 1)),
+                f"{phase.get('operations', 0):,}", str(phase.get("errors", 0)),
+                f"{phase.get('throughput', 0):,.1f}",
+                "-" if records is None else f"{records:,.1f}",
+                *(_ms(latency.get(k)) for k in ("p50", "p95", "p99", "p999", "max")),
+            ))  # fmt: skip
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip()
+             for row in rows]  # fmt: skip
+    meta = run["metadata"]
+    title = (
+        f"BenchmarkRun {meta['namespace']}/{meta['name']}: {status.get('phase')}"
+        f" ({status.get('startedAt', '?')} .. {status.get('completedAt', '?')})"
+    )
+    footer = f"full results: {status.get('resultsPath', '-')}"
+    if status.get("phase") == "Failed":
+        footer = f"failed: {status.get('message', '')}\n{footer}"
+    return "\n".join([title, *lines, footer])

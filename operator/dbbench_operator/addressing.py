@@ -1,0 +1,97 @@
+"""How a target is reached (pure): the topology package's request for a
+deployed target, and the address runner pods use for any target.
+
+Runner pods get addresses and file paths, never credentials: passwords and
+external URIs reach them as files mounted from Secrets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dbbench_operator.credentials import ROOT_USERNAME
+from dbbench_operator.model import DEFAULT_VERSIONS, BenchmarkRunSpec, SecretKeyRef, Target
+from dbbench_operator.naming import RunRef, credentials_secret_name
+from dbbench_operator.topology import naming as topology_naming
+from dbbench_operator.topology.request import Hardware, Storage, TopologyRequest
+
+MYSQL_ROOT = "root"
+
+
+def topology_request(run: RunRef, spec: BenchmarkRunSpec, target: Target) -> TopologyRequest:
+    """The topology package's input for one target (pure)."""
+    hw = spec.hardware
+    return TopologyRequest(
+        run_name=run.name,
+        run_uid=run.uid,
+        namespace=run.namespace,
+        target_name=target.name,
+        engine=target.engine,
+        topology=target.topology,
+        version=target.version or DEFAULT_VERSIONS[target.engine],
+        image=target.image,
+        members=target.effective_members,
+        shards=target.shards or 0,
+        settings=dict(target.settings or {}),
+        durability=target.durability,
+        hardware=Hardware(
+            node_selector=dict(hw.node_selector or {}),
+            tolerations=tuple(
+                t.model_dump(by_alias=True, exclude_none=True) for t in hw.tolerations or ()
+            ),
+            affinity=dict(hw.affinity or {}),
+            resources=hw.resources.model_dump(by_alias=True, exclude_none=True)
+            if hw.resources
+            else {},
+            storage=Storage(
+                storage_class_name=hw.storage.storage_class_name, size=str(hw.storage.size)
+            ),
+        ),
+        cleanup=spec.cleanup,
+        credentials_secret=credentials_secret_name(run),
+    )
+
+
+@dataclass(frozen=True)
+class TargetAccess:
+    """Where runner pods connect to one target, and which Secret holds what they need."""
+
+    engine: str
+    host: str | None = None  # mysql/mariadb: the primary
+    port: int | None = None
+    replicas: tuple[tuple[str, int], ...] = ()  # mysql/mariadb: reads with readPreference
+    uri: str | None = None  # mongodb: without credentials
+    user: str | None = None
+    password_secret: str | None = None  # the run's credentials Secret (deployed targets)
+    uri_secret: SecretKeyRef | None = None  # external targets: the user's Secret
+
+
+def _split(host_port: str) -> tuple[str, int]:
+    host, _, port = host_port.rpartition(":")
+    return host, int(port)
+
+
+def target_access(run: RunRef, spec: BenchmarkRunSpec, index: int) -> TargetAccess:
+    target = spec.targets[index]
+    if target.external is not None:
+        return TargetAccess(engine=target.engine, uri_secret=target.external.uri_secret_ref)
+    request = topology_request(run, spec, target)
+    layout = topology_naming.layout(request)
+    secret = credentials_secret_name(run)
+    if target.engine != "mongodb":
+        group = layout.replica_sets[0]
+        host, port = _split(group.host(0))
+        replicas = tuple(_split(group.host(i)) for i in range(1, group.members))
+        return TargetAccess(
+            engine=target.engine, host=host, port=port, replicas=replicas, user=MYSQL_ROOT,
+            password_secret=secret,
+        )  # fmt: skip
+    options = "authSource=admin"
+    if target.topology == "replicaSet":
+        options = f"replicaSet={layout.replica_sets[0].name}&{options}"
+    return TargetAccess(
+        engine=target.engine,
+        uri=f"mongodb://{layout.endpoint}/?{options}",
+        user=ROOT_USERNAME,
+        password_secret=secret,
+    )

@@ -1,0 +1,88 @@
+"""Collecting: a finished step's pods merged on the claim, and at the end the
+run's own summary.json next to the steps' directories."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from dbbench_operator import results_client
+from dbbench_operator.model import API_VERSION, BenchmarkRunSpec
+from dbbench_operator.naming import RunRef
+from dbbench_operator.planning import Step
+from dbbench_operator.runner_jobs import step_dir
+from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.summaries import phase_result
+
+RUN_SUMMARY = "summary.json"
+
+
+def collect_step(
+    settings: OperatorSettings, run: RunRef, spec: BenchmarkRunSpec, step: Step
+) -> dict[str, Any]:
+    """Merge the step's pods (idempotent); the merged summary."""
+    return results_client.merge_step(settings, run, step_dir(step), spec.runner.pods)
+
+
+def build_run_summary(
+    run: RunRef,
+    spec: BenchmarkRunSpec,
+    steps: Sequence[Step],
+    merged: Mapping[int, Mapping[str, Any]],
+    *,
+    started_at: str | None,
+    completed_at: str,
+    status_targets: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """summary.json at the run's root: what ran, in which order, with what result (pure)."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "BenchmarkRunSummary",
+        "run": {
+            "namespace": run.namespace,
+            "name": run.name,
+            "uid": run.uid,
+            "startedAt": started_at,
+            "completedAt": completed_at,
+        },
+        "spec": spec.model_dump(by_alias=True, exclude_none=True, mode="json"),
+        "steps": [
+            {
+                "step": s.index + 1,
+                "target": s.target,
+                "phase": s.phase,
+                "repeat": s.repeat,
+                "type": s.phase_type,
+                "path": step_dir(s),
+                "result": phase_result(s, merged[s.index]) if s.index in merged else None,
+            }
+            for s in steps
+        ],
+        "targets": [
+            {k: v for k, v in t.items() if k in ("name", "endpoint", "serverVersion")}
+            for t in status_targets
+        ],
+    }
+
+
+def write_run_summary(
+    settings: OperatorSettings,
+    run: RunRef,
+    spec: BenchmarkRunSpec,
+    steps: Sequence[Step],
+    *,
+    started_at: str | None,
+    now: datetime,
+    status_targets: Sequence[Mapping[str, Any]],
+) -> None:
+    merged = {
+        s.index: results_client.get_json(settings, run, f"{step_dir(s)}/summary.json")
+        for s in steps
+    }
+    document = build_run_summary(
+        run, spec, steps, merged, started_at=started_at,
+        completed_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"), status_targets=status_targets,
+    )  # fmt: skip
+    results_client.put_file(settings, run, RUN_SUMMARY, json.dumps(document, indent=1).encode())

@@ -1,0 +1,161 @@
+"""One pass of a started run: the current step moved on as far as it can go.
+
+Steps run strictly in order (targets one after another, each target's phases
+and repeats in order), so the number of steps done is the whole record of
+progress. For the current step a pass: retires earlier targets, deploys the
+step's target, restarts it cold if asked, starts the step's runner Job, follows
+it, and merges its results once it has succeeded. Every action is idempotent
+and named after the step, so a pass repeated after an operator restart
+neither duplicates nor loses a step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dbbench_operator import (
+    collecting,
+    cooling,
+    provisioning,
+    results_client,
+    running,
+    tearing_down,
+)
+from dbbench_operator.addressing import target_access
+from dbbench_operator.lifecycle import Stage
+from dbbench_operator.model import BenchmarkRunSpec
+from dbbench_operator.naming import RunRef
+from dbbench_operator.observations import TargetSeen
+from dbbench_operator.planning import Step
+from dbbench_operator.runner_jobs import JobSettings, step_dir
+from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.tokens import run_token
+
+ColdMark = tuple[int, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Advance:
+    """What one pass achieved and where the run now stands."""
+
+    steps_done: int
+    current: Step | None = None
+    stage: Stage | None = None
+    reason: str = ""
+    message: str = ""
+    target: TargetSeen | None = None
+    failure: tuple[str, str] | None = None
+    degraded: tuple[str, str] | None = None
+    collected: dict[str, Any] | None = None  # merged summary of `current`
+    step_progress: dict[str, Any] | None = None
+    cold_mark: ColdMark | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """One pass over one run: what every action below needs."""
+
+    run: RunRef
+    spec: BenchmarkRunSpec
+    steps: list[Step]
+    settings: OperatorSettings
+    deadline_seconds: int  # what is left of spec.timeout
+
+
+def _describe(step: Step, total: int) -> str:
+    return f"step {step.index + 1}/{total} ({step.target}/{step.phase}/{step.repeat})"
+
+
+def advance(ctx: Context, *, steps_done: int, cold_mark: ColdMark | None) -> Advance:
+    run, spec, steps = ctx.run, ctx.spec, ctx.steps
+    if steps_done >= len(steps):
+        return Advance(steps_done)
+    step = steps[steps_done]
+    here = _describe(step, len(steps))
+    index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
+    left = tearing_down.retire_targets(run, spec, index)
+    if left:
+        message = f"{here}: waiting for {left} database pod(s) of earlier targets to stop"
+        return Advance(steps_done, step, Stage.TEARING_DOWN, "RetiringPreviousTarget", message)
+    provisioning.ensure_run_objects(run, steps, run_token(ctx.settings.results_key, run))
+    seen = provisioning.ensure_target(run, spec, index)
+    job = running.find_job(run, step)
+    base = Advance(steps_done, step, target=seen, cold_mark=cold_mark)
+    if seen.failure is not None:
+        return _with(base, failure=seen.failure)
+    if not seen.ready:
+        cooling_now = job is None and cold_mark is not None and cold_mark[0] == step.index + 1
+        stage = Stage.COOLING if cooling_now else Stage.PROVISIONING
+        return _with(base, stage=stage, reason=seen.reason,
+                     message=f"{here}: target {seen.name}: {seen.message}")  # fmt: skip
+    if job is None:
+        return _start(ctx, step, here, base)
+    return _follow(ctx, step, here, base, job)
+
+
+def _with(base: Advance, **changes: Any) -> Advance:
+    return Advance(**{**base.__dict__, **changes})
+
+
+def _start(ctx: Context, step: Step, here: str, base: Advance) -> Advance:
+    run, spec, settings = ctx.run, ctx.spec, ctx.settings
+    if cooling.needed(spec, step):
+        cooled = cooling.prepare(run, spec, step, base.cold_mark, settings.runner_image)
+        if cooled.failure is not None:
+            return _with(base, failure=cooled.failure)
+        if not cooled.done:
+            return _with(base, stage=Stage.COOLING, reason=cooled.reason,
+                         message=f"{here}: {cooled.message}",
+                         cold_mark=cooled.mark or base.cold_mark)  # fmt: skip
+    index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
+    job_settings = JobSettings(
+        image=settings.runner_image,
+        pull_policy=settings.runner_pull_policy,
+        results_url=settings.results_url,
+        backoff_limit=settings.runner_backoff_limit,
+        deadline_seconds=ctx.deadline_seconds,
+    )
+    running.start(run, spec, step, target_access(run, spec, index), job_settings)
+    return _with(base, stage=Stage.RUNNING, reason="StepStarted", message=f"{here}: started")
+
+
+def _follow(ctx: Context, step: Step, here: str, base: Advance, job: dict[str, Any]) -> Advance:
+    run, spec, settings = ctx.run, ctx.spec, ctx.settings
+    state = running.follow(run, step, job)
+    degraded = running.disturbance(run, spec, step, job)
+    base = _with(base, degraded=degraded)
+    if state.failed:
+        return _with(base, failure=(state.reason, state.message),
+                     collected=_partial(run, spec, step, settings))  # fmt: skip
+    if not state.finished:
+        progress = results_client.step_progress(settings, run, step_dir(step), spec.runner.pods)
+        message = state.message or _progress_message(here, progress)
+        return _with(base, stage=Stage.RUNNING, reason="RunningStep", message=message,
+                     step_progress=progress)  # fmt: skip
+    merged = collecting.collect_step(settings, run, spec, step)
+    return _with(
+        base, steps_done=base.steps_done + 1, stage=Stage.COLLECTED, reason="StepCompleted",
+        message=f"{here}: completed", collected=merged,
+    )  # fmt: skip
+
+
+def _partial(
+    run: RunRef, spec: BenchmarkRunSpec, step: Step, settings: OperatorSettings
+) -> dict[str, Any] | None:
+    """A failed step's results when every pod wrote them (an error-rate failure does)."""
+    try:
+        return collecting.collect_step(settings, run, spec, step)
+    except results_client.ResultsServiceError:
+        return None
+
+
+def _progress_message(here: str, progress: dict[str, Any] | None) -> str:
+    if not progress or not progress.get("reporting"):
+        return f"{here}: running"
+    percent = progress.get("percent")
+    done = f", {percent:.0f}%" if percent is not None else ""
+    return (
+        f"{here}: {progress['operations']:,} ops, {progress['rate']:,.0f} ops/s, "
+        f"{progress['errors']} errors{done}"
+    )

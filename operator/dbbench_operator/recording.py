@@ -1,0 +1,117 @@
+"""What a pass writes into the status, and the events it posts (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from dbbench_operator.lifecycle import TERMINAL, Decision, merge_conditions
+from dbbench_operator.naming import RunRef
+from dbbench_operator.observations import TargetSeen
+from dbbench_operator.planning import Step
+from dbbench_operator.summaries import RunProgress
+
+TIMESTAMP = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def stamp(moment: datetime) -> str:
+    return moment.strftime(TIMESTAMP)
+
+
+def parse_stamp(text: object) -> datetime | None:
+    if not text:
+        return None
+    return datetime.strptime(str(text), TIMESTAMP).replace(tzinfo=UTC)
+
+
+def target_entries(
+    previous: Sequence[Mapping[str, Any]], names: Sequence[str], seen: TargetSeen | None
+) -> list[dict[str, Any]]:
+    """One entry per spec target, in spec order: what was known, updated by `seen`."""
+    by_name = {str(t.get("name")): dict(t) for t in previous}
+    out = []
+    for name in names:
+        entry = by_name.get(name, {"name": name})
+        if seen is not None and seen.name == name:
+            entry = {**entry, **seen.status()}
+        out.append(entry)
+    return out
+
+
+def progress_block(
+    previous: Mapping[str, Any],
+    *,
+    steps_total: int,
+    steps_done: int,
+    current: Step | None,
+    stage: str | None,
+    run_progress: RunProgress,
+    ops_per_second: float | None,
+    cold_mark: tuple[int, tuple[str, ...]] | None,
+) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "steps": steps_total,
+        "stepsDone": steps_done,
+        "percent": run_progress.percent,
+        # merge-patch semantics: None removes a key that no longer applies
+        "eta": stamp(run_progress.eta) if run_progress.eta else None,
+        "opsPerSecond": round(ops_per_second, 1) if ops_per_second is not None else None,
+        "stage": stage,
+    }
+    if current is not None:
+        block.update(
+            step=current.index + 1, target=current.target, phase=current.phase,
+            repeat=current.repeat,
+        )  # fmt: skip
+    if cold_mark is not None:
+        block.update(coldStep=cold_mark[0], coldPods=list(cold_mark[1]))
+    return {**previous, **block}
+
+
+def cold_mark_of(progress: Mapping[str, Any]) -> tuple[int, tuple[str, ...]] | None:
+    if not progress.get("coldStep"):
+        return None
+    return int(progress["coldStep"]), tuple(progress.get("coldPods") or ())
+
+
+def status_patch(
+    run: RunRef,
+    *,
+    raw_status: Mapping[str, Any],
+    decision: Decision,
+    now: datetime,
+    results_path: str,
+    started: bool,
+) -> dict[str, Any]:
+    """Phase, conditions, timestamps and message: the part every pass writes.
+
+    `started`: the run has left Pending (a run that fails there never started).
+    """
+    status: dict[str, Any] = {
+        "phase": str(decision.phase),
+        "observedGeneration": run.generation,
+        "conditions": merge_conditions(
+            raw_status.get("conditions") or [], decision.conditions, now, run.generation
+        ),
+        "message": next(
+            (c.message for c in decision.conditions if c.type in ("Failed", "Progressing")), ""
+        ),
+    }
+    if started and not raw_status.get("startedAt"):
+        status["startedAt"] = stamp(now)
+        if results_path:
+            status["resultsPath"] = results_path
+    if decision.phase in TERMINAL:
+        status["completedAt"] = stamp(now)
+    return status
+
+
+def step_event(step: Step, merged: Mapping[str, Any]) -> str:
+    latency = merged.get("latencyMs") or {}
+    return (
+        f"step {step.index + 1} ({step.target}/{step.phase}/{step.repeat}): "
+        f"{int(merged.get('operations') or 0):,} ops, "
+        f"{float(merged.get('throughput') or 0):,.0f} ops/s, "
+        f"p99 {float(latency.get('p99') or 0):.2f} ms, {int(merged.get('errors') or 0)} errors"
+    )

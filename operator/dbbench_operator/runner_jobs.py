@@ -1,0 +1,319 @@
+"""Runner Jobs, their step files and the cache-drop Jobs (pure builders).
+
+One Indexed Job per step: `runner.pods` completions run in parallel, each pod
+gets its index from Kubernetes and the same step file from a ConfigMap.
+Runner pods never mount the results claim: they hand their files to the
+results service with the run's token (from the run's Secret).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from dbbench_operator.addressing import TargetAccess
+from dbbench_operator.credentials import RESULTS_TOKEN_KEY
+from dbbench_operator.model import BenchmarkRunSpec, Phase, Target
+from dbbench_operator.naming import RunRef, adopt, child_name, credentials_secret_name, run_labels
+from dbbench_operator.planning import Step
+from dbbench_operator.tokens import results_prefix
+from dbbench_operator.topology.request import SECRET_PASSWORD_KEY
+
+STEP_DIR = "/etc/dbbench/step"
+CREDENTIALS_DIR = "/var/run/dbbench/credentials"
+TARGET_URI_DIR = "/var/run/dbbench/target"
+RUNNER_UID = 65532
+# 2 bad step file, 3 error rate above maxErrorRate, 4 database unreachable:
+# retrying cannot make these pass, so they fail the Job at once.
+FINAL_EXIT_CODES = (2, 3, 4)
+MIN_DEADLINE_S = 60
+# MongoDB write concern implied by the target's durability profile.
+DURABILITY_WRITE_CONCERN = {"fast": "acknowledged", "safe": "journaled", "strict": "majority"}
+DATABASE_PODS_ANNOTATION = "dbbench.io/database-pods"
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    image: str
+    pull_policy: str
+    results_url: str
+    backoff_limit: int
+    deadline_seconds: int  # what is left of spec.timeout: no Job outlives its run
+
+
+def step_dir(step: Step) -> str:
+    """``<target>/<phase>/<repeat>``: the step's place in the run's results."""
+    return f"{step.target}/{step.phase}/{step.repeat}"
+
+
+def job_name(run: RunRef, step: Step) -> str:
+    return child_name(run, f"step-{step.index + 1}")
+
+
+def step_labels(run: RunRef, step: Step, component: str) -> dict[str, str]:
+    return {
+        **run_labels(run, component),
+        "dbbench.io/step": str(step.index + 1),
+        "dbbench.io/target": step.target[:63],
+    }
+
+
+def _write_concern(target: Target, phase: Phase) -> str:
+    if phase.write_concern is not None:
+        return phase.write_concern
+    if target.engine != "mongodb":
+        return "acknowledged"  # durability is a server setting there (the profile)
+    return DURABILITY_WRITE_CONCERN[target.durability]
+
+
+def build_phase(spec: BenchmarkRunSpec, target: Target, phase: Phase) -> dict[str, Any]:
+    """The runner's `phase` block: the CRD's fields, defaults made explicit."""
+    out: dict[str, Any] = {
+        "name": phase.name,
+        "type": phase.type,
+        "idMode": phase.id_mode,
+        "batchSize": phase.batch_size,
+        "writeConcern": _write_concern(target, phase),
+        "reportEvery": phase.report_every,
+        "targetRate": phase.target_rate,
+        "readPreference": phase.read_preference,
+        "maxErrorRate": phase.max_error_rate,
+    }
+    if phase.mix is not None:
+        out["mix"] = phase.mix.model_dump(by_alias=True)
+    if phase.distribution is not None:
+        out["distribution"] = phase.distribution.model_dump(by_alias=True, exclude_none=True)
+    if phase.duration is not None:
+        out["duration"] = phase.duration
+    if phase.warmup is not None:
+        out["warmup"] = phase.warmup
+    if phase.type != "insert" and phase.operations is not None:
+        out["operations"] = phase.operations
+    if phase.type == "query":
+        out["queries"] = list(phase.effective_queries)
+    if phase.type == "pointReads":
+        out["keys"] = min(phase.keys or spec.dataset.records, spec.dataset.records)
+    return out
+
+
+def build_target(target: Target, access: TargetAccess) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": target.name, "engine": target.engine, "connectRetries": 6}
+    if access.uri_secret is not None:
+        out["uriFile"] = f"{TARGET_URI_DIR}/uri"
+        return out
+    if access.uri is not None:
+        out["uri"] = access.uri
+    else:
+        out["host"], out["port"] = access.host, access.port
+        out["replicas"] = [{"host": h, "port": p} for h, p in access.replicas]
+    out["user"] = access.user
+    out["passwordFile"] = f"{CREDENTIALS_DIR}/{SECRET_PASSWORD_KEY}"
+    return out
+
+
+def build_step_config(spec: BenchmarkRunSpec, step: Step, access: TargetAccess) -> dict[str, Any]:
+    """The step file every pod of the step's Job reads (pod index from the Job)."""
+    target = next(t for t in spec.targets if t.name == step.target)
+    phase = next(p for p in spec.phases if p.name == step.phase)
+    records = spec.dataset.records
+    if phase.type == "insert" and phase.operations is not None:
+        records = phase.operations  # an insert phase loads `operations` records
+    return {
+        "target": build_target(target, access),
+        "dataset": {
+            "shape": spec.dataset.shape,
+            "records": records,
+            "recordSize": spec.dataset.record_size,
+            "seed": spec.dataset.seed,
+        },
+        "phase": build_phase(spec, target, phase),
+        "pod": {"count": spec.runner.pods},
+        "threads": phase.threads or spec.runner.threads,
+        "processes": spec.runner.processes,
+        "progressEvery": 2,
+    }
+
+
+def build_step_configmap(run: RunRef, step: Step, config: dict[str, Any]) -> dict[str, Any]:
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": job_name(run, step), "labels": step_labels(run, step, "runner")},
+        "data": {"step.yaml": json.dumps(config, indent=1)},
+    }
+    return adopt(manifest, run)
+
+
+def _volumes(run: RunRef, step: Step, access: TargetAccess) -> list[dict[str, Any]]:
+    volumes: list[dict[str, Any]] = [
+        {"name": "step", "configMap": {"name": job_name(run, step)}},
+        {"name": "work", "emptyDir": {}},
+        {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
+    ]
+    if access.password_secret is not None:
+        volumes.append({"name": "credentials", "secret": {
+            "secretName": access.password_secret,
+            "items": [{"key": SECRET_PASSWORD_KEY, "path": SECRET_PASSWORD_KEY}],
+            "defaultMode": 0o400,
+        }})  # fmt: skip
+    if access.uri_secret is not None:
+        volumes.append({"name": "target-uri", "secret": {
+            "secretName": access.uri_secret.name,
+            "items": [{"key": access.uri_secret.key, "path": "uri"}],
+            "defaultMode": 0o400,
+        }})  # fmt: skip
+    return volumes
+
+
+def _mounts(access: TargetAccess) -> list[dict[str, Any]]:
+    mounts: list[dict[str, Any]] = [
+        {"name": "step", "mountPath": STEP_DIR, "readOnly": True},
+        {"name": "work", "mountPath": "/work"},
+        {"name": "tmp", "mountPath": "/tmp"},  # noqa: S108 - an emptyDir of the pod's own
+    ]
+    if access.password_secret is not None:
+        mounts.append({"name": "credentials", "mountPath": CREDENTIALS_DIR, "readOnly": True})
+    if access.uri_secret is not None:
+        mounts.append({"name": "target-uri", "mountPath": TARGET_URI_DIR, "readOnly": True})
+    return mounts
+
+
+def _env(run: RunRef, step: Step, settings: JobSettings) -> list[dict[str, Any]]:
+    return [
+        {"name": "DBBENCH_RESULTS_URL", "value": settings.results_url},
+        {"name": "DBBENCH_RUN", "value": results_prefix(run)},
+        {"name": "DBBENCH_STEP", "value": step_dir(step)},
+        {"name": "DBBENCH_RESULTS_TOKEN", "valueFrom": {"secretKeyRef": {
+            "name": credentials_secret_name(run), "key": RESULTS_TOKEN_KEY}}},
+        {"name": "DBBENCH_RUNNER_IMAGE", "value": settings.image},
+        {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+    ]  # fmt: skip
+
+
+def _pod_spec(
+    run: RunRef, spec: BenchmarkRunSpec, step: Step, access: TargetAccess, settings: JobSettings
+) -> dict[str, Any]:
+    runner = spec.runner
+    pod: dict[str, Any] = {
+        "restartPolicy": "Never",
+        # Runners talk to databases and the results service, never to the API.
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "securityContext": {
+            "runAsNonRoot": True, "runAsUser": RUNNER_UID, "runAsGroup": RUNNER_UID,
+            "fsGroup": RUNNER_UID, "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [{
+            "name": "runner",
+            "image": settings.image,
+            "imagePullPolicy": settings.pull_policy,
+            "args": ["job", "--config", f"{STEP_DIR}/step.yaml", "--out", "/work/out"],
+            "env": _env(run, step, settings),
+            "volumeMounts": _mounts(access),
+            "terminationMessagePolicy": "FallbackToLogsOnError",
+            "securityContext": {
+                "allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                "capabilities": {"drop": ["ALL"]},
+            },
+        }],
+        "volumes": _volumes(run, step, access),
+    }  # fmt: skip
+    if runner.resources is not None:
+        resources = runner.resources.model_dump(by_alias=True, exclude_none=True)
+        pod["containers"][0]["resources"] = resources
+    if runner.node_selector:
+        pod["nodeSelector"] = dict(runner.node_selector)
+    if runner.tolerations:
+        pod["tolerations"] = [
+            t.model_dump(by_alias=True, exclude_none=True) for t in runner.tolerations
+        ]
+    return pod
+
+
+def build_runner_job(
+    run: RunRef,
+    spec: BenchmarkRunSpec,
+    step: Step,
+    access: TargetAccess,
+    settings: JobSettings,
+    *,
+    database_pods: dict[str, list[object]],
+) -> dict[str, Any]:
+    """The step's Indexed Job. `database_pods` ({pod: [uid, restarts]}) is recorded
+    so that a database pod lost during the step is noticed, even after a restart."""
+    pods = spec.runner.pods
+    labels = step_labels(run, step, "runner")
+    # A retried insert pod would re-insert its slice into a half-loaded table:
+    # its measurement cannot be honest, so insert steps are never retried.
+    backoff = 0 if step.phase_type == "insert" else settings.backoff_limit
+    manifest = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": job_name(run, step),
+            "labels": labels,
+            "annotations": {DATABASE_PODS_ANNOTATION: json.dumps(database_pods, sort_keys=True)},
+        },
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": pods,
+            "parallelism": pods,
+            "backoffLimit": backoff,
+            "activeDeadlineSeconds": max(MIN_DEADLINE_S, settings.deadline_seconds),
+            "podFailurePolicy": {"rules": [
+                {"action": "FailJob", "onExitCodes": {
+                    "containerName": "runner", "operator": "In", "values": list(FINAL_EXIT_CODES)}},
+                {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+            ]},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": _pod_spec(run, spec, step, access, settings),
+            },
+        },
+    }  # fmt: skip
+    return adopt(manifest, run)
+
+
+def build_cache_drop_job(run: RunRef, step: Step, node: str, image: str) -> dict[str, Any]:
+    """A short privileged pod on `node` that drops the page cache (cache: cold).
+
+    Privileged because /proc/sys/vm/drop_caches is writable only so; allowed
+    only when the chart value coldCache.allowPrivilegedPods is true.
+    """
+    labels = {**step_labels(run, step, "cache-drop"), "dbbench.io/node": node[:63]}
+    name = child_name(run, f"step-{step.index + 1}-drop-{_short_hash(node)}")
+    manifest = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "backoffLimit": 0,
+            "activeDeadlineSeconds": 300,
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "nodeName": node,
+                    "automountServiceAccountToken": False,
+                    "tolerations": [{"operator": "Exists"}],
+                    "containers": [{
+                        "name": "drop-caches",
+                        "image": image,
+                        "command": ["/bin/sh", "-c",
+                                    "sync && echo 3 > /proc/sys/vm/drop_caches && echo dropped"],
+                        "securityContext": {"privileged": True, "runAsUser": 0,
+                                            "runAsNonRoot": False},
+                        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"},
+                                      "limits": {"memory": "64Mi"}},
+                    }],
+                },
+            },
+        },
+    }  # fmt: skip
+    return adopt(manifest, run)
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:8]

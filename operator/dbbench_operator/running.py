@@ -1,0 +1,86 @@
+"""Runner Jobs on the cluster: start one per step, follow it, notice a
+database pod that restarted while it ran."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dbbench_operator import kube
+from dbbench_operator.addressing import TargetAccess, topology_request
+from dbbench_operator.model import BenchmarkRunSpec
+from dbbench_operator.naming import RunRef
+from dbbench_operator.planning import Step
+from dbbench_operator.runner_jobs import (
+    DATABASE_PODS_ANNOTATION,
+    JobSettings,
+    build_runner_job,
+    build_step_config,
+    build_step_configmap,
+    job_name,
+)
+from dbbench_operator.summaries import JobState, job_state
+from dbbench_operator.topology import naming as topology_naming
+
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+
+
+def database_pods(run: RunRef, spec: BenchmarkRunSpec, index: int) -> list[dict[str, Any]]:
+    """The pods of one deployed target (none for external targets)."""
+    target = spec.targets[index]
+    if target.external is not None:
+        return []
+    request = topology_request(run, spec, target)
+    labels = {"app.kubernetes.io/instance": topology_naming.base_name(request)}
+    return kube.list_objects("v1", "Pod", run.namespace, labels)
+
+
+def _restarts(pod: dict[str, Any]) -> int:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    return sum(int(s.get("restartCount") or 0) for s in statuses)
+
+
+def pod_marks(pods: list[dict[str, Any]]) -> dict[str, list[object]]:
+    """{pod name: [uid, restarts]}: what a restart during the step would change."""
+    return {p["metadata"]["name"]: [p["metadata"]["uid"], _restarts(p)] for p in pods}
+
+
+def find_job(run: RunRef, step: Step) -> dict[str, Any] | None:
+    return kube.get("batch/v1", "Job", run.namespace, job_name(run, step))
+
+
+def start(
+    run: RunRef, spec: BenchmarkRunSpec, step: Step, access: TargetAccess, settings: JobSettings
+) -> None:
+    """The step file, then the Job (created once: a running Job is never rewritten)."""
+    kube.apply(build_step_configmap(run, step, build_step_config(spec, step, access)))
+    index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
+    marks = pod_marks(database_pods(run, spec, index))
+    kube.create_if_absent(build_runner_job(run, spec, step, access, settings, database_pods=marks))
+
+
+def follow(run: RunRef, step: Step, job: dict[str, Any]) -> JobState:
+    pods = kube.list_objects("v1", "Pod", run.namespace, {JOB_NAME_LABEL: job_name(run, step)})
+    return job_state(step, job, pods)
+
+
+def disturbance(
+    run: RunRef, spec: BenchmarkRunSpec, step: Step, job: dict[str, Any]
+) -> tuple[str, str] | None:
+    """A database pod that restarted or was replaced since the step's Job started."""
+    annotations = (job.get("metadata") or {}).get("annotations") or {}
+    before: dict[str, list[Any]] = json.loads(annotations.get(DATABASE_PODS_ANNOTATION) or "{}")
+    if not before:
+        return None
+    index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
+    now = pod_marks(database_pods(run, spec, index))
+    for name, (uid, restarts) in sorted(before.items()):
+        current = now.get(name)
+        if current is None or current[0] != uid or int(str(current[1])) > int(restarts):
+            return (
+                "DatabasePodRestarted",
+                f"database pod {name} restarted or was replaced during step {step.index + 1} "
+                f"({step.target}/{step.phase}/{step.repeat}); the errors it caused are counted "
+                "in that step's results",
+            )
+    return None

@@ -1,0 +1,202 @@
+"""Results and progress as the status shows them (pure).
+
+The status keeps a compact summary per target, phase and repeat (well under
+100 KB); everything else stays in the files on the results claim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from dbbench_operator.planning import Step
+
+# Per-repeat results kept in the status; beyond this, the earliest repeats of
+# repeated phases give way (counted in status.resultsOmitted; all are in files).
+MAX_STATUS_RESULTS = 160
+LATENCY_KEYS = ("p50", "p95", "p99", "p999", "max")
+STORAGE_KEYS = ("dataBytes", "indexBytes", "storageBytes")
+
+
+def _round(value: Any, digits: int) -> float:
+    return round(float(value or 0.0), digits)
+
+
+def phase_result(step: Step, merged: Mapping[str, Any]) -> dict[str, Any]:
+    """One step's merged summary.json, as a status `PhaseResult`."""
+    duration = float(merged.get("durationSeconds") or 0.0)
+    records = int(merged.get("records") or 0)
+    result: dict[str, Any] = {
+        "name": step.phase,
+        "repeat": step.repeat,
+        "status": merged.get("status") or "succeeded",
+        "operations": int(merged.get("operations") or 0),
+        "errors": int(merged.get("errors") or 0),
+        "durationSeconds": _round(duration, 3),
+        "throughput": _round(merged.get("throughput"), 1),
+    }
+    if records:
+        result["records"] = records
+        rate = merged.get("recordsPerSecond")
+        result["recordsPerSecond"] = _round(rate if rate is not None else records / duration, 1)
+    latency = merged.get("latencyMs") or {}
+    if latency:
+        result["latencyMs"] = {k: _round(latency.get(k), 3) for k in LATENCY_KEYS}
+    storage = merged.get("storage") or {}
+    if storage:
+        result["storage"] = {k: int(storage[k]) for k in STORAGE_KEYS if storage.get(k) is not None}
+    return result
+
+
+def last_result(step: Step, merged: Mapping[str, Any]) -> dict[str, Any]:
+    """What the Throughput and p99 printer columns show."""
+    result = {
+        "target": step.target,
+        "phase": step.phase,
+        "repeat": step.repeat,
+        "throughput": _round(merged.get("throughput"), 1),
+    }
+    p99 = (merged.get("latencyMs") or {}).get("p99")
+    if p99 is not None:
+        result["p99Ms"] = _round(p99, 3)
+    return result
+
+
+def with_result(
+    targets: Sequence[Mapping[str, Any]], step: Step, result: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The status targets with one more phase result (replacing an equal one)."""
+    out = [dict(t) for t in targets]
+    entry = next((t for t in out if t.get("name") == step.target), None)
+    if entry is None:
+        entry = {"name": step.target}
+        out.append(entry)
+    phases = [
+        p
+        for p in entry.get("phases") or []
+        if (p.get("name"), p.get("repeat")) != (step.phase, step.repeat)
+    ]
+    entry["phases"] = [*phases, dict(result)]
+    return out
+
+
+def compacted(targets: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """At most MAX_STATUS_RESULTS phase results; drops the earliest repeats first."""
+    out = [{**t, "phases": list(t.get("phases") or [])} for t in targets]
+    total = sum(len(t["phases"]) for t in out)
+    omitted = 0
+    while total > MAX_STATUS_RESULTS:
+        victim = _earliest_superseded_repeat(out)
+        if victim is None:
+            break
+        target, index = victim
+        del out[target]["phases"][index]
+        total -= 1
+        omitted += 1
+    return out, omitted
+
+
+def _earliest_superseded_repeat(targets: list[dict[str, Any]]) -> tuple[int, int] | None:
+    for t_index, target in enumerate(targets):
+        phases = target["phases"]
+        latest: dict[str, int] = {}
+        for result in phases:
+            latest[result["name"]] = max(latest.get(result["name"], 0), int(result["repeat"]))
+        for p_index, result in enumerate(phases):
+            if int(result["repeat"]) < latest[result["name"]]:
+                return t_index, p_index
+    return None
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    percent: int
+    eta: datetime | None
+
+
+def run_progress(
+    steps_done: int, steps_total: int, step_percent: float | None, started: datetime | None,
+    now: datetime,
+) -> RunProgress:  # fmt: skip
+    """Whole-run percent from steps (the running one counted by its own percent);
+    the ETA extrapolates the time taken so far, so it is rough early on."""
+    if steps_total <= 0:
+        return RunProgress(0, None)
+    fraction = (steps_done + (step_percent or 0.0) / 100.0) / steps_total
+    fraction = min(max(fraction, 0.0), 1.0)
+    eta = None
+    if started is not None and fraction >= 0.02:
+        elapsed = (now - started).total_seconds()
+        eta = now + timedelta(seconds=round(elapsed * (1 - fraction) / fraction))
+    return RunProgress(int(fraction * 100), eta)
+
+
+# Runner exit codes (dbbench_runner.cli) -> condition reasons.
+EXIT_REASONS = {
+    2: "RunnerConfigInvalid",
+    3: "ErrorRateExceeded",
+    4: "DatabaseUnreachable",
+    5: "RunnerCrashed",
+    6: "ResultsUploadFailed",
+}
+_STUCK = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName",
+                    "CreateContainerConfigError", "CreateContainerError"})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class JobState:
+    finished: bool
+    failed: bool = False
+    reason: str = ""
+    message: str = ""
+
+
+def _terminated(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        terminated = (status.get("state") or {}).get("terminated")
+        if terminated and terminated.get("exitCode"):
+            return dict(terminated)
+    return None
+
+
+def _waiting(pod: Mapping[str, Any]) -> str:
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        waiting = (status.get("state") or {}).get("waiting") or {}
+        if waiting.get("reason") in _STUCK:
+            return f"{waiting['reason']}: {waiting.get('message', '')}"[:300]
+    return ""
+
+
+def job_state(step: Step, job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> JobState:
+    """Where a runner Job stands, and why it failed (from its pods) if it did."""
+    conditions = {
+        c.get("type"): c for c in (job.get("status") or {}).get("conditions") or []
+        if c.get("status") == "True"
+    }  # fmt: skip
+    if "Complete" in conditions:
+        return JobState(finished=True)
+    failed_condition = conditions.get("Failed")
+    if failed_condition is None:
+        stuck = next((w for w in map(_waiting, pods) if w), "")
+        message = f"runner pods of step {step.index + 1} waiting ({stuck})" if stuck else ""
+        return JobState(finished=False, message=message)
+    where = f"step {step.index + 1} ({step.target}/{step.phase}/{step.repeat})"
+    if failed_condition.get("reason") == "DeadlineExceeded":
+        return JobState(True, True, "Timeout", f"{where}: runner Job ran into spec.timeout")
+    for pod in pods:
+        terminated = _terminated(pod)
+        if terminated is None:
+            continue
+        code = int(terminated["exitCode"])
+        reason = EXIT_REASONS.get(code, "RunnerFailed")
+        if terminated.get("reason") == "OOMKilled":
+            reason = "RunnerOOMKilled"
+        detail = str(terminated.get("message") or terminated.get("reason") or "").strip()
+        name = (pod.get("metadata") or {}).get("name", "?")
+        return JobState(
+            True, True, reason, f"{where}: runner pod {name} exited {code}: {detail}"[:1500]
+        )
+    detail = str(failed_condition.get("message") or failed_condition.get("reason") or "")
+    return JobState(True, True, "RunnerFailed", f"{where}: runner Job failed: {detail}"[:1500])

@@ -1,0 +1,116 @@
+"""End-to-end: the chart installed on a real node, BenchmarkRuns applied with kubectl.
+
+The cluster comes from the `local_cluster` fixture (a real single-node cluster,
+`make cluster-up`, reused when already up); the chart is installed once per
+session with helm, as a user installs it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+
+from dbbench_local.install import NAMESPACE, Kube, install_chart, wait_for
+
+pytestmark = pytest.mark.e2e
+
+RUNS_NS = "e2e"
+
+
+@pytest.fixture(scope="session")
+def kube(local_cluster: Any) -> Iterator[Kube]:
+    cluster = Kube(local_cluster.kubeconfig)
+    install_chart(cluster, ["coldCache.allowPrivilegedPods=true"])
+    cluster.kubectl("create", "namespace", RUNS_NS, check=False)
+    yield cluster
+    # Runs left by a failed test would hold the node pool for the next session.
+    with contextlib.suppress(RuntimeError):
+        cluster.kubectl("delete", "benchmarkruns", "--all", "-n", RUNS_NS, "--wait=true",
+                        timeout=300)  # fmt: skip
+
+
+def run_manifest(name: str, spec: dict[str, Any]) -> str:
+    return yaml.safe_dump({
+        "apiVersion": "dbbench.io/v1alpha1", "kind": "BenchmarkRun",
+        "metadata": {"name": name, "namespace": RUNS_NS}, "spec": spec,
+    })  # fmt: skip
+
+
+def apply_run(kube: Kube, name: str, spec: dict[str, Any]) -> None:
+    kube.kubectl("apply", "-f", "-", stdin=run_manifest(name, spec))
+
+
+def run_status(kube: Kube, name: str) -> dict[str, Any]:
+    run = kube.get("benchmarkrun", name, "-n", RUNS_NS) or {}
+    status: dict[str, Any] = run.get("status") or {}
+    return status
+
+
+def wait_phase(kube: Kube, name: str, phases: tuple[str, ...], timeout: float) -> dict[str, Any]:
+    def reached() -> dict[str, Any] | None:
+        status = run_status(kube, name)
+        return status if status.get("phase") in phases else None
+
+    found: dict[str, Any] = wait_for(reached, timeout, f"run {name} to reach {phases}")
+    return found
+
+
+def condition(status: dict[str, Any], kind: str) -> dict[str, Any]:
+    return next(c for c in status.get("conditions") or [] if c["type"] == kind)
+
+
+def results_files(kube: Kube, status: dict[str, Any]) -> list[str]:
+    """Every file of the run on the results claim, listed inside the results pod."""
+    prefix = status["resultsPath"].split("/", 1)[1]  # <claim>/<ns>/<run>/<uid>/
+    script = (
+        "import os,sys\n"
+        f"root = os.path.join('/results', {prefix!r})\n"
+        "for d, _, fs in os.walk(root):\n"
+        "    for f in fs: print(os.path.relpath(os.path.join(d, f), root))\n"
+    )
+    out = kube.kubectl("exec", "-n", NAMESPACE, "deploy/dbbench-results", "--",
+                       "python", "-c", script).stdout  # fmt: skip
+    return sorted(out.split())
+
+
+def results_json(kube: Kube, status: dict[str, Any], relative: str) -> Any:
+    prefix = status["resultsPath"].split("/", 1)[1]
+    path = f"/results/{prefix}{relative}"
+    out = kube.kubectl("exec", "-n", NAMESPACE, "deploy/dbbench-results", "--",
+                       "python", "-c", f"print(open({path!r}).read())").stdout  # fmt: skip
+    return json.loads(out)
+
+
+def owned_children(kube: Kube, name: str) -> dict[str, list[str]]:
+    kinds = "pods,jobs,statefulsets,deployments,services,secrets,configmaps,persistentvolumeclaims"
+    listed = kube.get(kinds, "-n", RUNS_NS, f"-ldbbench.io/run={name}") or {"items": []}
+    found: dict[str, list[str]] = {}
+    for item in listed["items"]:
+        found.setdefault(item["kind"], []).append(item["metadata"]["name"])
+    return found
+
+
+DB_RESOURCES = {"requests": {"cpu": "250m", "memory": "512Mi"},
+                "limits": {"cpu": "1", "memory": "512Mi"}}  # fmt: skip
+RUNNER_RESOURCES = {"requests": {"cpu": "100m", "memory": "128Mi"},
+                    "limits": {"cpu": "1", "memory": "256Mi"}}  # fmt: skip
+
+
+def small_spec(**overrides: Any) -> dict[str, Any]:
+    """A MariaDB run sized for one 2-core node."""
+    spec: dict[str, Any] = {
+        "targets": [{"name": "maria", "engine": "mariadb",
+                     "settings": {"innodb_buffer_pool_size": "128M"}}],
+        "hardware": {"resources": DB_RESOURCES, "storage": {"size": "1Gi"}},
+        "runner": {"threads": 2, "resources": RUNNER_RESOURCES},
+        "dataset": {"shape": "flat45", "records": 5000, "recordSize": 256},
+        "phases": [{"name": "load", "type": "insert", "batchSize": 100, "reportEvery": 1000}],
+        "timeout": "15m",
+    }  # fmt: skip
+    spec.update(overrides)
+    return spec

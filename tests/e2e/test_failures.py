@@ -1,0 +1,185 @@
+"""How runs end when something goes wrong, on the real node: every run ends,
+says why, and leaves nothing running."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from dbbench_local.install import NAMESPACE, Kube, wait_for
+from tests.e2e.conftest import (
+    RUNS_NS,
+    apply_run,
+    condition,
+    owned_children,
+    run_status,
+    small_spec,
+    wait_phase,
+)
+
+pytestmark = pytest.mark.e2e
+
+LOAD = {"name": "load", "type": "insert", "batchSize": 100}
+
+
+def wait_step_running(kube: Kube, name: str, step: int, timeout: float = 600) -> dict[str, Any]:
+    def running() -> dict[str, Any] | None:
+        status = run_status(kube, name)
+        progress = status.get("progress") or {}
+        ok = progress.get("step") == step and progress.get("stage") == "Running"
+        return status if ok and (progress.get("opsPerSecond") or 0) > 0 else None
+
+    found: dict[str, Any] = wait_for(running, timeout, f"{name}: step {step} running")
+    return found
+
+
+def jobs_of(kube: Kube, name: str) -> dict[str, str]:
+    listed = kube.get("jobs", "-n", RUNS_NS, f"-ldbbench.io/run={name}") or {"items": []}
+    return {j["metadata"]["name"]: j["metadata"]["uid"] for j in listed["items"]}
+
+
+def test_the_operator_killed_mid_phase_resumes_and_completes_the_run_once(kube: Kube) -> None:
+    name = "resumed"
+    mix = {"name": "oltp", "type": "mix", "mix": {"read": 90, "update": 10}, "duration": "40s"}
+    reads = {"name": "reads", "type": "pointReads", "operations": 2000}
+    apply_run(kube, name, small_spec(phases=[LOAD, mix, reads]))
+    wait_step_running(kube, name, 2)
+    jobs_before = jobs_of(kube, name)
+    kube.kubectl("delete", "pod", "-n", NAMESPACE, "-lapp.kubernetes.io/component=operator",
+                 "--grace-period=0", "--force")  # fmt: skip
+    status = wait_phase(kube, name, ("Succeeded", "Failed"), 900)
+    assert status["phase"] == "Succeeded", status.get("message")
+    jobs_after = jobs_of(kube, name)
+    assert len(jobs_after) == 3, jobs_after  # one Job per step, none twice
+    for job, uid in jobs_before.items():
+        assert jobs_after[job] == uid, f"{job} was re-created"
+    (target,) = status["targets"]
+    assert [(p["name"], p["repeat"]) for p in target["phases"]] == [
+        ("load", 1), ("oltp", 1), ("reads", 1)]  # fmt: skip
+    assert target["phases"][2]["operations"] == 2000
+    kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
+
+
+def test_a_database_pod_lost_mid_phase_is_reported_and_the_run_goes_on(kube: Kube) -> None:
+    name = "disturbed"
+    mix = {"name": "oltp", "type": "mix", "mix": {"read": 90, "update": 10}, "duration": "45s",
+           "maxErrorRate": 1.0}  # fmt: skip
+    reads = {"name": "reads", "type": "pointReads", "operations": 1000}
+    apply_run(kube, name, small_spec(phases=[LOAD, mix, reads]))
+    wait_step_running(kube, name, 2)
+    time.sleep(5)
+    pods = kube.get("pods", "-n", RUNS_NS, f"-ldbbench.io/run={name}",
+                    "-lapp.kubernetes.io/name=mysql") or {"items": []}  # fmt: skip
+    (db_pod,) = [p["metadata"]["name"] for p in pods["items"]]
+    kube.kubectl("delete", "pod", db_pod, "-n", RUNS_NS, "--grace-period=0", "--force")
+    status = wait_phase(kube, name, ("Succeeded", "Failed"), 900)
+    assert status["phase"] == "Succeeded", status.get("message")
+    degraded = condition(status, "Degraded")
+    assert (degraded["status"], degraded["reason"]) == ("True", "DatabasePodRestarted")
+    assert db_pod in degraded["message"]
+    assert "step 2" in degraded["message"]
+    (target,) = status["targets"]
+    oltp = next(p for p in target["phases"] if p["name"] == "oltp")
+    assert oltp["errors"] > 0
+    events = kube.get("events", "-n", RUNS_NS, f"--field-selector=involvedObject.name={name},"
+                      "reason=DatabasePodRestarted") or {"items": []}  # fmt: skip
+    assert events["items"]
+    kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
+
+
+UNREACHABLE_DB = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: e2e-short-name-db, namespace: dbbench-system}
+spec:
+  selector: {matchLabels: {app: e2e-short-name-db}}
+  template:
+    metadata: {labels: {app: e2e-short-name-db}}
+    spec:
+      containers:
+      - name: mariadb
+        image: docker.io/library/mariadb:11.8
+        imagePullPolicy: IfNotPresent
+        env: [{name: MARIADB_ROOT_PASSWORD, value: e2e-password}]
+        ports: [{containerPort: 3306}]
+        readinessProbe: {tcpSocket: {port: 3306}, periodSeconds: 2}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: e2e-short-name-db, namespace: dbbench-system}
+spec:
+  selector: {app: e2e-short-name-db}
+  ports: [{port: 3306}]
+"""
+
+
+def test_a_runner_that_cannot_reach_its_database_fails_the_run_in_bounded_time(
+    kube: Kube,
+) -> None:
+    """The URI's short host name resolves in the operator's namespace (its check
+    passes) but not in the run's, where the runner pods are: the runner gives up
+    after its bounded retries and the run fails, saying so."""
+    kube.kubectl("apply", "-f", "-", stdin=UNREACHABLE_DB)
+    kube.kubectl("rollout", "status", "-n", NAMESPACE, "deploy/e2e-short-name-db",
+                 "--timeout=180s", timeout=200)  # fmt: skip
+    uri = "mariadb://root:e2e-password@e2e-short-name-db:3306/"
+    kube.kubectl("create", "secret", "generic", "short-name-uri", "-n", RUNS_NS,
+                 f"--from-literal=uri={uri}", check=False)  # fmt: skip
+    name = "unreachable"
+    external = {"uriSecretRef": {"name": "short-name-uri", "key": "uri"}}
+    spec = small_spec(targets=[{"name": "ext", "engine": "mariadb", "external": external}])
+    try:
+        apply_run(kube, name, spec)
+        running = wait_phase(kube, name, ("Running", "Failed"), 600)
+        assert running["phase"] == "Running", running.get("message")
+        started = time.monotonic()
+        status = wait_phase(kube, name, ("Failed", "Succeeded"), 300)
+        elapsed = time.monotonic() - started
+    finally:
+        kube.kubectl("delete", "-f", "-", stdin=UNREACHABLE_DB, check=False)
+    assert status["phase"] == "Failed"
+    failed = condition(status, "Failed")
+    assert failed["reason"] == "DatabaseUnreachable", failed
+    assert "runner pod" in failed["message"]
+    assert "exited 4" in failed["message"]
+    assert elapsed < 240, f"took {elapsed:.0f}s"
+    assert "e2e-password" not in str(status)
+    kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
+
+
+def test_a_timeout_fails_the_run_and_removes_its_children(kube: Kube) -> None:
+    name = "too-long"
+    endless = {"name": "endless", "type": "mix", "mix": {"read": 1}, "operations": 10**11}
+    apply_run(kube, name, small_spec(phases=[LOAD, endless], timeout="150s"))
+    status = wait_phase(kube, name, ("Failed", "Succeeded"), 600)
+    assert status["phase"] == "Failed"
+    assert condition(status, "Failed")["reason"] == "Timeout"
+    wait_for(lambda: run_status(kube, name).get("cleanedUp"), 60, "cleanup")
+
+    def children_gone() -> bool:
+        left = owned_children(kube, name)
+        return not any(left.get(k) for k in ("Pod", "Job", "StatefulSet", "Deployment"))
+
+    wait_for(children_gone, 120, "the run's pods, Jobs and StatefulSets to go")
+    kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
+
+
+def test_a_cold_run_restarts_the_database_and_drops_the_page_cache(kube: Kube) -> None:
+    name = "cold"
+    reads = {"name": "reads", "type": "pointReads", "operations": 2000}
+    spec = small_spec(phases=[LOAD, reads], cache="cold")
+    spec["hardware"]["exclusive"] = True
+    apply_run(kube, name, spec)
+    status = wait_phase(kube, name, ("Succeeded", "Failed"), 900)
+    assert status["phase"] == "Succeeded", status.get("message")
+    assert status["progress"]["coldStep"] == 2
+    assert status["progress"]["coldPods"]
+    drops = kube.get("jobs", "-n", RUNS_NS, f"-ldbbench.io/run={name}",
+                     "-lapp.kubernetes.io/component=cache-drop") or {"items": []}  # fmt: skip
+    (drop,) = drops["items"]
+    assert drop["status"].get("succeeded") == 1
+    logs = kube.kubectl("logs", "-n", RUNS_NS, f"job/{drop['metadata']['name']}").stdout
+    assert "dropped" in logs
+    kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")

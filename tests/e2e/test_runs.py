@@ -1,0 +1,179 @@
+"""The acceptance runs: three BenchmarkRuns applied together on the real node.
+
+(a) standalone MariaDB: insert, mix and query phases from 2 runner pods;
+(b) MariaDB primary + replica, reads from the replica;
+(c) one run comparing two targets.
+All three are exclusive (the default) on the one node, so (b) and (c) wait for
+(a), saying so, and the three run one after another.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import pytest
+
+from dbbench_local.install import Kube
+from tests.e2e.conftest import (
+    DB_RESOURCES,
+    RUNS_NS,
+    apply_run,
+    condition,
+    owned_children,
+    results_files,
+    results_json,
+    run_status,
+    small_spec,
+    wait_phase,
+)
+
+pytestmark = pytest.mark.e2e
+
+STANDALONE = small_spec(
+    dataset={"shape": "indexed4", "records": 20000, "recordSize": 256},
+    runner={"pods": 2, "threads": 2, "resources": {"requests": {"cpu": "100m"}}},
+    phases=[
+        {"name": "load", "type": "insert", "batchSize": 100, "reportEvery": 2000},
+        {"name": "oltp", "type": "mix", "mix": {"read": 80, "update": 10, "insert": 10},
+         "operations": 6000, "reportEvery": 1000},
+        {"name": "queries", "type": "query", "operations": 800, "reportEvery": 200},
+    ],
+)  # fmt: skip
+REPLICA = small_spec(
+    targets=[{"name": "maria", "engine": "mariadb", "topology": "primaryReplica", "members": 2,
+              "settings": {"innodb_buffer_pool_size": "128M"}}],
+    phases=[
+        {"name": "load", "type": "insert", "batchSize": 100},
+        {"name": "replica-reads", "type": "pointReads", "operations": 4000,
+         "readPreference": "secondaryPreferred"},
+    ],
+)  # fmt: skip
+COMPARE = small_spec(
+    targets=[
+        {"name": "small-pool", "engine": "mariadb", "settings": {"innodb_buffer_pool_size": "64M"}},
+        {"name": "big-pool", "engine": "mariadb", "settings": {"innodb_buffer_pool_size": "256M"}},
+    ],
+    hardware={"resources": DB_RESOURCES, "storage": {"size": "1Gi"}},
+    phases=[
+        {"name": "load", "type": "insert", "batchSize": 50},
+        {"name": "reads", "type": "pointReads", "operations": 3000},
+    ],
+)  # fmt: skip
+RUNS = {"standalone": STANDALONE, "replica": REPLICA, "compare": COMPARE}
+POD_FILES = ("summary.json", "environment.json", "checkpoints.csv", "series-ops.csv",
+             "series-seconds.csv", "storage.csv", "progress.json")  # fmt: skip
+
+
+def expected_operations(spec: dict[str, Any], phase: dict[str, Any]) -> int:
+    if phase["type"] != "insert":
+        return int(phase["operations"])
+    workers = spec["runner"].get("pods", 1) * spec["runner"]["threads"]
+    per_worker = spec["dataset"]["records"] // workers  # the records split evenly here
+    return workers * math.ceil(per_worker / phase["batchSize"])
+
+
+@pytest.fixture(scope="module")
+def finished(kube: Kube) -> dict[str, dict[str, Any]]:
+    for name, spec in RUNS.items():
+        apply_run(kube, name, spec)
+    # The node pool is held by the first run to start; the others say by which.
+    waiting = wait_phase(kube, "compare", ("Pending",), 60)
+    statuses = {name: wait_phase(kube, name, ("Succeeded", "Failed"), 1500) for name in RUNS}
+    statuses["compare-waiting"] = waiting
+    return statuses
+
+
+def test_each_run_succeeds_with_the_configured_counts(finished: dict[str, dict[str, Any]]) -> None:
+    for name, spec in RUNS.items():
+        status = finished[name]
+        assert status["phase"] == "Succeeded", (name, status.get("message"))
+        assert [t["name"] for t in status["targets"]] == [t["name"] for t in spec["targets"]]
+        for target in status["targets"]:
+            results = {p["name"]: p for p in target["phases"]}
+            assert list(results) == [p["name"] for p in spec["phases"]], name
+            for phase in spec["phases"]:
+                result = results[phase["name"]]
+                assert result["operations"] == expected_operations(spec, phase), (name, phase)
+                assert result["errors"] == 0, (name, phase)
+                latency = result["latencyMs"]
+                ordered = [latency[k] for k in ("p50", "p95", "p99", "p999", "max")]
+                assert ordered == sorted(ordered), (name, phase, latency)
+                assert ordered[0] > 0
+                if phase["type"] == "insert":
+                    assert result["records"] == spec["dataset"]["records"]
+                    assert result["recordsPerSecond"] > 0
+
+
+def test_exclusive_runs_wait_for_the_node_pool_naming_the_holder(
+    finished: dict[str, dict[str, Any]],
+) -> None:
+    waiting = finished["compare-waiting"]
+    progressing = condition(waiting, "Progressing")
+    assert progressing["reason"] == "WaitingForNodes"
+    assert f"in use by BenchmarkRun {RUNS_NS}/" in progressing["message"]
+    starts = sorted((finished[n]["startedAt"], finished[n]["completedAt"]) for n in RUNS)
+    for (_, ended), (started, _) in itertools.pairwise(starts):
+        assert started >= ended, "two exclusive runs overlapped on the node"
+
+
+def test_the_claim_holds_every_file_per_pod_and_merged(
+    kube: Kube, finished: dict[str, dict[str, Any]]
+) -> None:
+    status = finished["standalone"]
+    files = results_files(kube, status)
+    assert "summary.json" in files
+    for phase in ("load", "oltp", "queries"):
+        step = f"maria/{phase}/1"
+        for pod in ("pod-0", "pod-1"):
+            for name in POD_FILES:
+                assert f"{step}/{pod}/{name}" in files, (step, pod, name)
+        for name in ("summary.json", "series-ops.csv", "series-seconds.csv", "storage.csv"):
+            assert f"{step}/{name}" in files, (step, name)
+        assert any(f.startswith(f"{step}/histograms/") for f in files)
+        merged = results_json(kube, status, f"{step}/summary.json")
+        pods = [results_json(kube, status, f"{step}/pod-{i}/summary.json") for i in (0, 1)]
+        assert merged["operations"] == sum(p["operations"] for p in pods)
+        assert merged["pods"] == [0, 1]
+    summary = results_json(kube, status, "summary.json")
+    assert [s["phase"] for s in summary["steps"]] == ["load", "oltp", "queries"]
+    assert summary["steps"][1]["result"]["operations"] == 6000
+
+
+def test_replica_reads_go_to_the_replica(kube: Kube, finished: dict[str, dict[str, Any]]) -> None:
+    status = finished["replica"]
+    environment = results_json(kube, status, "maria/replica-reads/1/pod-0/environment.json")
+    (replica,) = environment["target"]["readReplicas"]
+    assert replica.split(".")[0].endswith("-1"), replica  # StatefulSet ordinal 1: the replica
+
+
+def test_printer_columns_are_filled_in(kube: Kube, finished: dict[str, dict[str, Any]]) -> None:
+    assert finished
+    table = kube.kubectl("get", "br", "-n", RUNS_NS).stdout.splitlines()
+    header = table[0].split()
+    assert header == ["NAME", "PHASE", "TARGET", "PROGRESS", "THROUGHPUT", "P99", "AGE"]
+    rows = {line.split()[0]: line.split() for line in table[1:]}
+    for name in RUNS:
+        row = rows[name]
+        assert row[1] == "Succeeded"
+        assert row[3] == "100"
+        assert float(row[4]) > 0
+        assert float(row[5]) > 0
+
+
+def test_deleting_a_finished_run_leaves_nothing_of_its_own(
+    kube: Kube, finished: dict[str, dict[str, Any]]
+) -> None:
+    status = finished["compare"]
+    before = results_files(kube, status)
+    kube.kubectl("delete", "br", "compare", "-n", RUNS_NS, "--wait=true", timeout=180)
+    from dbbench_local.install import wait_for  # noqa: PLC0415
+
+    wait_for(lambda: not owned_children(kube, "compare"), 120, "garbage collection")
+    claims = kube.get("pvc", "-n", RUNS_NS) or {"items": []}
+    assert not [c["metadata"]["name"] for c in claims["items"]
+                if "compare" in c["metadata"]["name"]]  # fmt: skip
+    assert run_status(kube, "compare") == {}
+    # Results stay on the claim.
+    assert results_files(kube, status) == before

@@ -1,0 +1,147 @@
+"""Runner Jobs and step files as the operator builds them (pure, no cluster)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from dbbench_operator.addressing import target_access
+from dbbench_operator.model import parse_spec
+from dbbench_operator.naming import RunRef
+from dbbench_operator.planning import plan
+from dbbench_operator.runner_jobs import (
+    JobSettings,
+    build_cache_drop_job,
+    build_runner_job,
+    build_step_config,
+    step_dir,
+)
+from dbbench_runner.config import parse_config
+
+REPO = Path(__file__).resolve().parents[2]
+RUN = RunRef(name="quick", namespace="team-a", uid="1234-uid")
+SETTINGS = JobSettings(
+    image="dbbench/runner:0.1.0", pull_policy="IfNotPresent",
+    results_url="http://dbbench-results.dbbench-system.svc:8080", backoff_limit=2,
+    deadline_seconds=900,
+)  # fmt: skip
+
+
+def spec_from(**overrides: Any) -> Any:
+    raw = yaml.safe_load((REPO / "examples" / "quickstart.yaml").read_text())["spec"]
+    raw.update(overrides)
+    return parse_spec(raw)
+
+
+def job_for(spec: Any, index: int) -> dict[str, Any]:
+    step = plan(spec)[index]
+    access = target_access(RUN, spec, 0)
+    return build_runner_job(RUN, spec, step, access, SETTINGS, database_pods={"db-0": ["u", 0]})
+
+
+def test_every_step_file_is_accepted_by_the_runner() -> None:
+    """The operator writes what the runner parses: one contract, checked on every example."""
+    for path in sorted((REPO / "examples").glob("*.yaml")):
+        spec = parse_spec(yaml.safe_load(path.read_text())["spec"])
+        for step in plan(spec):
+            index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
+            config = build_step_config(spec, step, target_access(RUN, spec, index))
+            raw = {**config, "pod": {**config["pod"], "index": 0}}
+            if "uriFile" in raw["target"]:
+                raw["target"] = {**raw["target"], "uriFile": None, "uri": "mongodb://x/"}
+                if raw["target"]["engine"] != "mongodb":
+                    del raw["target"]["uri"]
+                    raw["target"].update(host="h", port=3306)
+                del raw["target"]["uriFile"]
+            parsed = parse_config(raw)
+            assert parsed.phase.name == step.phase, path.name
+
+
+def test_a_mariadb_step_reads_its_password_from_a_file_never_the_spec() -> None:
+    spec = spec_from()
+    config = build_step_config(spec, plan(spec)[1], target_access(RUN, spec, 0))
+    target = config["target"]
+    assert target["engine"] == "mariadb"
+    assert target["host"].startswith("quick-mariadb-")
+    assert target["host"].endswith(".team-a.svc.cluster.local")
+    assert target["port"] == 3306
+    assert target["passwordFile"] == "/var/run/dbbench/credentials/root-password"
+    assert "password" not in target
+    assert config["phase"]["keys"] == spec.dataset.records  # pointReads: default every record
+    assert config["pod"] == {"count": 1}
+
+
+def test_mongodb_durability_becomes_the_write_concern_unless_the_phase_says() -> None:
+    spec = spec_from(targets=[{"name": "m", "engine": "mongodb", "topology": "replicaSet",
+                               "durability": "strict"}])  # fmt: skip
+    steps = plan(spec)
+    config = build_step_config(spec, steps[0], target_access(RUN, spec, 0))
+    assert config["phase"]["writeConcern"] == "majority"
+    assert config["target"]["uri"].startswith("mongodb://")
+    assert "replicaSet=rs0" in config["target"]["uri"]
+    assert "@" not in config["target"]["uri"]
+    assert config["target"]["user"] == "dbbench"
+
+
+def test_the_runner_job_is_indexed_and_never_mounts_the_results_claim() -> None:
+    spec = spec_from(runner={"pods": 3, "threads": 2})
+    job = job_for(spec, 1)
+    assert job["metadata"]["ownerReferences"][0]["uid"] == RUN.uid
+    body = job["spec"]
+    assert body["completionMode"] == "Indexed"
+    assert body["completions"] == body["parallelism"] == 3
+    assert body["backoffLimit"] == 2
+    assert body["activeDeadlineSeconds"] == 900
+    pod = body["template"]["spec"]
+    claims = [v for v in pod["volumes"] if "persistentVolumeClaim" in v]
+    assert claims == []
+    assert pod["automountServiceAccountToken"] is False
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    container = pod["containers"][0]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    env = {e["name"]: e for e in container["env"]}
+    assert env["DBBENCH_RESULTS_TOKEN"]["valueFrom"]["secretKeyRef"] == {
+        "name": "quick-credentials", "key": "results-token"}  # fmt: skip
+    assert env["DBBENCH_RUN"]["value"] == "team-a/quick/1234-uid"
+    assert env["DBBENCH_STEP"]["value"] == step_dir(plan(spec)[1])
+    secrets = [v["secret"] for v in pod["volumes"] if "secret" in v]
+    assert secrets == [{"secretName": "quick-credentials", "defaultMode": 0o400,
+                        "items": [{"key": "root-password", "path": "root-password"}]}]  # fmt: skip
+    assert "dbbench.io/database-pods" in job["metadata"]["annotations"]
+
+
+def test_final_exit_codes_fail_the_job_at_once_and_inserts_are_never_retried() -> None:
+    spec = spec_from()
+    rules = job_for(spec, 1)["spec"]["podFailurePolicy"]["rules"]
+    assert rules[0]["action"] == "FailJob"
+    assert rules[0]["onExitCodes"]["values"] == [2, 3, 4]
+    assert job_for(spec, 0)["spec"]["backoffLimit"] == 0  # the load step
+
+
+def test_an_external_target_is_read_from_the_users_secret_as_a_file() -> None:
+    external = {"uriSecretRef": {"name": "my-db", "key": "uri"}}
+    spec = spec_from(targets=[{"name": "ext", "engine": "mariadb", "external": external}])
+    step = plan(spec)[0]
+    access = target_access(RUN, spec, 0)
+    config = build_step_config(spec, step, access)
+    assert config["target"] == {"name": "ext", "engine": "mariadb", "connectRetries": 6,
+                                "uriFile": "/var/run/dbbench/target/uri"}  # fmt: skip
+    job = build_runner_job(RUN, spec, step, access, SETTINGS, database_pods={})
+    volumes = {v["name"]: v for v in job["spec"]["template"]["spec"]["volumes"]}
+    assert volumes["target-uri"]["secret"]["secretName"] == "my-db"
+    assert "credentials" not in volumes
+
+
+@pytest.mark.parametrize("node", ["kind-worker", "ip-10-0-0-1.ec2.internal"])
+def test_the_cache_drop_job_is_privileged_pinned_to_its_node_and_owned(node: str) -> None:
+    step = plan(spec_from())[1]
+    job = build_cache_drop_job(RUN, step, node, "dbbench/runner:0.1.0")
+    pod = job["spec"]["template"]["spec"]
+    assert pod["nodeName"] == node
+    assert pod["containers"][0]["securityContext"]["privileged"] is True
+    assert "drop_caches" in pod["containers"][0]["command"][-1]
+    assert job["metadata"]["ownerReferences"][0]["uid"] == RUN.uid
+    assert len(job["metadata"]["name"]) <= 63

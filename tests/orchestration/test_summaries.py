@@ -1,0 +1,137 @@
+"""Results and progress as the status shows them (pure)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from dbbench_operator.model.status import BenchmarkRunStatus
+from dbbench_operator.naming import RunRef
+from dbbench_operator.planning import Step
+from dbbench_operator.summaries import (
+    MAX_STATUS_RESULTS,
+    compacted,
+    job_state,
+    phase_result,
+    run_progress,
+    with_result,
+)
+from dbbench_operator.tokens import run_token
+from dbbench_results.tokens import run_token as service_token
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+MERGED = {
+    "status": "succeeded", "operations": 123456, "errors": 3, "records": 12345600,
+    "durationSeconds": 20.00123, "throughput": 6172.7123,
+    "latencyMs": {"p50": 0.1234, "p95": 0.4567, "p99": 0.78912, "p999": 1.23456, "max": 12.3456},
+    "storage": {"dataBytes": 123456789, "indexBytes": 12345678, "storageBytes": 234567890,
+                "records": 1},
+    "operationsByType": {"insert": {"operations": 123456}},
+}  # fmt: skip
+
+
+def step(index: int, target: str = "db", phase: str = "p", repeat: int = 1) -> Step:
+    return Step(index, target, phase, repeat, "mix")
+
+
+def test_a_phase_result_is_the_merged_summary_compacted() -> None:
+    result = phase_result(step(0, phase="load"), MERGED)
+    assert result["operations"] == 123456
+    assert result["recordsPerSecond"] == round(12345600 / 20.00123, 1)
+    assert result["latencyMs"]["p99"] == 0.789
+    assert result["storage"] == {"dataBytes": 123456789, "indexBytes": 12345678,
+                                 "storageBytes": 234567890}  # fmt: skip
+    assert "operationsByType" not in result
+
+
+def test_status_of_a_5_target_10_phase_run_stays_well_under_100_kb() -> None:
+    targets: list[dict[str, Any]] = []
+    for t in range(5):
+        for p in range(10):
+            s = step(t * 10 + p, f"target-number-{t}", f"phase-with-a-long-name-{p}")
+            targets = with_result(targets, s, phase_result(s, MERGED))
+    status = {"phase": "Succeeded", "targets": targets,
+              "conditions": [{"type": "Progressing", "status": "False", "reason": "Completed",
+                              "message": "x" * 200}]}  # fmt: skip
+    BenchmarkRunStatus.model_validate(status)
+    size = len(json.dumps(status))
+    assert size < 50_000, size
+
+
+def test_many_repeats_keep_the_status_bounded_and_every_phases_last_repeat() -> None:
+    targets: list[dict[str, Any]] = []
+    index = 0
+    for t in range(8):
+        for p in range(4):
+            for r in range(1, 11):
+                s = step(index, f"t{t}", f"p{p}", r)
+                targets = with_result(targets, s, phase_result(s, MERGED))
+                index += 1
+    kept, omitted = compacted(targets)
+    assert sum(len(t["phases"]) for t in kept) == MAX_STATUS_RESULTS
+    assert omitted == 320 - MAX_STATUS_RESULTS
+    for target in kept:
+        last = {p["name"]: p["repeat"] for p in target["phases"]}
+        assert last == {f"p{p}": 10 for p in range(4)}
+    assert len(json.dumps(kept)) < 100_000
+
+
+def test_a_result_recorded_twice_is_kept_once() -> None:
+    s = step(0)
+    targets = with_result([], s, phase_result(s, MERGED))
+    assert with_result(targets, s, phase_result(s, MERGED)) == targets
+
+
+def test_run_progress_counts_the_running_step_and_extrapolates_the_eta() -> None:
+    started = NOW - timedelta(minutes=10)
+    progress = run_progress(1, 4, 50.0, started, NOW)
+    assert progress.percent == 37
+    assert progress.eta is not None
+    assert abs((progress.eta - NOW).total_seconds() - 600 * 0.625 / 0.375) < 1
+    assert run_progress(0, 4, None, started, NOW).eta is None
+
+
+def pod(exit_code: int, reason: str = "Error", message: str = "") -> dict[str, Any]:
+    return {"metadata": {"name": "quick-step-2-0-abcde"}, "status": {"containerStatuses": [
+        {"state": {"terminated": {"exitCode": exit_code, "reason": reason,
+                                  "message": message}}}]}}  # fmt: skip
+
+
+FAILED_JOB = {"status": {"conditions": [
+    {"type": "Failed", "status": "True", "reason": "PodFailurePolicy"}]}}  # fmt: skip
+
+
+def test_a_failed_runner_says_why_from_its_pod() -> None:
+    state = job_state(step(1), FAILED_JOB, [pod(4, message="database unreachable: 10.0.0.1")])
+    assert state.failed
+    assert state.reason == "DatabaseUnreachable"
+    assert "step 2 (db/p/1): runner pod quick-step-2-0-abcde exited 4" in state.message
+    assert "database unreachable" in state.message
+    assert job_state(step(1), FAILED_JOB, [pod(137, "OOMKilled")]).reason == "RunnerOOMKilled"
+    assert job_state(step(1), FAILED_JOB, [pod(3)]).reason == "ErrorRateExceeded"
+
+
+def test_a_job_past_its_deadline_is_a_timeout_and_a_complete_one_is_finished() -> None:
+    deadline = {"status": {"conditions": [
+        {"type": "Failed", "status": "True", "reason": "DeadlineExceeded"}]}}  # fmt: skip
+    assert job_state(step(0), deadline, []).reason == "Timeout"
+    done = {"status": {"conditions": [{"type": "Complete", "status": "True"}]}}
+    state = job_state(step(0), done, [])
+    assert (state.finished, state.failed) == (True, False)
+    running = job_state(step(0), {"status": {"active": 2}}, [])
+    assert (running.finished, running.failed) == (False, False)
+
+
+def test_stuck_runner_pods_are_named_in_the_message() -> None:
+    waiting = {"metadata": {"name": "p"}, "status": {"containerStatuses": [
+        {"state": {"waiting": {"reason": "ErrImagePull", "message": "not found"}}}]}}  # fmt: skip
+    state = job_state(step(0), {"status": {"active": 1}}, [waiting])
+    assert not state.finished
+    assert "ErrImagePull" in state.message
+
+
+def test_operator_and_results_service_derive_the_same_token() -> None:
+    run = RunRef(name="quick", namespace="team-a", uid="1234-uid")
+    key = b"0123456789abcdef0123456789abcdef"
+    assert run_token(key, run) == service_token(key, "team-a", "quick", "1234-uid")
