@@ -79,8 +79,8 @@ def advance(ctx: Context, *, steps_done: int, cold_mark: ColdMark | None) -> Adv
         message = f"{here}: waiting for {left} database pod(s) of earlier targets to stop"
         return Advance(steps_done, step, Stage.TEARING_DOWN, "RetiringPreviousTarget", message)
     provisioning.ensure_run_objects(run, steps, run_token(ctx.settings.results_key, run))
-    seen = provisioning.ensure_target(run, spec, index)
     job = running.find_job(run, step)
+    seen = provisioning.ensure_target(run, spec, index, set_up=job is None)
     base = Advance(steps_done, step, target=seen, cold_mark=cold_mark)
     if seen.failure is not None:
         return _with(base, failure=seen.failure)
