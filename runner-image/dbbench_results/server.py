@@ -175,8 +175,14 @@ def _pods(query: dict[str, list[str]]) -> int:
     return int(values[0])
 
 
+class _Server(ThreadingHTTPServer):
+    # Every runner pod of a step uploads at the same moment; the default
+    # listen backlog of 5 made the kernel reset some of those connections.
+    request_queue_size = 256
+
+
 def make_server(host: str, port: int, config: Config) -> ThreadingHTTPServer:
     handler = type("ConfiguredHandler", (Handler,), {"config": config})
-    server = ThreadingHTTPServer((host, port), handler)
+    server = _Server((host, port), handler)
     server.daemon_threads = True
     return server
