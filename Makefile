@@ -59,6 +59,30 @@ test: tools venv ## THE test command: set up everything, then lint, typecheck an
 bench: tools venv ## Runner vs sysbench on a local MariaDB; prints figures and ratios
 	$(PY) runner-image/bench/bench_runner.py
 
+.PHONY: cluster-tools
+cluster-tools: tools ## containerd, runc, CNI plugins, podman, debootstrap (Debian); CoreDNS, local-path provisioner (Go)
+	TOOLS_DIR=$(TOOLS_DIR) bash hack/cluster-tools.sh
+
+.PHONY: images
+images: cluster-tools ## Build the operator, runner, MariaDB and node images as archives in .cluster/images
+	TOOLS_DIR=$(TOOLS_DIR) bash hack/cluster/images.sh
+
+.PHONY: cluster-up
+cluster-up: images venv ## Start the real single-node cluster (root); prints `export KUBECONFIG=...`
+	$(PY) hack/cluster.py up
+
+.PHONY: cluster-down
+cluster-down: venv ## Stop every process of the local cluster by PID, unmount, remove its state
+	$(PY) hack/cluster.py down
+
+.PHONY: e2e
+e2e: cluster-up ## End-to-end runs on the local cluster (helm install, kubectl apply, results)
+	$(PY) -m pytest -m e2e tests/e2e $(PYTEST_ARGS)
+
+.PHONY: demo
+demo: cluster-up ## THE main command: local cluster, chart, examples/quickstart.yaml, summary table
+	$(PY) hack/demo.py
+
 .PHONY: clean
 clean: ## Remove the virtualenv and caches (keeps .tools)
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

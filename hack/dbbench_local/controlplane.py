@@ -99,12 +99,14 @@ class ControlPlane:
     workdir: Path
     extra_ips: tuple[str, ...] = ()
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
-    apiserver_port: int = 0
+    apiserver_port: int = 0  # 0: a free port on loopback
     admin_token: str = ""
+    # The local node serves the API on its own (non-loopback, machine-local) address.
+    address: str = "127.0.0.1"
 
     @property
     def server(self) -> str:
-        return f"https://127.0.0.1:{self.apiserver_port}"
+        return f"https://{self.address}:{self.apiserver_port}"
 
     @property
     def kubeconfig(self) -> Path:
@@ -122,7 +124,7 @@ class ControlPlane:
         make_pki(pki, self.extra_ips)
         self.admin_token = secrets.token_hex(16)
         (pki / "tokens.csv").write_text(f'{self.admin_token},admin,admin,"system:masters"\n')
-        self.apiserver_port = free_port()
+        self.apiserver_port = self.apiserver_port or free_port()
         self._write_kubeconfig(self.kubeconfig, self.admin_token, "admin")
         try:
             etcd_url = self._start_etcd()
@@ -223,7 +225,7 @@ class ControlPlane:
     def _start_apiserver(self, etcd_url: str, pki: Path) -> None:
         self._start("kube-apiserver", [
             f"--etcd-servers={etcd_url}",
-            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+            f"--bind-address={self.address}", f"--advertise-address={self.address}",
             f"--secure-port={self.apiserver_port}",
             f"--tls-cert-file={pki / 'apiserver.crt'}",
             f"--tls-private-key-file={pki / 'apiserver.key'}",

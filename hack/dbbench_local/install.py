@@ -17,6 +17,9 @@ from dbbench_local.controlplane import REPO, tool
 RELEASE = "dbbench"
 NAMESPACE = "dbbench-system"
 TERMINAL = ("Succeeded", "Failed")
+# Images imported straight into the node's runtime (`ctr import`, `kind load`):
+# never pulled, since no registry holds them.
+LOCAL_IMAGES = ("image.pullPolicy=Never", "runner.image.pullPolicy=Never")
 
 
 @dataclass(frozen=True)

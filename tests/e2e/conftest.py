@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_local.install import NAMESPACE, Kube, install_chart, wait_for
+from dbbench_local.install import LOCAL_IMAGES, NAMESPACE, Kube, install_chart, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -25,7 +25,7 @@ RUNS_NS = "e2e"
 @pytest.fixture(scope="session")
 def kube(local_cluster: Any) -> Iterator[Kube]:
     cluster = Kube(local_cluster.kubeconfig)
-    install_chart(cluster, ["coldCache.allowPrivilegedPods=true"])
+    install_chart(cluster, ["coldCache.allowPrivilegedPods=true", *LOCAL_IMAGES])
     cluster.kubectl("create", "namespace", RUNS_NS, check=False)
     yield cluster
     # Runs left by a failed test would hold the node pool for the next session.

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# What the local single-node cluster needs beyond `make tools`: a container
+# runtime and CNI plugins from Debian, CoreDNS and the local-path provisioner
+# from the Go module proxy. Idempotent: present tools are skipped.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLS_DIR="${TOOLS_DIR:-$ROOT/.tools}"
+BIN="$TOOLS_DIR/bin"
+COREDNS_VERSION="v1.11.3"
+LOCAL_PATH_VERSION="v0.0.30"  # the newest the Go proxy serves for `go install`
+DEBIAN_PACKAGES=(containerd runc containernetworking-plugins iptables conntrack
+  podman debootstrap busybox-static)
+
+log() { printf 'cluster-tools: %s\n' "$*"; }
+mkdir -p "$BIN"
+
+missing=()
+for pkg in "${DEBIAN_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  log "installing ${missing[*]} from Debian"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Debian starts containerd as a service; the local node runs its own instance.
+  service containerd stop >/dev/null 2>&1 || true
+fi
+
+go_tool() {  # name module version
+  local stamp="$BIN/.$1-$3"
+  if [[ -x "$BIN/$1" && -f "$stamp" ]]; then
+    log "$1 $3 present"
+    return
+  fi
+  log "building $1 $3 (about 2 minutes the first time)"
+  (cd /tmp && GOBIN="$BIN" CGO_ENABLED=0 go install "$2@$3")
+  touch "$stamp"
+}
+go_tool coredns github.com/coredns/coredns "$COREDNS_VERSION"
+go_tool local-path-provisioner github.com/rancher/local-path-provisioner "$LOCAL_PATH_VERSION"

@@ -1,0 +1,41 @@
+"""The local single-node cluster: ``python hack/cluster.py up|down|status|import-images``.
+
+``up`` returns once the node is Ready and prints ``export KUBECONFIG=...``; the
+processes keep running until ``down`` stops each one by PID. See
+docs/local-cluster.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from dbbench_local.cluster import LocalCluster
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("command", choices=["up", "down", "status", "import-images"])
+    args = parser.parse_args(argv)
+    cluster = LocalCluster()
+    if args.command == "up":
+        cluster.up()
+        print(f"export KUBECONFIG={cluster.kubeconfig}")
+    elif args.command == "down":
+        cluster.down()
+    elif args.command == "import-images":
+        cluster.import_images()
+    else:
+        report = {"processes": cluster.process_states(), "nodeReady": cluster.node_ready()}
+        print(json.dumps(report, indent=2))
+        return 0 if cluster.healthy() else 1
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        raise SystemExit(main())
+    except RuntimeError as error:
+        print(f"cluster: {error}", file=sys.stderr)
+        raise SystemExit(1) from None
