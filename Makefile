@@ -60,12 +60,13 @@ bench: tools venv ## Runner vs sysbench on a local MariaDB; prints figures and r
 	$(PY) runner-image/bench/bench_runner.py
 
 .PHONY: cluster-tools
-cluster-tools: tools ## containerd, runc, CNI plugins, podman, debootstrap (Debian); CoreDNS, local-path provisioner (Go)
+cluster-tools: tools ## Local node: containerd, runc, CNI, podman, debootstrap (Debian), CoreDNS, local-path (Go); kind with an engine
 	TOOLS_DIR=$(TOOLS_DIR) bash hack/cluster-tools.sh
 
 .PHONY: images
-images: cluster-tools ## Build the operator, runner, MariaDB and node images as archives in .cluster/images
-	TOOLS_DIR=$(TOOLS_DIR) bash hack/cluster/images.sh
+images: cluster-tools venv ## Build the images: archives in .cluster/images (local node) or docker images (kind)
+	if [ "$$($(PY) hack/cluster.py flavour)" = kind ]; then bash hack/cluster/kind-images.sh; \
+	else TOOLS_DIR=$(TOOLS_DIR) bash hack/cluster/images.sh; fi
 
 .PHONY: cluster-up
 cluster-up: images venv ## Start the real single-node cluster (root); prints `export KUBECONFIG=...`

@@ -9,13 +9,22 @@ TOOLS_DIR="${TOOLS_DIR:-$ROOT/.tools}"
 BIN="$TOOLS_DIR/bin"
 COREDNS_VERSION="v1.11.3"
 LOCAL_PATH_VERSION="v0.0.30"  # the newest the Go proxy serves for `go install`
+KIND_VERSION="v0.30.0"
 DEBIAN_PACKAGES=(containerd runc containernetworking-plugins iptables conntrack
   podman debootstrap busybox-static)
 
 log() { printf 'cluster-tools: %s\n' "$*"; }
 mkdir -p "$BIN"
 
+if [[ "${DBBENCH_CLUSTER:-}" == kind ]] || { [[ -z "${DBBENCH_CLUSTER:-}" ]] && docker info >/dev/null 2>&1; }; then
+  # A container engine answers: the cluster is kind, no runtime of our own.
+  KIND_ONLY=1
+else
+  KIND_ONLY=0
+fi
+
 missing=()
+((KIND_ONLY)) && DEBIAN_PACKAGES=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
@@ -38,5 +47,9 @@ go_tool() {  # name module version
   (cd /tmp && GOBIN="$BIN" CGO_ENABLED=0 go install "$2@$3")
   touch "$stamp"
 }
-go_tool coredns github.com/coredns/coredns "$COREDNS_VERSION"
-go_tool local-path-provisioner github.com/rancher/local-path-provisioner "$LOCAL_PATH_VERSION"
+if ((KIND_ONLY)); then
+  go_tool kind sigs.k8s.io/kind "$KIND_VERSION"
+else
+  go_tool coredns github.com/coredns/coredns "$COREDNS_VERSION"
+  go_tool local-path-provisioner github.com/rancher/local-path-provisioner "$LOCAL_PATH_VERSION"
+fi

@@ -11,14 +11,17 @@ import argparse
 import json
 import sys
 
-from dbbench_local.cluster import LocalCluster
+from dbbench_local.cluster import LocalCluster, chosen, flavour
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("command", choices=["up", "down", "status", "import-images"])
+    parser.add_argument("command", choices=["up", "down", "status", "import-images", "flavour"])
     args = parser.parse_args(argv)
-    cluster = LocalCluster()
+    if args.command == "flavour":
+        print(flavour())
+        return 0
+    cluster = chosen()
     if args.command == "up":
         cluster.up()
         print(f"export KUBECONFIG={cluster.kubeconfig}")
@@ -26,9 +29,12 @@ def main(argv: list[str] | None = None) -> int:
         cluster.down()
     elif args.command == "import-images":
         cluster.import_images()
-    else:
+    elif isinstance(cluster, LocalCluster):
         report = {"processes": cluster.process_states(), "nodeReady": cluster.node_ready()}
         print(json.dumps(report, indent=2))
+        return 0 if cluster.healthy() else 1
+    else:
+        print(json.dumps({"kind": True, "healthy": cluster.healthy()}))
         return 0 if cluster.healthy() else 1
     return 0
 

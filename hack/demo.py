@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any
 
-from dbbench_local.cluster import LocalCluster
+from dbbench_local.cluster import chosen
 from dbbench_local.controlplane import REPO
 from dbbench_local.install import LOCAL_IMAGES, Kube, install_chart, summary_table, wait_for_run
 
@@ -25,7 +25,7 @@ def say(message: str) -> None:
 
 
 def main() -> int:
-    kube = Kube(LocalCluster().kubeconfig)
+    kube = Kube(chosen().kubeconfig)
     say("installing the chart with helm (about a minute)")
     install_chart(kube, LOCAL_IMAGES)
     kube.kubectl("delete", "benchmarkrun", RUN, "-n", NAMESPACE, "--ignore-not-found",

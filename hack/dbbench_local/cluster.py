@@ -18,15 +18,20 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import yaml
 
 from dbbench_local import hostnet, node, processes
 from dbbench_local.controlplane import REPO, ControlPlane, tool
+from dbbench_local.kind import KindCluster, engine_available
 
 STATE = Path(os.environ.get("DBBENCH_CLUSTER_STATE", REPO / ".cluster"))
 IMAGES_DIR = Path(os.environ.get("DBBENCH_IMAGES_DIR", STATE / "images"))
 READY_TIMEOUT = 180.0
+APP_VERSION = yaml.safe_load((REPO / "Chart.yaml").read_text())["appVersion"]
+# What hack/cluster/kind-images.sh builds; kind's node pulls the database images.
+KIND_IMAGES = (f"dbbench/operator:{APP_VERSION}", f"dbbench/runner:{APP_VERSION}")
 # Stop order: the node's consumers first, the API server before etcd.
 STOP_ORDER = (
     "local-path-provisioner", "coredns", "kube-proxy", "kubelet", "containerd",
@@ -328,3 +333,26 @@ def _dns_query(server: str, name: str) -> str | None:
     if answers == 0:
         return None
     return ".".join(str(b) for b in reply[-4:])
+
+
+class Cluster(Protocol):
+    @property
+    def kubeconfig(self) -> Path: ...
+    def up(self) -> None: ...
+    def down(self) -> None: ...
+    def healthy(self) -> bool: ...
+    def import_images(self) -> None: ...
+
+
+def flavour() -> str:
+    """`kind` where a container engine answers (or DBBENCH_CLUSTER=kind), else `local`."""
+    wanted = os.environ.get("DBBENCH_CLUSTER", "")
+    if wanted not in ("", "kind", "local"):
+        raise RuntimeError(f"DBBENCH_CLUSTER={wanted!r}: use `kind` or `local`")
+    return wanted or ("kind" if engine_available() else "local")
+
+
+def chosen() -> Cluster:
+    if flavour() == "kind":
+        return KindCluster(STATE, KIND_IMAGES)
+    return LocalCluster()
