@@ -36,8 +36,9 @@ class StorageRow:
     sample: StorageSample
     before: int  # records in the table before the phase
     # Records this phase had written when the sample was taken: by this pod in a
-    # pod's files, by all pods once merged. Mid-run it lags by up to a progress
-    # report (one second); the last sample follows the last write.
+    # pod's files, by all pods once merged. Mid-run it lags by up to about two
+    # seconds of writes (connections publish, and workers report, once a
+    # second); the last sample follows the last write.
     written: int
 
     @property
