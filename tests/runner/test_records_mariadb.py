@@ -148,8 +148,14 @@ def test_two_pods_merge_into_the_same_ten_points(
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             )
         )  # fmt: skip
-    for pod in pods:
-        output, _ = pod.communicate(timeout=600)
+    try:
+        outputs = [pod.communicate(timeout=600)[0] for pod in pods]
+    finally:
+        for pod in pods:  # a failed or timed-out pod must not outlive the test
+            if pod.poll() is None:
+                pod.kill()
+                pod.wait()
+    for pod, output in zip(pods, outputs, strict=True):
         assert pod.returncode == 0, output
     merged = cli(
         "merge", "--out", str(tmp_path / "merged"), *(str(tmp_path / f"pod{i}") for i in range(2))
@@ -166,7 +172,7 @@ def test_two_pods_merge_into_the_same_ten_points(
     stored = count(mariadb, database, "flat45")
     assert stored == SCENARIO_RECORDS
     check_storage(out, summary, stored)
-    # each pod's own last sample counted only its half plus what it knew of the other
+    # a pod's own files count what it wrote; the merge adds the other pod's records
     pod_last = [int(csv_rows(tmp_path / f"pod{i}" / "storage.csv")[-1]["records"]) for i in (0, 1)]
     assert pod_last == [SCENARIO_RECORDS // 2] * 2
 
