@@ -1,0 +1,406 @@
+#!/usr/bin/env bash
+# Builds the container images of the local single-node cluster as OCI archives
+# that `ctr -n k8s.io images import` loads; no registry is involved.
+#
+#   hack/cluster/images.sh [IMAGE...]    # default: all of them
+#   IMAGE: pause busybox python-base operator runner mariadb
+#
+# Output: ${DBBENCH_IMAGES_DIR:-.cluster/images}/<image>.tar and manifest.txt
+# ("<archive> <image reference>" per line). Debian root filesystems are cached
+# under ${DBBENCH_ROOTS_DIR:-.cluster/roots}. Each archive carries a stamp of
+# everything it is built from; a re-run without changes only compares stamps.
+#
+# Why it looks like this (docs/local-cluster.md): no registry is reachable, so
+# every image starts from a debootstrapped Debian root or from scratch; TLS to
+# PyPI fails inside builds, so wheels are downloaded on the host; the charts
+# run MariaDB as uid 999 like the official image.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+HERE=$REPO/hack/cluster
+OUT=${DBBENCH_IMAGES_DIR:-$REPO/.cluster/images}
+ROOTS=${DBBENCH_ROOTS_DIR:-$REPO/.cluster/roots}
+TOOLS_DIR=${TOOLS_DIR:-$REPO/.tools}
+SUITE=trixie
+PYTHON_VERSION=3.13 # trixie's python3; every wheel must be cp313
+APP_VERSION=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$REPO/Chart.yaml")
+
+REF_PAUSE=registry.k8s.io/pause:3.10
+REF_BUSYBOX=docker.io/library/busybox:1.36
+REF_PYTHON_BASE=localhost/dbbench/python-base:$SUITE
+REF_OPERATOR=docker.io/dbbench/operator:$APP_VERSION
+REF_RUNNER=docker.io/dbbench/runner:$APP_VERSION
+REF_MARIADB=docker.io/library/mariadb:11.8
+
+# podman needs an explicit open-files limit here (no CAP_SYS_RESOURCE to raise it).
+NOFILE=$(ulimit -Hn)
+[[ $NOFILE == unlimited || $NOFILE -gt 1048576 ]] && NOFILE=1048576
+BUILD_FLAGS=(--ulimit "nofile=$NOFILE:$NOFILE" --network host --layers=false)
+
+log() { printf '==> %s\n' "$*"; }
+die() {
+  printf 'images.sh: %s\n' "$*" >&2
+  exit 1
+}
+
+# Runs a step and prints how long it took.
+timed() {
+  local what=$1 start=$SECONDS
+  shift
+  "$@"
+  log "$what: done in $((SECONDS - start)) s"
+}
+
+# sha256 of strings and file trees (sorted, caches excluded).
+digest_of() {
+  local item
+  for item in "$@"; do
+    if [[ -d $item ]]; then
+      (cd "$item" && find . -type f ! -path '*/__pycache__/*' ! -name '*.pyc' -print0 |
+        LC_ALL=C sort -z | xargs -0 -r sha256sum)
+    elif [[ -f $item ]]; then
+      sha256sum <"$item"
+    else
+      printf '%s\n' "$item"
+    fi
+  done | sha256sum | cut -c1-24
+}
+
+is_fresh() { [[ -f $OUT/$1.tar && -f $OUT/$1.stamp && $(<"$OUT/$1.stamp") == "$2" ]]; }
+
+# Records an archive in manifest.txt (one line per archive, latest wins).
+record() {
+  local name=$1 ref=$2 manifest=$OUT/manifest.txt
+  touch "$manifest"
+  { grep -v "^$name.tar " "$manifest" || true; } >"$manifest.new"
+  printf '%s.tar %s\n' "$name" "$ref" >>"$manifest.new"
+  LC_ALL=C sort -o "$manifest" "$manifest.new" && rm -f "$manifest.new"
+}
+
+# Saves a podman image as an OCI archive with its stamp.
+save() {
+  local name=$1 ref=$2 key=$3
+  rm -f "$OUT/$name.tar" "$OUT/$name.stamp"
+  podman save --quiet --format oci-archive -o "$OUT/$name.tar.part" "$ref"
+  mv "$OUT/$name.tar.part" "$OUT/$name.tar"
+  printf '%s\n' "$key" >"$OUT/$name.stamp"
+  record "$name" "$ref"
+  log "$OUT/$name.tar ($(du -h "$OUT/$name.tar" | cut -f1)) = $ref"
+}
+
+# A built image whose archive is current but that podman no longer holds
+# (another machine's cache, `podman system reset`) is loaded from the archive.
+ensure_in_podman() {
+  local name=$1 ref=$2
+  podman image exists "$ref" || podman load --quiet -i "$OUT/$name.tar" >/dev/null
+}
+
+# Imports a directory as a single-layer image; extra args are --change lines.
+import_dir() {
+  local dir=$1 ref=$2
+  shift 2
+  local changes=() change
+  for change in "$@"; do changes+=(--change "$change"); done
+  tar -C "$dir" --numeric-owner --sort=name \
+    --exclude=./proc/* --exclude=./sys/* --exclude=./dev/* \
+    --exclude=./var/cache/apt/archives/*.deb --exclude=./var/cache/apt/*.bin \
+    --exclude=./var/lib/apt/lists/* --exclude=./var/log/* --exclude=./tmp/* \
+    --exclude=./etc/resolv.conf --exclude=./etc/hostname \
+    -cf - . | podman import --quiet "${changes[@]}" - "$ref" >/dev/null
+}
+
+ensure_packages() {
+  local missing=() pkg
+  for pkg in podman debootstrap busybox-static gcc libc6-dev; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
+  done
+  ((${#missing[@]} == 0)) && return
+  log "installing ${missing[*]} (apt, about 1-3 min)"
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y \
+    --no-install-recommends "${missing[@]}"
+}
+
+# The Debian mirror the host's apt uses (no other mirror is reachable here).
+debian_mirror() {
+  if [[ -n ${DBBENCH_DEBIAN_MIRROR:-} ]]; then
+    printf '%s\n' "$DBBENCH_DEBIAN_MIRROR"
+    return
+  fi
+  local url
+  url=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+    /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v '^[[:space:]]*#' |
+    grep -oE 'https?://[^[:space:]]+/debian/?([[:space:]]|$)' | head -n1 | tr -d '[:space:]' || true)
+  printf '%s\n' "${url:-http://deb.debian.org/debian}"
+}
+MIRROR=$(debian_mirror)
+
+# Runs a command chrooted in ROOT with /proc, /dev and /tmp private to it;
+# the mounts vanish with the mount namespace, so the cached root stays clean.
+in_root() {
+  local root=$1
+  shift
+  unshare --mount --propagation private -- bash -ec '
+    root=$1; shift
+    mount -t proc proc "$root/proc"
+    mount --rbind /dev "$root/dev"
+    mount -t tmpfs tmpfs "$root/tmp"
+    exec chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+      DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 "$@"' in_root "$root" "$@"
+}
+
+# debootstrap ROOTS/NAME (trixie, minbase) with the given packages, then runs
+# the optional SETUP function on it; cached under the stamp of both.
+debootstrap_root() {
+  local name=$1 include=$2 setup=${3:-} key
+  local root=$ROOTS/$name
+  key=$(digest_of "$SUITE" "$MIRROR" "$include" "$(declare -f "${setup:-true}" || true)")
+  if [[ -f $root.stamp && $(<"$root.stamp") == "$key" ]]; then
+    return
+  fi
+  log "debootstrap $SUITE into $root (${include:-minbase only}; first time about 1-3 min)"
+  rm -rf "$root" "$root.stamp"
+  mkdir -p "$ROOTS"
+  local args=(--variant=minbase)
+  [[ -n $include ]] && args+=("--include=$include")
+  local start=$SECONDS
+  nice debootstrap "${args[@]}" "$SUITE" "$root" "$MIRROR" >"$root.log" 2>&1 ||
+    die "debootstrap $name failed; see $root.log"
+  log "debootstrap $name: done in $((SECONDS - start)) s ($(du -sh "$root" | cut -f1))"
+  if [[ -n $setup ]]; then
+    "$setup" "$root" >>"$root.log" 2>&1 || die "setting up $name failed; see $root.log"
+  fi
+  printf '%s\n' "$key" >"$root.stamp"
+}
+
+# The image-specific extra Debian packages for a root are installed through apt
+# inside the root; host networking reaches the (http) mirror there.
+apt_in_root() {
+  local root=$1
+  shift
+  in_root "$root" apt-get update -q
+  in_root "$root" apt-get install -y -q --no-install-recommends "$@"
+  in_root "$root" apt-get clean
+}
+
+# ---------------------------------------------------------------- the images
+
+build_pause() {
+  local key
+  key=$(digest_of "$HERE/pause.c" "$(gcc --version | head -n1)" v1)
+  if is_fresh pause "$key"; then log "pause: current ($REF_PAUSE)"; return; fi
+  log "pause: static C binary from hack/cluster/pause.c (a few seconds)"
+  local dir
+  dir=$(mktemp -d)
+  gcc -static -O2 -Wall -Wextra -Werror -o "$dir/pause" "$HERE/pause.c"
+  strip "$dir/pause"
+  import_dir "$dir" "$REF_PAUSE" 'ENTRYPOINT ["/pause"]' 'USER 65535:65535'
+  rm -rf "$dir"
+  save pause "$REF_PAUSE" "$key"
+}
+
+build_busybox() {
+  local busybox key
+  busybox=$(dpkg -L busybox-static | grep -E '/bin/busybox$' | head -n1)
+  key=$(digest_of "$busybox" v1)
+  if is_fresh busybox "$key"; then log "busybox: current ($REF_BUSYBOX)"; return; fi
+  log "busybox: Debian busybox-static in a minimal root (a few seconds)"
+  local dir
+  dir=$(mktemp -d)
+  mkdir -p "$dir"/{bin,sbin,usr/bin,usr/sbin,etc,root,tmp,var/tmp}
+  chmod 1777 "$dir/tmp" "$dir/var/tmp"
+  cp "$busybox" "$dir/bin/busybox"
+  chroot "$dir" /bin/busybox --install -s
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$dir/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n' >"$dir/etc/group"
+  import_dir "$dir" "$REF_BUSYBOX" 'CMD ["sh"]'
+  rm -rf "$dir"
+  save busybox "$REF_BUSYBOX" "$key"
+}
+
+python_base_root() {
+  debootstrap_root python-base python3,python3-venv,ca-certificates
+}
+
+build_python_base() {
+  python_base_root
+  local key
+  key=$(digest_of "$(<"$ROOTS/python-base.stamp")" v1)
+  if is_fresh python-base "$key"; then
+    ensure_in_podman python-base "$REF_PYTHON_BASE"
+    log "python-base: current ($REF_PYTHON_BASE)"
+    return
+  fi
+  log "python-base: importing the $SUITE root (about 30 s)"
+  import_dir "$ROOTS/python-base" "$REF_PYTHON_BASE" 'CMD ["python3"]' 'ENV LANG=C.UTF-8'
+  save python-base "$REF_PYTHON_BASE" "$key"
+}
+
+pip_cmd() {
+  if [[ -n ${PIP:-} ]]; then
+    printf '%s\n' "$PIP"
+  elif [[ -x $REPO/.venv/bin/pip ]]; then
+    printf '%s\n' "$REPO/.venv/bin/pip"
+  else
+    die "no pip: run \`make venv\` first (or set PIP=/path/to/pip)"
+  fi
+}
+
+# Wheels of the operator: the project's build backend, dependencies and the
+# [operator] extra, read from pyproject.toml so the list cannot drift.
+operator_wheels() {
+  local dir=$REPO/build/wheels reqs key
+  reqs=$(python3 -c '
+import tomllib
+with open("pyproject.toml", "rb") as f:
+    d = tomllib.load(f)
+print("\n".join(d["build-system"]["requires"] + d["project"]["dependencies"]
+                + d["project"]["optional-dependencies"]["operator"]))' </dev/null)
+  key=$(digest_of "$reqs" "$PYTHON_VERSION" v1)
+  if [[ -f $dir/.stamp && $(<"$dir/.stamp") == "$key" ]]; then return; fi
+  log "operator: downloading wheels for CPython $PYTHON_VERSION on the host (about 30 s)"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  local pip
+  pip=$(pip_cmd)
+  mapfile -t req_list <<<"$reqs"
+  "$pip" download --quiet --dest "$dir" --only-binary=:all: \
+    --python-version "$PYTHON_VERSION" --implementation cp --abi "cp${PYTHON_VERSION/./}" \
+    --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 \
+    --platform manylinux_2_17_x86_64 --platform any "${req_list[@]}"
+  printf '%s\n' "$key" >"$dir/.stamp"
+}
+
+build_operator() {
+  local helm=$TOOLS_DIR/bin/helm key
+  [[ -x $helm ]] || die "no helm at $helm: run \`make tools\` (or set TOOLS_DIR)"
+  # The operator runs helm in a base without Go's libc needs: only a static one fits.
+  if ldd "$helm" >/dev/null 2>&1; then die "$helm is dynamically linked; build it with CGO_ENABLED=0"; fi
+  operator_wheels
+  key=$(digest_of "$(<"$OUT/python-base.stamp")" "$(<"$REPO/build/wheels/.stamp")" "$helm" \
+    "$REPO/Dockerfile" "$REPO/.dockerignore" "$REPO/pyproject.toml" "$REPO/README.md" \
+    "$REPO/operator" "$REPO/charts" v1)
+  if is_fresh operator "$key"; then log "operator: current ($REF_OPERATOR)"; return; fi
+  log "operator: podman build of ./Dockerfile on $REF_PYTHON_BASE (about 1-2 min)"
+  cp "$helm" "$REPO/build/helm"
+  podman build "${BUILD_FLAGS[@]}" --quiet \
+    --build-arg "BASE_IMAGE=$REF_PYTHON_BASE" --build-arg HELM_BINARY=build/helm \
+    --build-arg WHEELS_DIR=build/wheels -t "$REF_OPERATOR" -f "$REPO/Dockerfile" "$REPO" >/dev/null
+  save operator "$REF_OPERATOR" "$key"
+}
+
+# A trixie root with compilers and client headers, for the Python packages
+# that have no binary wheel (mysqlclient, for one); used only when one shows up.
+build_root_setup() { :; }
+python_build_root() {
+  debootstrap_root python-build \
+    python3,python3-venv,python3-dev,python3-pip,python3-setuptools,python3-wheel,gcc,libc6-dev,pkg-config,libmariadb-dev,libmariadb-dev-compat \
+    build_root_setup
+}
+
+# Turns every source distribution in DIR into a cp313 wheel, built chrooted in
+# the trixie build root (the host's Python is 3.11, its libraries are older).
+wheels_from_sdists() {
+  local dir=$1 sdists=()
+  mapfile -t sdists < <(find "$dir" -maxdepth 1 \( -name '*.tar.gz' -o -name '*.zip' \) -printf '%f\n')
+  ((${#sdists[@]} == 0)) && return
+  log "building wheels from source for ${sdists[*]} in the $SUITE build root (first time about 2 min)"
+  python_build_root
+  local root=$ROOTS/python-build
+  unshare --mount --propagation private -- bash -ec '
+    root=$1 dir=$2; shift 2
+    mkdir -p "$root/wheels"
+    mount --bind "$dir" "$root/wheels"
+    mount -t proc proc "$root/proc"
+    mount -t tmpfs tmpfs "$root/tmp"
+    for sdist; do
+      chroot "$root" env -i PATH=/usr/bin:/bin HOME=/tmp PIP_DISABLE_PIP_VERSION_CHECK=1 \
+        python3 -m pip wheel --no-index --find-links /wheels --no-deps --no-build-isolation \
+        --wheel-dir /wheels "/wheels/$sdist"
+    done' sdists "$root" "$dir" "${sdists[@]}"
+  mkdir -p "$dir/../sdists"
+  local sdist
+  for sdist in "${sdists[@]}"; do mv "$dir/$sdist" "$dir/../sdists/"; done
+}
+
+runner_wheels() {
+  local dir=$REPO/runner-image/wheels key
+  key=$(digest_of "$REPO/runner-image/download-wheels.sh" "$PYTHON_VERSION" v1)
+  if [[ -f $dir/.stamp && $(<"$dir/.stamp") == "$key" ]]; then return; fi
+  log "runner: downloading wheels for CPython $PYTHON_VERSION on the host (about 30 s)"
+  rm -rf "$dir"
+  WHEELS_DIR=$dir PIP=$(pip_cmd) PYTHON_VERSION=$PYTHON_VERSION \
+    "$REPO/runner-image/download-wheels.sh" >/dev/null
+  wheels_from_sdists "$dir"
+  printf '%s\n' "$key" >"$dir/.stamp"
+}
+
+build_runner() {
+  runner_wheels
+  local key
+  key=$(digest_of "$(<"$OUT/python-base.stamp")" "$(<"$REPO/runner-image/wheels/.stamp")" \
+    "$REPO/runner-image/Dockerfile" "$REPO/runner-image/dbbench_runner" \
+    "$REPO/runner-image/dbbench_results" "$REPO/runner-image/workloads" v1)
+  if is_fresh runner "$key"; then log "runner: current ($REF_RUNNER)"; return; fi
+  log "runner: podman build of runner-image/Dockerfile on $REF_PYTHON_BASE (about 1 min)"
+  podman build "${BUILD_FLAGS[@]}" --quiet --build-arg "BASE_IMAGE=$REF_PYTHON_BASE" \
+    -t "$REF_RUNNER" -f "$REPO/runner-image/Dockerfile" "$REPO/runner-image" >/dev/null
+  save runner "$REF_RUNNER" "$key"
+}
+
+# mysql must be uid/gid 999 (the chart's runAsUser, as in the official image)
+# before the package creates it with whatever id is free.
+mariadb_setup() {
+  local root=$1
+  in_root "$root" groupadd --system --gid 999 mysql
+  in_root "$root" useradd --system --uid 999 --gid 999 --home-dir /nonexistent \
+    --no-create-home --shell /usr/sbin/nologin mysql
+  # No service starts during installation.
+  printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+  chmod 755 "$root/usr/sbin/policy-rc.d"
+  apt_in_root "$root" mariadb-server mariadb-client
+  rm -f "$root/usr/sbin/policy-rc.d"
+  # The data lives on the pod's volume; the package's own initialisation goes.
+  rm -rf "$root/var/lib/mysql" "$root/run/mysqld"
+  mkdir -p "$root/var/lib/mysql" "$root/run/mysqld"
+  chown 999:999 "$root/var/lib/mysql" "$root/run/mysqld"
+  # As in the official image: any uid the pod runs as can use them.
+  chmod 1777 "$root/var/lib/mysql" "$root/run/mysqld"
+  # Debian binds to 127.0.0.1 by default; a pod serves its address.
+  sed -i 's/^\(bind-address\)/#\1/' "$root/etc/mysql/mariadb.conf.d/50-server.cnf"
+}
+
+build_mariadb() {
+  debootstrap_root mariadb "" mariadb_setup
+  local root=$ROOTS/mariadb key
+  key=$(digest_of "$(<"$root.stamp")" "$HERE/mariadb" v1)
+  if is_fresh mariadb "$key"; then log "mariadb: current ($REF_MARIADB)"; return; fi
+  log "mariadb: importing the $SUITE root with mariadb-server (about 30 s)"
+  install -m 0755 "$HERE/mariadb/docker-entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh"
+  install -m 0644 "$HERE/mariadb/99-dbbench.cnf" "$root/etc/mysql/mariadb.conf.d/99-dbbench.cnf"
+  local version
+  version=$(chroot "$root" dpkg-query -W -f='${Version}' mariadb-server)
+  import_dir "$root" "$REF_MARIADB" 'ENTRYPOINT ["docker-entrypoint.sh"]' 'CMD ["mariadbd"]' \
+    'EXPOSE 3306' 'ENV LANG=C.UTF-8' "ENV MARIADB_VERSION=$version"
+  save mariadb "$REF_MARIADB" "$key"
+}
+
+main() {
+  local images=("$@")
+  ((${#images[@]})) || images=(pause busybox python-base operator runner mariadb)
+  [[ $(id -u) == 0 ]] || die "run as root (debootstrap, chroot and podman's store need it)"
+  [[ -n $APP_VERSION ]] || die "no appVersion in Chart.yaml"
+  ensure_packages
+  mkdir -p "$OUT" "$ROOTS"
+  log "images into $OUT (Debian $SUITE from $MIRROR)"
+  local image start=$SECONDS
+  for image in "${images[@]}"; do
+    case $image in
+      pause | busybox | python-base | mariadb) timed "$image" "build_${image//-/_}" ;;
+      operator | runner) build_python_base && timed "$image" "build_$image" ;;
+      *) die "unknown image '$image' (pause busybox python-base operator runner mariadb)" ;;
+    esac
+  done
+  log "all images current in $((SECONDS - start)) s; manifest: $OUT/manifest.txt"
+}
+
+main "$@"
