@@ -35,7 +35,7 @@ REF_MARIADB=docker.io/library/mariadb:11.8
 # podman needs an explicit open-files limit here (no CAP_SYS_RESOURCE to raise it).
 NOFILE=$(ulimit -Hn)
 [[ $NOFILE == unlimited || $NOFILE -gt 1048576 ]] && NOFILE=1048576
-BUILD_FLAGS=(--ulimit "nofile=$NOFILE:$NOFILE" --network host --layers=false)
+BUILD_FLAGS=(--ulimit "nofile=$NOFILE:$NOFILE" --network host --layers=false --isolation chroot)
 
 log() { printf '==> %s\n' "$*"; }
 die() {
