@@ -67,19 +67,19 @@ wants_help() {
   return 1
 }
 
-client() { mariadb --protocol=socket --user=root --socket="$INIT_SOCKET" "$@"; }
+client() { mariadb --protocol=socket --user=root --socket="$INIT_SOCKET" --skip-ssl "$@"; }
 
 start_temporary_server() {
   "$@" --skip-networking --socket="$INIT_SOCKET" --skip-slave-start \
     --skip-ssl --loose-innodb-buffer-pool-load-at-startup=0 &
   SERVER_PID=$!
-  local attempt
+  local attempt error=
   for attempt in $(seq 1 60); do
-    if client --execute='SELECT 1' >/dev/null 2>&1; then return; fi
+    if error=$(client --execute='SELECT 1' 2>&1 >/dev/null); then return; fi
     kill -0 "$SERVER_PID" 2>/dev/null || fail "the temporary server exited during initialisation"
     sleep 1
   done
-  fail "the temporary server did not answer on $INIT_SOCKET within 60 s"
+  fail "the temporary server did not answer on $INIT_SOCKET within 60 s: $error"
 }
 
 stop_temporary_server() {
