@@ -157,7 +157,7 @@ debootstrap_root() {
   if [[ -f $root.stamp && $(<"$root.stamp") == "$key" ]]; then
     return
   fi
-  log "debootstrap $SUITE into $root (${include:-minbase only}; first time about 1-3 min)"
+  log "debootstrap $SUITE into $root (${include:-minbase only}; first time about 2-6 min)"
   rm -rf "$root" "$root.stamp"
   mkdir -p "$ROOTS"
   local args=(--variant=minbase)
@@ -317,9 +317,10 @@ wheels_from_sdists() {
         python3 -m pip wheel --no-index --find-links /wheels --no-deps --no-build-isolation \
         --wheel-dir /wheels "/wheels/$sdist"
     done' sdists "$root" "$dir" "${sdists[@]}"
-  mkdir -p "$dir/../sdists"
+  # Out of the build context: the image needs the wheels only.
+  mkdir -p "$REPO/build/sdists"
   local sdist
-  for sdist in "${sdists[@]}"; do mv "$dir/$sdist" "$dir/../sdists/"; done
+  for sdist in "${sdists[@]}"; do mv "$dir/$sdist" "$REPO/build/sdists/"; done
 }
 
 runner_wheels() {
@@ -403,4 +404,5 @@ main() {
   log "all images current in $((SECONDS - start)) s; manifest: $OUT/manifest.txt"
 }
 
-main "$@"
+# Sourcing (tests, debugging) defines the functions without building anything.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then main "$@"; fi
