@@ -392,6 +392,9 @@ main() {
   [[ -n $APP_VERSION ]] || die "no appVersion in Chart.yaml"
   ensure_packages
   mkdir -p "$OUT" "$ROOTS"
+  # Two runs at once would debootstrap into the same directories.
+  exec 9>"$ROOTS/.lock"
+  flock -n 9 || { log "waiting for another images.sh run to finish"; flock 9; }
   log "images into $OUT (Debian $SUITE from $MIRROR)"
   local image start=$SECONDS
   for image in "${images[@]}"; do
