@@ -400,7 +400,10 @@ main() {
   for image in "${images[@]}"; do
     case $image in
       pause | busybox | python-base | mariadb) timed "$image" "build_${image//-/_}" ;;
-      operator | runner) build_python_base && timed "$image" "build_$image" ;;
+      operator | runner)
+        [[ " ${images[*]} " == *" python-base "* ]] || build_python_base
+        timed "$image" "build_$image"
+        ;;
       *) die "unknown image '$image' (pause busybox python-base operator runner mariadb)" ;;
     esac
   done
