@@ -77,9 +77,18 @@ record() {
   LC_ALL=C sort -o "$manifest" "$manifest.new" && rm -f "$manifest.new"
 }
 
+# The image a reference names before a rebuild; save() removes it afterwards
+# so that rebuilds leave no untagged images behind in podman's store.
+PREVIOUS_ID=
+remember() { PREVIOUS_ID=$(podman image inspect --format '{{.Id}}' "$1" 2>/dev/null || true); }
+
 # Saves a podman image as an OCI archive with its stamp.
 save() {
-  local name=$1 ref=$2 key=$3
+  local name=$1 ref=$2 key=$3 id
+  id=$(podman image inspect --format '{{.Id}}' "$ref")
+  if [[ -n $PREVIOUS_ID && $PREVIOUS_ID != "$id" ]]; then
+    podman rmi "$PREVIOUS_ID" >/dev/null 2>&1 || true # still used elsewhere: keep it
+  fi
   rm -f "$OUT/$name.tar" "$OUT/$name.stamp"
   podman save --quiet --format oci-archive -o "$OUT/$name.tar.part" "$ref"
   mv "$OUT/$name.tar.part" "$OUT/$name.tar"
@@ -193,6 +202,7 @@ build_pause() {
   dir=$(mktemp -d)
   gcc -static -O2 -Wall -Wextra -Werror -o "$dir/pause" "$HERE/pause.c"
   strip "$dir/pause"
+  remember "$REF_PAUSE"
   import_dir "$dir" "$REF_PAUSE" 'ENTRYPOINT ["/pause"]' 'USER 65535:65535'
   rm -rf "$dir"
   save pause "$REF_PAUSE" "$key"
@@ -212,6 +222,7 @@ build_busybox() {
   chroot "$dir" /bin/busybox --install -s
   printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$dir/etc/passwd"
   printf 'root:x:0:\nnogroup:x:65534:\n' >"$dir/etc/group"
+  remember "$REF_BUSYBOX"
   import_dir "$dir" "$REF_BUSYBOX" 'CMD ["sh"]'
   rm -rf "$dir"
   save busybox "$REF_BUSYBOX" "$key"
@@ -231,6 +242,7 @@ build_python_base() {
     return
   fi
   log "python-base: importing the $SUITE root (about 30 s)"
+  remember "$REF_PYTHON_BASE"
   import_dir "$ROOTS/python-base" "$REF_PYTHON_BASE" 'CMD ["python3"]' 'ENV LANG=C.UTF-8'
   save python-base "$REF_PYTHON_BASE" "$key"
 }
@@ -282,6 +294,7 @@ build_operator() {
   if is_fresh operator "$key"; then log "operator: current ($REF_OPERATOR)"; return; fi
   log "operator: podman build of ./Dockerfile on $REF_PYTHON_BASE (about 1-2 min)"
   cp "$helm" "$REPO/build/helm"
+  remember "$REF_OPERATOR"
   podman build "${BUILD_FLAGS[@]}" --quiet \
     --build-arg "BASE_IMAGE=$REF_PYTHON_BASE" --build-arg HELM_BINARY=build/helm \
     --build-arg WHEELS_DIR=build/wheels -t "$REF_OPERATOR" -f "$REPO/Dockerfile" "$REPO" >/dev/null
@@ -343,6 +356,7 @@ build_runner() {
     "$REPO/runner-image/dbbench_results" "$REPO/runner-image/workloads" v1)
   if is_fresh runner "$key"; then log "runner: current ($REF_RUNNER)"; return; fi
   log "runner: podman build of runner-image/Dockerfile on $REF_PYTHON_BASE (about 1 min)"
+  remember "$REF_RUNNER"
   podman build "${BUILD_FLAGS[@]}" --quiet --build-arg "BASE_IMAGE=$REF_PYTHON_BASE" \
     -t "$REF_RUNNER" -f "$REPO/runner-image/Dockerfile" "$REPO/runner-image" >/dev/null
   save runner "$REF_RUNNER" "$key"
@@ -380,6 +394,7 @@ build_mariadb() {
   install -m 0644 "$HERE/mariadb/99-dbbench.cnf" "$root/etc/mysql/mariadb.conf.d/99-dbbench.cnf"
   local version
   version=$(chroot "$root" dpkg-query -W -f='${Version}' mariadb-server)
+  remember "$REF_MARIADB"
   import_dir "$root" "$REF_MARIADB" 'ENTRYPOINT ["docker-entrypoint.sh"]' 'CMD ["mariadbd"]' \
     'EXPOSE 3306' 'ENV LANG=C.UTF-8' "ENV MARIADB_VERSION=$version"
   save mariadb "$REF_MARIADB" "$key"
