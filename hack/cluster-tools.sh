@@ -11,7 +11,7 @@ COREDNS_VERSION="v1.11.3"
 LOCAL_PATH_VERSION="v0.0.30"  # the newest the Go proxy serves for `go install`
 KIND_VERSION="v0.30.0"
 DEBIAN_PACKAGES=(containerd runc containernetworking-plugins iptables conntrack
-  podman debootstrap busybox-static)
+  podman debootstrap busybox-static gcc libc6-dev)
 
 log() { printf 'cluster-tools: %s\n' "$*"; }
 mkdir -p "$BIN"
