@@ -10,12 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dbbench_operator.credentials import ROOT_USERNAME
-from dbbench_operator.model import DEFAULT_VERSIONS, BenchmarkRunSpec, SecretKeyRef, Target
+from dbbench_operator.model import (
+    BENCHMARK_DATABASE,
+    DEFAULT_VERSIONS,
+    BenchmarkRunSpec,
+    SecretKeyRef,
+    Target,
+)
 from dbbench_operator.naming import RunRef, credentials_secret_name
 from dbbench_operator.topology import naming as topology_naming
 from dbbench_operator.topology.request import Hardware, Storage, TopologyRequest
 
 MYSQL_ROOT = "root"
+DEFAULT_SHARD_KEY = "_id"
 
 
 def topology_request(run: RunRef, spec: BenchmarkRunSpec, target: Target) -> TopologyRequest:
@@ -49,6 +56,9 @@ def topology_request(run: RunRef, spec: BenchmarkRunSpec, target: Target) -> Top
         ),
         cleanup=spec.cleanup,
         credentials_secret=credentials_secret_name(run),
+        database=BENCHMARK_DATABASE,
+        collection=spec.dataset.collection,
+        shard_key=target.shard_key or DEFAULT_SHARD_KEY,
     )
 
 
@@ -64,6 +74,7 @@ class TargetAccess:
     user: str | None = None
     password_secret: str | None = None  # the run's credentials Secret (deployed targets)
     uri_secret: SecretKeyRef | None = None  # external targets: the user's Secret
+    shard_key: str | None = None  # sharded: what setup sharded the collection on
 
 
 def _split(host_port: str) -> tuple[str, int]:
@@ -94,4 +105,6 @@ def target_access(run: RunRef, spec: BenchmarkRunSpec, index: int) -> TargetAcce
         uri=f"mongodb://{layout.endpoint}/?{options}",
         user=ROOT_USERNAME,
         password_secret=secret,
+        # Setup refuses any other key, so this is the key in effect during the step.
+        shard_key=f"{request.shard_key}: hashed" if target.topology == "sharded" else None,
     )

@@ -62,6 +62,10 @@ class TopologyRequest(_Frozen):
     hardware: Hardware = Field(default_factory=Hardware)
     cleanup: Cleanup = "Delete"
     credentials_secret: str = Field(min_length=1)
+    # Where the runner writes (sharded targets shard this collection first).
+    database: str = Field(default="dbbench", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+    collection: str = Field(default="flat45", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+    shard_key: str = Field(default="_id", pattern=r"^[A-Za-z_][A-Za-z0-9_.]{0,63}$")
 
     @model_validator(mode="after")
     def _combination(self) -> TopologyRequest:
