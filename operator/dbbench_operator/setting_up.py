@@ -89,6 +89,9 @@ def set_up_mysql(request: TopologyRequest, endpoint: str) -> TargetSeen:
             request.target_name, False, "WaitingForDatabase",
             f"{type(exc).__name__} (errno {exc.errno})", endpoint,
         )  # fmt: skip
+    if readiness.failure:
+        failure = ("SemiSyncFellBack", f"target {request.target_name}: {readiness.failure}")
+        return TargetSeen(request.target_name, False, *failure, endpoint, version, failure=failure)
     reason, detail = _reason(readiness.reason)
     message = "; ".join(part for part in (detail, readiness.message) if part)
     return TargetSeen(request.target_name, readiness.ready, reason, message, endpoint, version)
