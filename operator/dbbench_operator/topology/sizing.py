@@ -6,6 +6,8 @@ Pure: the request in, `--flag=value` settings out. Anything the user gives in
 
 from __future__ import annotations
 
+from typing import Any
+
 from dbbench_operator.model.units import parse_quantity
 from dbbench_operator.topology.request import TopologyRequest
 
@@ -43,7 +45,11 @@ MONGO_DEFAULT_WRITE_CONCERN: dict[str, dict[str, object]] = {
 
 def memory_limit(request: TopologyRequest) -> int | None:
     """The database pods' memory limit in bytes (request as a fallback), if any."""
-    resources = request.hardware.resources
+    return resources_memory(request.hardware.resources)
+
+
+def resources_memory(resources: dict[str, Any]) -> int | None:
+    """Memory limit in bytes of a resources block (request as a fallback), if any."""
     for kind in ("limits", "requests"):
         value = resources.get(kind, {}).get("memory")
         if value is not None:
@@ -82,6 +88,12 @@ def innodb_buffer_pool(limit: int, max_connections: int) -> tuple[int, int]:
 def innodb_buffer_pool_bytes(limit: int) -> int:
     """The pool for the default max_connections (see `innodb_buffer_pool`)."""
     return innodb_buffer_pool(limit, MYSQL_DEFAULT_MAX_CONNECTIONS)[0]
+
+
+def config_server_settings(request: TopologyRequest) -> dict[str, str]:
+    """Config servers' WiredTiger cache, from their own memory (not the data nodes')."""
+    limit = resources_memory(request.hardware.config_server_resources)
+    return {} if limit is None else {"wiredTigerCacheSizeGB": wired_tiger_cache_gb(limit)}
 
 
 def _int_setting(request: TopologyRequest, key: str, default: int) -> int:
