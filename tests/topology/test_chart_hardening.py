@@ -6,8 +6,10 @@ fsGroupChangePolicy and the MariaDB role flags."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -73,30 +75,35 @@ def _run_as_pod_user(script: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=30)
 
 
-def test_keyfile_init_container_can_run_twice(helm_on_path: str, tmp_path: Path) -> None:
+def test_keyfile_init_container_can_run_twice(helm_on_path: str) -> None:
     """A restarted pod re-runs its init containers on the same emptyDir."""
     docs = render(make_request("mongodb", "replicaSet", 3))
     (sts,) = _by_name(docs, "StatefulSet").values()
     (init,) = sts["spec"]["template"]["spec"]["initContainers"]
     assert init["command"][:2] == ["sh", "-c"]
-    secret_dir, keyfile_dir = tmp_path / "secret", tmp_path / "keyfile"
-    secret_dir.mkdir()
-    keyfile_dir.mkdir()
-    (secret_dir / "keyfile").write_text("c2VjcmV0a2V5\n")
-    for path in (tmp_path, secret_dir, keyfile_dir, secret_dir / "keyfile"):
-        shutil.chown(path, POD_UID, POD_UID) if os.geteuid() == 0 else None
-    script = (
-        init["command"][2]
-        .replace("/keyfile-secret", str(secret_dir))
-        .replace("/keyfile", str(keyfile_dir))
-    )
-    for run in (1, 2):
-        result = _run_as_pod_user(script)
-        assert result.returncode == 0, f"run {run}: {result.stderr}"
-        target = keyfile_dir / "keyfile"
-        assert target.read_text() == "c2VjcmV0a2V5\n"
-        assert target.stat().st_mode & 0o777 == 0o400
-    assert sorted(p.name for p in keyfile_dir.iterdir()) == ["keyfile"]
+    # Under /tmp (pytest's own tmp dirs are 0700 root: the pod user could not enter).
+    base = Path(tempfile.mkdtemp(prefix="dbbench-keyfile-"))
+    try:
+        secret_dir, keyfile_dir = base / "secret", base / "keyfile"
+        secret_dir.mkdir()
+        keyfile_dir.mkdir()
+        (secret_dir / "keyfile").write_text("c2VjcmV0a2V5\n")
+        if os.geteuid() == 0:
+            for path in (base, secret_dir, keyfile_dir, secret_dir / "keyfile"):
+                os.chown(path, POD_UID, POD_UID)
+        script = re.sub(r"(?<![\w./-])/keyfile-secret/", f"{secret_dir}/", init["command"][2])
+        script = re.sub(r"(?<![\w./-])/keyfile/", f"{keyfile_dir}/", script)
+        assert str(base) in script
+        assert not re.search(r"(?<![\w./-])/keyfile", script), script
+        for run in (1, 2):
+            result = _run_as_pod_user(script)
+            assert result.returncode == 0, f"run {run}: {result.stderr}"
+            target = keyfile_dir / "keyfile"
+            assert target.read_text() == "c2VjcmV0a2V5\n"
+            assert target.stat().st_mode & 0o777 == 0o400
+        assert sorted(p.name for p in keyfile_dir.iterdir()) == ["keyfile"]
+    finally:
+        shutil.rmtree(base)
 
 
 @pytest.mark.parametrize(
