@@ -8,19 +8,43 @@ external URIs reach them as files mounted from Secrets.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from dbbench_operator.credentials import ROOT_USERNAME
-from dbbench_operator.model import DEFAULT_VERSIONS, BenchmarkRunSpec, SecretKeyRef, Target
+from dbbench_operator.model import (
+    BENCHMARK_DATABASE,
+    DEFAULT_VERSIONS,
+    BenchmarkRunSpec,
+    Resources,
+    SecretKeyRef,
+    Target,
+)
 from dbbench_operator.naming import RunRef, credentials_secret_name
+from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.topology import naming as topology_naming
-from dbbench_operator.topology.request import Hardware, Storage, TopologyRequest
+from dbbench_operator.topology.request import (
+    DEFAULT_CONFIG_SERVER_RESOURCES,
+    DEFAULT_MONGOS_RESOURCES,
+    Hardware,
+    Storage,
+    TopologyRequest,
+)
 
 MYSQL_ROOT = "root"
+DEFAULT_SHARD_KEY = "_id"
 
 
-def topology_request(run: RunRef, spec: BenchmarkRunSpec, target: Target) -> TopologyRequest:
-    """The topology package's input for one target (pure)."""
+def _resources(given: Resources | None, default: dict[str, Any]) -> dict[str, Any]:
+    return given.model_dump(by_alias=True, exclude_none=True) if given else dict(default)
+
+
+def topology_request(
+    run: RunRef, spec: BenchmarkRunSpec, target: Target, cluster_domain: str | None = None
+) -> TopologyRequest:
+    """The topology package's input for one target (pure but for the operator setting
+    DBBENCH_CLUSTER_DOMAIN, read when `cluster_domain` is not given)."""
     hw = spec.hardware
+    domain = cluster_domain or OperatorSettings.from_env().cluster_domain
     return TopologyRequest(
         run_name=run.name,
         run_uid=run.uid,
@@ -40,15 +64,21 @@ def topology_request(run: RunRef, spec: BenchmarkRunSpec, target: Target) -> Top
                 t.model_dump(by_alias=True, exclude_none=True) for t in hw.tolerations or ()
             ),
             affinity=dict(hw.affinity or {}),
-            resources=hw.resources.model_dump(by_alias=True, exclude_none=True)
-            if hw.resources
-            else {},
+            resources=_resources(hw.resources, {}),
+            config_server_resources=_resources(
+                hw.config_server_resources, DEFAULT_CONFIG_SERVER_RESOURCES
+            ),
+            mongos_resources=_resources(hw.mongos_resources, DEFAULT_MONGOS_RESOURCES),
             storage=Storage(
                 storage_class_name=hw.storage.storage_class_name, size=str(hw.storage.size)
             ),
         ),
         cleanup=spec.cleanup,
         credentials_secret=credentials_secret_name(run),
+        database=BENCHMARK_DATABASE,
+        collection=spec.dataset.collection,
+        shard_key=target.shard_key or DEFAULT_SHARD_KEY,
+        cluster_domain=domain,
     )
 
 
@@ -64,6 +94,7 @@ class TargetAccess:
     user: str | None = None
     password_secret: str | None = None  # the run's credentials Secret (deployed targets)
     uri_secret: SecretKeyRef | None = None  # external targets: the user's Secret
+    shard_key: str | None = None  # sharded: what setup sharded the collection on
 
 
 def _split(host_port: str) -> tuple[str, int]:
@@ -94,4 +125,6 @@ def target_access(run: RunRef, spec: BenchmarkRunSpec, index: int) -> TargetAcce
         uri=f"mongodb://{layout.endpoint}/?{options}",
         user=ROOT_USERNAME,
         password_secret=secret,
+        # Setup refuses any other key, so this is the key in effect during the step.
+        shard_key=f"{request.shard_key}: hashed" if target.topology == "sharded" else None,
     )

@@ -75,7 +75,7 @@ def build_run_summary(
             for s in steps
         ],
         "targets": [
-            {k: v for k, v in t.items() if k in ("name", "endpoint", "serverVersion")}
+            {k: v for k, v in t.items() if k in ("name", "endpoint", "serverVersion", "shardKey")}
             for t in status_targets
         ],
     }

@@ -15,6 +15,7 @@ class TargetSeen:
     endpoint: str = ""
     server_version: str = ""
     failure: tuple[str, str] | None = None
+    shard_key: str = ""
 
     def status(self) -> dict[str, Any]:
         ready = {
@@ -28,4 +29,6 @@ class TargetSeen:
             entry["endpoint"] = self.endpoint
         if self.server_version:
             entry["serverVersion"] = self.server_version
+        if self.shard_key:
+            entry["shardKey"] = self.shard_key
         return entry

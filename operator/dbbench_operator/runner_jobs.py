@@ -109,6 +109,8 @@ def build_target(target: Target, access: TargetAccess) -> dict[str, Any]:
     else:
         out["host"], out["port"] = access.host, access.port
         out["replicas"] = [{"host": h, "port": p} for h, p in access.replicas]
+    if access.shard_key is not None:
+        out["shardKey"] = access.shard_key
     out["user"] = access.user
     out["passwordFile"] = f"{CREDENTIALS_DIR}/{SECRET_PASSWORD_KEY}"
     return out

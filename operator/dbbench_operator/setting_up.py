@@ -20,6 +20,7 @@ from dbbench_operator.observations import TargetSeen
 from dbbench_operator.topology import external
 from dbbench_operator.topology import naming as topology_naming
 from dbbench_operator.topology.mongo_setup import CommandFailedError
+from dbbench_operator.topology.mongo_sharding import ShardKeyMismatchError
 from dbbench_operator.topology.mongo_target import MongoCredentials
 from dbbench_operator.topology.mongo_target import set_up_mongodb as set_up_mongodb_target
 from dbbench_operator.topology.mysql_replication import (
@@ -88,6 +89,9 @@ def set_up_mysql(request: TopologyRequest, endpoint: str) -> TargetSeen:
             request.target_name, False, "WaitingForDatabase",
             f"{type(exc).__name__} (errno {exc.errno})", endpoint,
         )  # fmt: skip
+    if readiness.failure:
+        failure = ("SemiSyncFellBack", f"target {request.target_name}: {readiness.failure}")
+        return TargetSeen(request.target_name, False, *failure, endpoint, version, failure=failure)
     reason, detail = _reason(readiness.reason)
     message = "; ".join(part for part in (detail, readiness.message) if part)
     return TargetSeen(request.target_name, readiness.ready, reason, message, endpoint, version)
@@ -110,9 +114,15 @@ def set_up_mongodb(request: TopologyRequest, endpoint: str) -> TargetSeen:
     except CommandFailedError as exc:
         # e.g. authentication refused: retried next pass, visible meanwhile.
         return TargetSeen(request.target_name, False, "SetupCommandFailed", str(exc), endpoint)
+    except ShardKeyMismatchError as exc:
+        # Waiting cannot fix it, and results on another key would not compare.
+        failure = ("ShardKeyMismatch", f"target {request.target_name}: {exc}")
+        return TargetSeen(request.target_name, False, *failure, endpoint, failure=failure)
     reason, detail = _reason(result.reason)
     message = "; ".join(part for part in (detail, result.message) if part)
-    return TargetSeen(request.target_name, result.ready, reason, message, endpoint)
+    return TargetSeen(
+        request.target_name, result.ready, reason, message, endpoint, shard_key=result.shard_key
+    )
 
 
 def set_up(request: TopologyRequest, endpoint: str) -> TargetSeen:

@@ -29,6 +29,8 @@ class OperatorSettings:
     pass_error_limit: int = 5
     pass_error_window: float = 60.0
     watch_namespaces: tuple[str, ...] = ()
+    # The cluster's DNS domain (kubelet --cluster-domain); database hosts end in it.
+    cluster_domain: str = "cluster.local"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> OperatorSettings:
@@ -46,6 +48,7 @@ class OperatorSettings:
             runner_backoff_limit=int(env.get("DBBENCH_RUNNER_BACKOFF_LIMIT", "2")),
             pass_error_limit=int(env.get("DBBENCH_PASS_ERROR_LIMIT", "5")),
             pass_error_window=float(env.get("DBBENCH_PASS_ERROR_WINDOW", "60")),
+            cluster_domain=env.get("DBBENCH_CLUSTER_DOMAIN") or defaults.cluster_domain,
             watch_namespaces=tuple(
                 ns for ns in env.get("DBBENCH_WATCH_NAMESPACES", "").split(",") if ns
             ),

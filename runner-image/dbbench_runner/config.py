@@ -70,6 +70,8 @@ class Target(_Model):
     password_file: Path | None = None
     password: str | None = None
     database: str = Field(default="dbbench", pattern=_IDENTIFIER)
+    # Sharded MongoDB: the key the operator sharded the collection on (recorded only).
+    shard_key: str | None = Field(default=None, max_length=256)
     # Read replicas for readPreference != primary on MySQL/MariaDB (MongoDB
     # routes reads itself from the URI's replica set).
     replicas: tuple[Endpoint, ...] = ()

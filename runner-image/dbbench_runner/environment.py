@@ -44,6 +44,7 @@ def environment(
             "name": config.target.name,
             "engine": config.target.engine,
             "database": config.target.database,
+            "shardKey": config.target.shard_key,
             # Where reads go: the replicas a MySQL-family runner reads from, or
             # the MongoDB read preference (the driver picks the member).
             "readPreference": config.phase.read_preference,

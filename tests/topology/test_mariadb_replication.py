@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -16,8 +17,10 @@ from dbbench_operator.topology.mysql_replication import (
     ReplicationReadiness,
     ensure_replication,
 )
+from dbbench_operator.topology.replication_flags import SEMI_SYNC_TIMEOUT_MS, role_flags
 from dbbench_operator.topology.sql_session import ConnectorSession, connect
 from tests.fixtures.mariadb import MariaDBServer
+from tests.topology.conftest import make_request
 
 pytestmark = pytest.mark.integration
 
@@ -82,7 +85,7 @@ def _until_ready(
     deadline = time.monotonic() + 30
     while True:
         result = ensure_replication(primary, replicas, CREDS, "mariadb", semi_sync=semi_sync)
-        if result.ready or time.monotonic() > deadline:
+        if result.ready or result.failure or time.monotonic() > deadline:
             return result
         time.sleep(0.3)
 
@@ -217,3 +220,59 @@ def test_semi_sync_for_strict(group: Any) -> None:
         session.executed.clear()
     assert _until_ready(servers, sessions, semi_sync=True).ready
     assert [s.executed for s in sessions] == [[], [], []]
+
+
+def test_role_flags_keep_replica_settings_across_a_restart(
+    mariadb_factory: Callable[..., MariaDBServer],
+) -> None:
+    """Issue 8, defect 6: what the operator sets at runtime is also in the server
+    flags the chart gives each role, so a restarted pod comes back the same."""
+    request = make_request("mariadb", "primaryReplica", 3, durability="strict")
+    flags = role_flags(request)
+    base = ("--gtid-strict-mode=ON", "--relay-log=relay-bin")
+    primary = mariadb_factory(server_id=1, extra_args=(*base, *flags["primary"]))
+    replica = mariadb_factory(server_id=2, extra_args=(*base, *flags["replica"]))
+    with contextlib.closing(_session(primary)) as p, contextlib.closing(_session(replica)) as r:
+        assert _globals(r, "read_only", "rpl_semi_sync_slave_enabled") == ["1", "1"]
+        assert _globals(p, "read_only", "rpl_semi_sync_master_enabled") == ["0", "1"]
+        waits = _globals(p, "rpl_semi_sync_master_timeout", "rpl_semi_sync_master_wait_no_slave")
+        assert waits == [str(SEMI_SYNC_TIMEOUT_MS), "0"]
+    safe = role_flags(make_request("mariadb", "primaryReplica", 2))
+    assert safe["primary"] == []
+    assert safe["replica"] == ["--read-only=ON"]
+
+
+def _globals(session: ConnectorSession, *names: str) -> list[str]:
+    row = session.query("SELECT " + ", ".join(f"@@GLOBAL.{n} AS {n}" for n in names))[0]
+    return [str(int(row[n])) if isinstance(row[n], int) else str(row[n]) for n in names]
+
+
+def test_strict_fails_loudly_when_semi_sync_falls_back(group: Any) -> None:
+    """Issue 8, defect 6: a write committed without a replica's acknowledgement
+    (semi-sync timed out to asynchronous) fails the target, it is not Ready."""
+    servers, sessions = group
+    assert _until_ready(servers, sessions, semi_sync=True).ready
+    primary = sessions[0].inner
+    # Both replicas stop acknowledging; a short timeout keeps the test quick.
+    for session in sessions[1:]:
+        session.inner.execute("STOP SLAVE IO_THREAD")
+    primary.execute("SET GLOBAL rpl_semi_sync_master_timeout=300")
+    primary.execute("INSERT INTO dbbench_setup.semi_sync_probe VALUES (2, NOW(6), 0)")
+    first, replicas = _members(servers, sessions)
+    seen = ensure_replication(first, replicas, CREDS, "mariadb", semi_sync=True)
+    assert not seen.ready
+    assert seen.failure.startswith("semi-synchronous replication fell back to asynchronous")
+    assert "1 transaction(s) committed without a replica's acknowledgement" in seen.failure
+    # It stays failed after the replicas are back: the step's writes were not strict.
+    again = _until_ready(servers, sessions, semi_sync=True)
+    assert again.failure
+
+
+def test_strict_probe_write_is_acknowledged_once(group: Any) -> None:
+    servers, sessions = group
+    ready = _until_ready(servers, sessions, semi_sync=True)
+    assert ready.ready, ready.message
+    primary = sessions[0].inner
+    yes_tx = primary.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_yes_tx'")
+    assert int(yes_tx[0]["Value"]) >= 1  # the setup's probe write, acknowledged
+    assert primary.query("SELECT COUNT(*) AS n FROM dbbench_setup.semi_sync_probe") == [{"n": 1}]

@@ -26,8 +26,8 @@ from dbbench_operator.topology.mongo_setup import (
     ensure_replica_set,
     ensure_root_user,
     ensure_sharded_cluster,
-    ensure_sharded_collection,
 )
+from dbbench_operator.topology.mongo_sharding import ensure_sharded_collection
 from dbbench_operator.topology.naming import MONGO_PORT, ReplicaSetLayout
 from tests.fixtures.mariadb import free_port
 
@@ -144,8 +144,10 @@ def test_sharded_cluster_adds_each_shard_once(start: Callable[..., str]) -> None
     assert (again.ready, again.actions) == (True, ())
     listed = router.admin_command({"listShards": 1})
     assert sorted(s["_id"] for s in listed["shards"]) == ["shard0", "shard1"]
-    ensure_sharded_collection(router, "bench", "records")
-    ensure_sharded_collection(router, "bench", "records")  # idempotent
+    first = ensure_sharded_collection(router, "bench", "records")
+    again_sharded = ensure_sharded_collection(router, "bench", "records")  # idempotent
+    assert (first.actions, again_sharded.actions) == (("shardCollection bench.records",), ())
+    assert again_sharded.key == "_id: hashed"
     info: Any = probe(f"mongodb://{mongos_host}/")
     assert (info.engine, info.topology) == ("mongodb", "sharded")
 

@@ -20,6 +20,9 @@ from dbbench_operator.topology.mongo_setup import (
     ensure_replica_set,
     ensure_root_user,
     ensure_sharded_cluster,
+)
+from dbbench_operator.topology.mongo_sharding import (
+    ShardKeyMismatchError,
     ensure_sharded_collection,
 )
 from dbbench_operator.topology.naming import ReplicaSetLayout, layout
@@ -42,6 +45,12 @@ class Recorder:
             raise reply
         if callable(reply):
             return reply(command)
+        return reply
+
+    def database_command(self, database: str, command: Mapping[str, Any]) -> dict[str, Any]:
+        """Commands on other databases are recorded with `$db`, as on the wire."""
+        reply = self.admin_command(command)
+        self.sent[-1]["$db"] = database
         return reply
 
     def names(self) -> list[str]:
@@ -278,15 +287,56 @@ def test_default_write_concern_follows_profile(durability: str, wanted: dict[str
     assert settled.names() == ["getDefaultRWConcern"]
 
 
-def test_sharded_collection_already_sharded_is_success() -> None:
-    mongos = Recorder(
-        shardCollection=CommandFailedError(cmd.ALREADY_INITIALIZED, "already sharded")
-    )
-    ensure_sharded_collection(mongos, "bench", "records")
+def _catalog(*docs: dict[str, Any]) -> dict[str, Any]:
+    """A `find` reply on config.collections."""
+    return {"ok": 1, "cursor": {"id": 0, "ns": "config.collections", "firstBatch": list(docs)}}
+
+
+CATALOG_QUERY = {
+    "find": "collections",
+    "filter": {"_id": "bench.records"},
+    "limit": 1,
+    "$db": "config",
+}
+
+
+def test_unsharded_collection_is_sharded_hashed_on_id() -> None:
+    mongos = Recorder(find=_catalog())
+    sharded = ensure_sharded_collection(mongos, "bench", "records")
     assert mongos.sent == [
+        CATALOG_QUERY,
         {"enableSharding": "bench"},
         {"shardCollection": "bench.records", "key": {"_id": "hashed"}},
     ]
-    failing = Recorder(shardCollection=CommandFailedError(13, "unauthorized"))
+    assert (sharded.key, sharded.actions) == ("_id: hashed", ("shardCollection bench.records",))
+
+
+def test_collection_sharded_on_the_wanted_key_sends_reads_only() -> None:
+    mongos = Recorder(find=_catalog({"_id": "bench.records", "key": {"Number": "hashed"}}))
+    sharded = ensure_sharded_collection(mongos, "bench", "records", "Number")
+    assert mongos.sent == [{**CATALOG_QUERY}]
+    assert (sharded.key, sharded.actions) == ("Number: hashed", ())
+
+
+def test_collection_sharded_on_another_key_is_an_error_naming_the_fix() -> None:
+    mongos = Recorder(find=_catalog({"_id": "bench.records", "key": {"UserID": 1}}))
+    with pytest.raises(ShardKeyMismatchError) as caught:
+        ensure_sharded_collection(mongos, "bench", "records")
+    message = str(caught.value)
+    assert "bench.records is already sharded on {UserID: 1}, not {_id: hashed}" in message
+    assert "shardKey" in message
+    assert "drop" in message
+    assert mongos.names() == ["find"]  # nothing was changed
+
+
+def test_concurrent_sharding_on_another_key_is_still_an_error() -> None:
+    answers = iter([_catalog(), _catalog({"_id": "bench.records", "key": {"x": 1}})])
+    mongos = Recorder(
+        find=lambda _command: next(answers),
+        shardCollection=CommandFailedError(cmd.ALREADY_INITIALIZED, "already sharded"),
+    )
+    with pytest.raises(ShardKeyMismatchError):
+        ensure_sharded_collection(mongos, "bench", "records")
+    failing = Recorder(find=_catalog(), shardCollection=CommandFailedError(13, "unauthorized"))
     with pytest.raises(CommandFailedError):
         ensure_sharded_collection(failing, "bench", "records")

@@ -9,7 +9,7 @@ from dbbench_operator.topology import naming
 from dbbench_operator.topology.mongo_setup import UnreachableError
 from dbbench_operator.topology.mongo_target import MongoCredentials, set_up_mongodb
 from tests.topology.conftest import make_request
-from tests.topology.test_mongo_setup import NOT_INIT, Recorder, _status
+from tests.topology.test_mongo_setup import NOT_INIT, Recorder, _catalog, _status
 
 CREDS = MongoCredentials("root", "root-pw", "a2V5ZmlsZQ")
 
@@ -67,20 +67,62 @@ def test_sharded_pass_uses_internal_identity_and_creates_root_through_mongos() -
         listShards={"ok": 1, "shards": []},
         usersInfo={"ok": 1, "users": []},
         getDefaultRWConcern={"ok": 1, "defaultWriteConcern": {"w": "majority"}},
+        find=_catalog(),
     )
     result = set_up_mongodb(request, CREDS, connect=servers)
     assert result.ready, result
-    assert result.actions == ("addShard shard0", "addShard shard1", "createUser")
+    assert result.actions == (
+        "addShard shard0", "addShard shard1", "createUser", "shardCollection dbbench.flat45"
+    )  # fmt: skip
     assert {(user, source) for _, user, source, _ in servers.logins} == {("__system", "local")}
     assert (layout.endpoint, "__system", "local", False) in servers.logins
     assert mongos.names() == [
         "ping", "listShards", "addShard", "addShard", "usersInfo", "createUser",
         "getDefaultRWConcern", "setDefaultRWConcern",
+        "find", "enableSharding", "shardCollection",
     ]  # fmt: skip
-    assert mongos.sent[-1] == {
+    assert mongos.sent[7] == {
         "setDefaultRWConcern": 1,
         "defaultWriteConcern": {"w": 1, "j": False},
     }
+    # Through mongos, before any step inserts: the data set's collection, hashed _id.
+    assert mongos.sent[-1] == {"shardCollection": "dbbench.flat45", "key": {"_id": "hashed"}}
+    assert result.shard_key == "_id: hashed"
+
+
+def test_sharded_pass_shards_on_the_key_the_spec_names() -> None:
+    request = make_request(
+        "mongodb", "sharded", 1, 1, shard_key="UserID", collection="news"
+    )  # fmt: skip
+    layout = naming.layout(request)
+    servers = Servers()
+    for rs in layout.replica_sets:
+        servers.by_host[rs.host(0)] = Recorder(replSetGetStatus=_status(["PRIMARY"], 0, rs))
+    mongos = servers.by_host[layout.endpoint] = Recorder(
+        listShards={"ok": 1, "shards": [{"_id": "shard0"}]},
+        usersInfo={"ok": 1, "users": [{"user": "root"}]},
+        getDefaultRWConcern={"ok": 1, "defaultWriteConcern": {"w": 1, "j": True}},
+        find=_catalog(),
+    )
+    result = set_up_mongodb(request, CREDS, connect=servers)
+    assert result.ready, result
+    assert mongos.sent[-1] == {"shardCollection": "dbbench.news", "key": {"UserID": "hashed"}}
+    assert result.shard_key == "UserID: hashed"
+
+
+def test_sharded_cluster_not_ready_shards_nothing_yet() -> None:
+    request = make_request("mongodb", "sharded", 1, 1)
+    layout = naming.layout(request)
+    servers = Servers()
+    for rs in layout.replica_sets:
+        servers.by_host[rs.host(0)] = Recorder(replSetGetStatus=_status(["PRIMARY"], 0, rs))
+    mongos = servers.by_host[layout.endpoint] = Recorder(
+        listShards={"ok": 1, "shards": []}, usersInfo={"ok": 1, "users": []},
+        addShard=UnreachableError("shard not reachable yet"),
+    )  # fmt: skip
+    result = set_up_mongodb(request, CREDS, connect=servers)
+    assert not result.ready
+    assert "shardCollection" not in mongos.names()
 
 
 def test_standalone_that_does_not_answer_is_waiting() -> None:

@@ -35,7 +35,7 @@ def test_mysql_84_replica_control_and_guards() -> None:
     assert MYSQL_84.start_replica == "START REPLICA"
     assert MYSQL_84.stop_replica == "STOP REPLICA"
     assert MYSQL_84.replica_status == "SHOW REPLICA STATUS"
-    assert MYSQL_84.read_only_on == "SET GLOBAL super_read_only=ON"
+    assert MYSQL_84.read_only_on == "SET PERSIST super_read_only=ON"
     assert MYSQL_84.io_running == "Replica_IO_Running"
     assert MYSQL_84.lag == "Seconds_Behind_Source"
 
@@ -47,11 +47,20 @@ def test_mysql_84_semi_sync_plugins_and_switches() -> None:
     assert MYSQL_84.semisync_replica_plugin == (
         "INSTALL PLUGIN rpl_semi_sync_replica SONAME 'semisync_replica.so'"
     )
-    assert MYSQL_84.semisync_source_enable == "SET GLOBAL rpl_semi_sync_source_enabled=1"
-    assert MYSQL_84.semisync_replica_enable == "SET GLOBAL rpl_semi_sync_replica_enabled=1"
-    assert MYSQL_84.semisync_variables("source") == (
-        "SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync_source_enabled'"
+    # Persisted (mysqld-auto.cnf): a restarted pod keeps them (issue 8, defect 6).
+    assert MYSQL_84.semisync_wanted("source", 60000) == {
+        "rpl_semi_sync_source_enabled": "ON",
+        "rpl_semi_sync_source_timeout": "60000",
+        "rpl_semi_sync_source_wait_no_replica": "OFF",
+    }
+    assert MYSQL_84.semisync_wanted("replica", 60000) == {"rpl_semi_sync_replica_enabled": "ON"}
+    assert MYSQL_84.set_variable("rpl_semi_sync_source_enabled", "ON") == (
+        "SET PERSIST rpl_semi_sync_source_enabled=ON"
     )
+    assert MYSQL_84.semisync_variables("source") == (
+        "SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync_source_%'"
+    )
+    assert MYSQL_84.semisync_status() == "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_source_%'"
     assert MYSQL_84.restart_io_thread == ("STOP REPLICA IO_THREAD", "START REPLICA IO_THREAD")
 
 
@@ -85,8 +94,11 @@ def test_mariadb_change_master_uses_slave_pos() -> None:
     assert MARIADB.start_replica == "START SLAVE"
     assert MARIADB.read_only_on == "SET GLOBAL read_only=ON"
     assert MARIADB.semisync_source_plugin is None
-    assert MARIADB.semisync_source_enable == "SET GLOBAL rpl_semi_sync_master_enabled=ON"
-    assert MARIADB.semisync_replica_enable == "SET GLOBAL rpl_semi_sync_slave_enabled=ON"
+    # No SET PERSIST in MariaDB: the chart's role flags persist these.
+    assert MARIADB.set_variable("rpl_semi_sync_master_enabled", "ON") == (
+        "SET GLOBAL rpl_semi_sync_master_enabled=ON"
+    )
+    assert MARIADB.semisync_wanted("replica", 1) == {"rpl_semi_sync_slave_enabled": "ON"}
     assert MARIADB.gtid_position_query == "SELECT @@GLOBAL.gtid_binlog_pos AS gtid"
 
 

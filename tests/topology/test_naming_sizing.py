@@ -91,12 +91,16 @@ def test_wired_tiger_cache_is_half_of_limit_minus_one_gib() -> None:
     assert sizing.wired_tiger_cache_gb(512 * sizing.MIB) == "0.25"
 
 
-def test_innodb_buffer_pool_is_seventy_percent_in_whole_chunks() -> None:
+def test_innodb_buffer_pool_is_whole_units_of_chunk_times_instances() -> None:
     limit = 8 * sizing.GIB
-    pool = sizing.innodb_buffer_pool_bytes(limit)
-    assert pool % sizing.INNODB_CHUNK == 0
-    assert limit * 0.7 - sizing.INNODB_CHUNK < pool <= limit * 0.7
-    assert sizing.innodb_buffer_pool_bytes(100 * sizing.MIB) == sizing.INNODB_CHUNK
+    pool, instances = sizing.innodb_buffer_pool(limit, 151)
+    assert instances == pool // sizing.GIB
+    assert pool % (sizing.INNODB_CHUNK * instances) == 0
+    assert limit * 0.6 < pool <= limit * 0.75
+    # Below one chunk: whole MiB, one instance (MySQL shrinks the chunk to fit).
+    small, one = sizing.innodb_buffer_pool(800 * sizing.MIB, 151)
+    assert (small % sizing.MIB, one) == (0, 1)
+    assert small < sizing.INNODB_CHUNK
 
 
 def test_settings_computed_then_overridden_by_the_user() -> None:

@@ -10,6 +10,11 @@ import pytest
 
 from dbbench_operator.topology import naming
 from dbbench_operator.topology.rendering import build_values, charts_dir, render
+from dbbench_operator.topology.request import (
+    DEFAULT_CONFIG_SERVER_RESOURCES,
+    DEFAULT_MONGOS_RESOURCES,
+)
+from dbbench_operator.topology.sizing import engine_settings
 from tests.topology.conftest import COMBINATIONS, HARDWARE, combo_id, make_request
 
 WORKLOADS = ("StatefulSet", "Deployment")
@@ -55,8 +60,13 @@ def test_hardware_lands_on_every_database_pod_template(rendered: Any) -> None:
             },
         }
         assert preferred == [user_term, spread], where
-        for container in pod["containers"]:
-            assert container["resources"] == HARDWARE.resources, where
+        component = workload["metadata"]["labels"]["app.kubernetes.io/component"]
+        # Config servers and routers have their own (smaller) defaults: test_chart_hardening.
+        wanted = {
+            "configsvr": DEFAULT_CONFIG_SERVER_RESOURCES, "mongos": DEFAULT_MONGOS_RESOURCES
+        }.get(component, HARDWARE.resources)  # fmt: skip
+        for container in [*pod.get("initContainers", []), *pod["containers"]]:
+            assert container["resources"] == wanted, where
         if workload["kind"] == "StatefulSet":
             (claim,) = workload["spec"]["volumeClaimTemplates"]
             assert claim["spec"]["storageClassName"] == "fast-ssd", where
@@ -118,7 +128,7 @@ def test_mongodb_replica_sets_and_keyfile(helm_on_path: str) -> None:
     cfg_args = _args(sets[lay.config_servers.statefulset])
     assert "--replSet=cfg" in cfg_args
     assert "--configsvr" in cfg_args
-    assert "--wiredTigerCacheSizeGB=3.5" in cfg_args
+    assert "--wiredTigerCacheSizeGB=0.25" in cfg_args  # from the config servers' 1Gi
     shard_args = _args(sets[lay.shards[1].statefulset])
     assert "--replSet=shard1" in shard_args
     assert "--shardsvr" in shard_args
@@ -127,7 +137,7 @@ def test_mongodb_replica_sets_and_keyfile(helm_on_path: str) -> None:
     for workload in [*sets.values(), mongos]:
         pod = workload["spec"]["template"]["spec"]
         (init,) = pod["initContainers"]
-        assert "chmod 0400 /keyfile/keyfile" in init["command"][-1]
+        assert "install -m 0400 /keyfile-secret/keyfile" in init["command"][-1]
         assert "--keyFile=/keyfile/keyfile" in _args(workload)
         secret = next(v for v in pod["volumes"] if "secret" in v)["secret"]
         assert secret["secretName"] == "nightly-compare-creds"
@@ -154,7 +164,8 @@ def test_mongodb_replica_set_root_user_from_secret(helm_on_path: str) -> None:
 def test_mysql_family_servers(
     helm_on_path: str, engine: str, image: str, server: str, password_env: str
 ) -> None:
-    docs = render(make_request(engine, "primaryReplica", 3, durability="fast"))
+    request = make_request(engine, "primaryReplica", 3, durability="fast")
+    docs = render(request)
     (sts,) = _workloads(docs)
     container = sts["spec"]["template"]["spec"]["containers"][0]
     assert container["image"] == image
@@ -164,11 +175,16 @@ def test_mysql_family_servers(
     assert args[0] == server
     assert "--innodb_flush_log_at_trx_commit=2" in args
     assert "--sync_binlog=0" in args
-    assert f"--innodb_buffer_pool_size={5632 * 1024 * 1024}" in args
-    assert container["env"] == [{
+    pool = engine_settings(request)["innodb_buffer_pool_size"]
+    assert f"--innodb_buffer_pool_size={pool}" in args
+    password = [e for e in container["env"] if e["name"] == password_env]
+    assert password == [{
         "name": password_env,
         "valueFrom": {"secretKeyRef": {"name": "nightly-compare-creds", "key": "root-password"}},
     }]  # fmt: skip
+    assert {e["name"] for e in container["env"]} == {
+        password_env, "DBBENCH_PRIMARY_FLAGS", "DBBENCH_REPLICA_FLAGS"
+    }  # fmt: skip
 
 
 def test_image_override_and_retain(helm_on_path: str) -> None:

@@ -101,14 +101,25 @@ livenessProbe:
   failureThreshold: {{ .Values.probes.liveness.failureThreshold }}
 {{- end }}
 
-{{/* Init container copying the keyFile from the Secret with owner 999 and mode 0400. */}}
+{{/* Init container copying the keyFile from the Secret with owner 999 and mode 0400:
+(list $ resources). Idempotent: a restarted pod re-runs it on the same emptyDir,
+where the 0400 file from the first run cannot be overwritten, only replaced.
+It gets the database container's resources, so the pod keeps its QoS class. */}}
 {{- define "mongodb.keyfileInit" -}}
+{{- $root := index . 0 }}
 - name: keyfile
-  image: {{ include "mongodb.image" . }}
-  imagePullPolicy: {{ .Values.image.pullPolicy }}
-  command: ["sh", "-c", "cp /keyfile-secret/keyfile /keyfile/keyfile && chmod 0400 /keyfile/keyfile"]
+  image: {{ include "mongodb.image" $root }}
+  imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+  command:
+    - sh
+    - -c
+    - rm -f /keyfile/keyfile.tmp && install -m 0400 /keyfile-secret/keyfile /keyfile/keyfile.tmp && mv -f /keyfile/keyfile.tmp /keyfile/keyfile
+  {{- with index . 1 }}
+  resources:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   securityContext:
-    {{- toYaml .Values.containerSecurityContext | nindent 4 }}
+    {{- toYaml $root.Values.containerSecurityContext | nindent 4 }}
   volumeMounts:
     - name: keyfile-secret
       mountPath: /keyfile-secret

@@ -11,7 +11,15 @@ from .crd import API_VERSION, CRD_NAME, GROUP, KIND, PLURAL, VERSION, build_crd
 from .phases import Distribution, Mix, Phase
 from .placement import Hardware, Resources, Runner, Storage, Toleration
 from .semantics import check, memory_limit, planned_seconds
-from .spec import BenchmarkRunSpec, Dataset, Results, parse_spec, rule_problems
+from .spec import (
+    BENCHMARK_DATABASE,
+    DATASET_COLLECTIONS,
+    BenchmarkRunSpec,
+    Dataset,
+    Results,
+    parse_spec,
+    rule_problems,
+)
 from .status import (
     BenchmarkRunStatus,
     Condition,
@@ -36,7 +44,9 @@ from .units import format_duration, parse_duration, parse_mysql_size, parse_quan
 __all__ = [
     "ALLOWED_SETTINGS",
     "API_VERSION",
+    "BENCHMARK_DATABASE",
     "CRD_NAME",
+    "DATASET_COLLECTIONS",
     "DEFAULT_MEMBERS",
     "DEFAULT_VERSIONS",
     "GROUP",

@@ -114,6 +114,21 @@ class Hardware(ApiModel):
             "limits: results then depend on whatever else runs on the node."
         ),
     )
+    config_server_resources: Resources | None = Field(
+        default=None,
+        description=(
+            "topology sharded: resources of each config-server container (they hold only "
+            "metadata). Default {cpu: 500m, memory: 1Gi} as requests and limits; their "
+            "WiredTiger cache is sized from this memory, not from `resources`."
+        ),
+    )
+    mongos_resources: Resources | None = Field(
+        default=None,
+        description=(
+            "topology sharded: resources of each mongos router container. Default "
+            "{cpu: 1, memory: 1Gi} as requests and limits."
+        ),
+    )
     storage: Storage = Field(
         default_factory=Storage,
         description="Data volume of each database pod (default: 10Gi of the default class).",

@@ -54,6 +54,22 @@ class Dataset(ApiModel):
         description="Seed of the data and key generators; same seed, same records and keys.",
     )
 
+    @property
+    def collection(self) -> str:
+        """The table/collection the runner loads this shape into (its `table`)."""
+        return DATASET_COLLECTIONS[self.shape]
+
+
+# The runner's table name per shape (tests/model checks them against the runner).
+DATASET_COLLECTIONS = {
+    "flat45": "flat45",
+    "indexed4": "indexed4",
+    "news": "news",
+    "ycsb": "usertable",
+}
+# The database the runner uses unless told otherwise.
+BENCHMARK_DATABASE = "dbbench"
+
 
 class Results(ApiModel):
     """Where the full results go."""

@@ -143,6 +143,14 @@ class TargetResult(ApiModel):
     )
     server_version: str | None = Field(default=None, description="Version the server reports.")
     ready: bool = Field(default=False, description="The database is deployed and reachable.")
+    shard_key: str | None = Field(
+        default=None,
+        max_length=256,
+        description=(
+            "Sharded targets: the key the benchmark collection is sharded on, as set "
+            "through mongos before the first step, e.g. `_id: hashed`."
+        ),
+    )
     conditions: list[Condition] = Field(
         default_factory=list,
         max_length=4,

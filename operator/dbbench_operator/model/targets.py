@@ -180,6 +180,16 @@ class Target(ApiModel):
             "`writeConcern` overrides it. Default safe."
         ),
     )
+    shard_key: str | None = Field(
+        default=None,
+        max_length=64,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$",
+        description=(
+            "topology sharded: the field the benchmark collection is sharded on, hashed "
+            "(default _id). The operator shards the collection through mongos before the "
+            "first step; a collection already sharded on another key fails the run."
+        ),
+    )
     external: External | None = Field(
         default=None,
         description=(
@@ -269,6 +279,16 @@ class Target(ApiModel):
             message=f'settings.{_FLUSH_KEY} must be "0", "1" or "2"',
             field="settings",
             holds=lambda t: not t.settings or t.settings.get(_FLUSH_KEY, "1") in ("0", "1", "2"),
+        ),
+        Rule(
+            cel="!has(self.shardKey) || (self.topology == 'sharded' && !has(self.external))",
+            message=(
+                "shardKey is only valid with topology: sharded on a deployed target; remove "
+                "shardKey or set topology: sharded"
+            ),
+            field="shardKey",
+            reason="FieldValueForbidden",
+            holds=lambda t: t.shard_key is None or (t.topology == "sharded" and not t.external),
         ),
         Rule(
             cel="!has(self.external) || !has(self.members)",

@@ -29,6 +29,14 @@ class PymongoAdmin:
         except ConnectionFailure as exc:
             raise UnreachableError(str(exc)) from exc
 
+    def database_command(self, database: str, command: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            return dict(self._client[database].command(dict(command)))
+        except OperationFailure as exc:
+            raise CommandFailedError(int(exc.code or 0), str(exc)) from exc
+        except ConnectionFailure as exc:
+            raise UnreachableError(str(exc)) from exc
+
     def close(self) -> None:
         self._client.close()
 

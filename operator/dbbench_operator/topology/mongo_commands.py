@@ -54,6 +54,11 @@ def shard_collection(database: str, collection: str, key: str = "_id") -> dict[s
     return {"shardCollection": f"{database}.{collection}", "key": {key: "hashed"}}
 
 
+def find_sharded_collection(namespace: str) -> dict[str, Any]:
+    """On the config database: the collection's sharding entry (its key), if any."""
+    return {"find": "collections", "filter": {"_id": namespace}, "limit": 1}
+
+
 def users_info(user: str) -> dict[str, Any]:
     return {"usersInfo": {"user": user, "db": "admin"}}
 

@@ -41,6 +41,7 @@ class SetupResult:
     message: str = ""
     primary: str | None = None
     actions: tuple[str, ...] = ()  # state-changing commands sent in this pass
+    shard_key: str = ""  # sharded: the benchmark collection's shard key, e.g. "_id: hashed"
 
 
 def _answers(client: AdminClient) -> bool:
@@ -183,15 +184,3 @@ def ensure_default_write_concern(client: AdminClient, durability: str) -> bool:
         return False
     client.admin_command(cmd.set_default_write_concern(durability))
     return True
-
-
-def ensure_sharded_collection(
-    mongos: AdminClient, database: str, collection: str, key: str = "_id"
-) -> None:
-    """At load time: shard the collection hashed on the key (the server is idempotent)."""
-    for command in (cmd.enable_sharding(database), cmd.shard_collection(database, collection, key)):
-        try:
-            mongos.admin_command(command)
-        except CommandFailedError as exc:
-            if exc.code != cmd.ALREADY_INITIALIZED:
-                raise

@@ -19,7 +19,6 @@ from typing import Any
 
 from dbbench_operator.topology import mongo_client, naming
 from dbbench_operator.topology.mongo_setup import (
-    AdminClient,
     SetupResult,
     UnreachableError,
     ensure_default_write_concern,
@@ -27,6 +26,7 @@ from dbbench_operator.topology.mongo_setup import (
     ensure_root_user,
     ensure_sharded_cluster,
 )
+from dbbench_operator.topology.mongo_sharding import ClusterClient, ensure_sharded_collection
 from dbbench_operator.topology.request import TopologyRequest
 
 Connect = Callable[..., Any]
@@ -81,7 +81,8 @@ def set_up_mongodb(
     *,
     connect: Connect = mongo_client.connect,
 ) -> SetupResult:
-    """One pass: initiate / add shards / create the root user / default write concern."""
+    """One pass: initiate / add shards / create the root user / default write concern /
+    shard the benchmark collection (sharded)."""
     layout = naming.layout(request)
     with _clients(connect) as clients:
         try:
@@ -120,12 +121,18 @@ def _sharded(
         raise ValueError("a sharded layout has config servers")
     cfg = (layout.config_servers, clients.members(layout.config_servers.hosts, creds, True))
     shards = [(s, clients.members(s.hosts, creds, True)) for s in layout.shards]
-    mongos: AdminClient = clients.member(layout.endpoint, creds, True, direct=False)
+    mongos: ClusterClient = clients.member(layout.endpoint, creds, True, direct=False)
     result = ensure_sharded_cluster(cfg, shards, mongos)
     if result.reason in {"WaitingForConfigServers", "WaitingForMongos"}:
         return result
     created = ensure_root_user(mongos, creds.username, creds.password)
-    if result.ready:
-        ensure_default_write_concern(mongos, request.durability)
     actions = (*result.actions, *(("createUser",) if created else ()))
-    return SetupResult(result.ready, result.reason, result.message, None, actions)
+    if not result.ready:
+        return SetupResult(False, result.reason, result.message, None, actions)
+    ensure_default_write_concern(mongos, request.durability)
+    # Before the first step inserts: otherwise every document stays on one shard.
+    sharded = ensure_sharded_collection(
+        mongos, request.database, request.collection, request.shard_key
+    )
+    actions = (*actions, *sharded.actions)
+    return SetupResult(True, result.reason, result.message, None, actions, sharded.key)

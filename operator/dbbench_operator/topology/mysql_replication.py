@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from dbbench_operator.topology import semi_sync as semisync
 from dbbench_operator.topology.mysql_statements import (
     PRIMARY_READ_ONLY_QUERY,
     Dialect,
@@ -60,9 +61,10 @@ class ReplicaState:
 @dataclass(frozen=True)
 class ReplicationReadiness:
     ready: bool
-    reason: str  # Ready | WaitingForReplicas k/n
+    reason: str  # Ready | WaitingForReplicas k/n | WaitingForSemiSync k/n
     message: str
     replicas: tuple[ReplicaState, ...]
+    failure: str = ""  # strict: semi-sync fell back to asynchronous (waiting cannot fix it)
 
 
 def _yes(value: Any) -> bool:
@@ -92,24 +94,22 @@ def _ensure_primary(
     if not _yes(_scalar(primary, replication_grant_check(creds.user))):
         primary.execute(grant_replication(creds.user))
     if semi_sync:
-        _ensure_semisync(primary, sql, "source")
+        semisync.ensure_side(primary, sql, "source")
 
 
-def _ensure_semisync(session: SqlSession, sql: Dialect, role: str) -> bool:
-    """Install (MySQL) and enable one side of semi-sync; True when it changed."""
-    variables = sql.semisync_variables("source" if role == "source" else "replica")
-    rows = session.query(variables)
-    plugin = sql.semisync_source_plugin if role == "source" else sql.semisync_replica_plugin
-    if not rows and plugin is not None:
-        session.execute(plugin)
-        rows = session.query(variables)
-    if rows and _yes(rows[0].get("Value")):
-        return False
-    session.execute(sql.semisync_source_enable if role == "source" else sql.semisync_replica_enable)
-    return True
+def _io_connecting(status: dict[str, Any], sql: Dialect) -> bool:
+    """The IO thread is (re)connecting and has not failed: a replica on its way.
+
+    Re-pointing it on every pass would restart the attempt each time. A real
+    failure (wrong password, nothing listening) sets Last_IO_Errno after the
+    server's connect timeout and is then reconfigured.
+    """
+    return str(status.get(sql.io_running, "")).lower() == "connecting" and _int(
+        status.get("Last_IO_Errno")
+    ) in (0, -1)
 
 
-def _misconfigured(status: dict[str, Any] | None, sql: Dialect, source: ReplicationSource) -> str:
+def misconfiguration(status: dict[str, Any] | None, sql: Dialect, source: ReplicationSource) -> str:
     """Why a replica must be (re)configured, or "" when its configuration is right."""
     if status is None:
         return "not configured"
@@ -127,7 +127,8 @@ def _misconfigured(status: dict[str, Any] | None, sql: Dialect, source: Replicat
         (str(status.get(sql.source_user)) == source.user, "wrong replication user"),
         (gtid_mode, "not positioned by GTID"),
         (
-            _yes(status.get(sql.io_running)) and _yes(status.get(sql.sql_running)),
+            (_yes(status.get(sql.io_running)) or _io_connecting(status, sql))
+            and _yes(status.get(sql.sql_running)),
             "replication threads not running",
         ),
     ]
@@ -138,6 +139,11 @@ def _misconfigured(status: dict[str, Any] | None, sql: Dialect, source: Replicat
         if _int(status.get(f"Last_{kind}_Errno")) not in (0, -1)
     ]
     return "; ".join(problems)
+
+
+def replica_progress(status: dict[str, Any], sql: Dialect) -> str:
+    """Why a correctly configured replica is not ready yet, or ""."""
+    return "IO thread connecting to source" if _io_connecting(status, sql) else ""
 
 
 def _status(session: SqlSession, sql: Dialect) -> dict[str, Any] | None:
@@ -170,8 +176,8 @@ def _ensure_replica(
 ) -> bool:
     """Bring one replica to the desired configuration; True when it was (re)configured."""
     session = member.session
-    semisync_changed = _ensure_semisync(session, sql, "replica") if semi_sync else False
-    problem = _misconfigured(_status(session, sql), sql, source)
+    semisync_changed = semisync.ensure_side(session, sql, "replica") if semi_sync else False
+    problem = misconfiguration(_status(session, sql), sql, source)
     if problem:
         session.execute(sql.stop_replica)
         session.execute(sql.change_source(source))
@@ -188,9 +194,13 @@ def _ensure_replica(
 def _replica_state(
     member: Member, sql: Dialect, source: ReplicationSource, position: str, changed: bool
 ) -> ReplicaState:
-    problem = _misconfigured(_status(member.session, sql), sql, source)
+    status = _status(member.session, sql)
+    problem = misconfiguration(status, sql, source)
     if problem:
         return ReplicaState(member.name, False, problem, changed)
+    waiting = replica_progress(status or {}, sql)
+    if waiting:
+        return ReplicaState(member.name, False, waiting, changed)
     if not _caught_up(member.session, position, sql):
         return ReplicaState(member.name, False, "catching up", changed)
     return ReplicaState(member.name, True, "replicating", changed)
@@ -218,6 +228,14 @@ def ensure_replication(
     position = str(_scalar(primary.session, sql.gtid_position_query) or "")
     states = tuple(_replica_state(m, sql, source, position, changed[m.name]) for m in replicas)
     ready = sum(state.ready for state in states)
+    if semi_sync:
+        verdict = semisync.check(primary.session, sql, [s.ready for s in states])
+        if verdict.failure:
+            return ReplicationReadiness(False, "SemiSyncFellBack", verdict.failure, states,
+                                        verdict.failure)  # fmt: skip
+        if ready == len(states) and verdict.waiting:
+            return ReplicationReadiness(False, f"WaitingForSemiSync {verdict.waiting}",
+                                        "replicas reconnecting as semi-sync", states)  # fmt: skip
     if ready == len(states):
         return ReplicationReadiness(True, "Ready", f"{ready}/{ready} replicas caught up", states)
     waiting = "; ".join(f"{s.name}: {s.detail}" for s in states if not s.ready)

@@ -78,8 +78,6 @@ class Dialect:
     writable_on: tuple[str, ...]  # lifts read-only on the primary
     semisync_source_plugin: str | None
     semisync_replica_plugin: str | None
-    semisync_source_enable: str
-    semisync_replica_enable: str
     restart_io_thread: tuple[str, ...]
     # SHOW ... STATUS column names
     io_running: str
@@ -103,17 +101,41 @@ class Dialect:
             "MASTER_USE_GTID=slave_pos"
         )
 
-    def semisync_variables(self, role: Literal["source", "replica"]) -> str:
-        """Rows (Variable_name, Value) of the enable switch; none when not installed."""
+    def semisync_prefix(self, role: Literal["source", "replica"]) -> str:
+        """`rpl_semi_sync_source_` (MySQL) or `rpl_semi_sync_master_` (MariaDB)..."""
         if self.flavor == "mysql":
-            name = f"rpl_semi_sync_{role}_enabled"
-        else:
-            name = (
-                "rpl_semi_sync_master_enabled"
-                if role == "source"
-                else ("rpl_semi_sync_slave_enabled")
-            )
-        return f"SHOW GLOBAL VARIABLES LIKE '{name}'"
+            return f"rpl_semi_sync_{role}_"
+        return "rpl_semi_sync_master_" if role == "source" else "rpl_semi_sync_slave_"
+
+    def semisync_variables(self, role: Literal["source", "replica"]) -> str:
+        """Rows (Variable_name, Value) of one side's variables; none when not installed."""
+        return f"SHOW GLOBAL VARIABLES LIKE '{self.semisync_prefix(role)}%'"
+
+    def semisync_wanted(
+        self, role: Literal["source", "replica"], timeout_ms: int
+    ) -> dict[str, str]:
+        """Variable -> value for one side of semi-sync under durability strict."""
+        prefix = self.semisync_prefix(role)
+        if role == "replica":
+            return {f"{prefix}enabled": "ON"}
+        no_replica = "wait_no_replica" if self.flavor == "mysql" else "wait_no_slave"
+        return {
+            f"{prefix}enabled": "ON",
+            f"{prefix}timeout": str(timeout_ms),
+            f"{prefix}{no_replica}": "OFF",
+        }
+
+    def set_variable(self, name: str, value: str) -> str:
+        """MySQL persists (mysqld-auto.cnf); MariaDB has no SET PERSIST: the chart's
+        role flags persist its settings (replication_flags.py)."""
+        if not re.match(r"^[a-z_]+$", name) or not re.match(r"^[A-Za-z0-9]+$", value):
+            raise ValueError(f"variable {name}={value} has characters that are not allowed")
+        scope = "PERSIST" if self.flavor == "mysql" else "GLOBAL"
+        return f"SET {scope} {name}={value}"
+
+    def semisync_status(self) -> str:
+        """The primary's semi-sync counters (status, clients, yes_tx, no_tx...)."""
+        return f"SHOW GLOBAL STATUS LIKE '{self.semisync_prefix('source').capitalize()}%'"
 
     @property
     def gtid_position_query(self) -> str:
@@ -141,12 +163,11 @@ MYSQL_84 = Dialect(
     stop_replica="STOP REPLICA",
     replica_status="SHOW REPLICA STATUS",
     read_only_query="SELECT @@GLOBAL.super_read_only AS ro",
-    read_only_on="SET GLOBAL super_read_only=ON",
+    # Persisted: a restarted replica must not come back writable.
+    read_only_on="SET PERSIST super_read_only=ON",
     writable_on=("SET GLOBAL super_read_only=OFF", "SET GLOBAL read_only=OFF"),
     semisync_source_plugin="INSTALL PLUGIN rpl_semi_sync_source SONAME 'semisync_source.so'",
     semisync_replica_plugin="INSTALL PLUGIN rpl_semi_sync_replica SONAME 'semisync_replica.so'",
-    semisync_source_enable="SET GLOBAL rpl_semi_sync_source_enabled=1",
-    semisync_replica_enable="SET GLOBAL rpl_semi_sync_replica_enabled=1",
     restart_io_thread=("STOP REPLICA IO_THREAD", "START REPLICA IO_THREAD"),
     io_running="Replica_IO_Running",
     sql_running="Replica_SQL_Running",
@@ -162,13 +183,11 @@ MARIADB = Dialect(
     stop_replica="STOP SLAVE",
     replica_status="SHOW SLAVE STATUS",
     read_only_query="SELECT @@GLOBAL.read_only AS ro",
-    read_only_on="SET GLOBAL read_only=ON",
+    read_only_on="SET GLOBAL read_only=ON",  # persisted by the chart's --read-only flag
     writable_on=("SET GLOBAL read_only=OFF",),
     # Semi-sync is built into the server since MariaDB 10.3: nothing to install.
     semisync_source_plugin=None,
     semisync_replica_plugin=None,
-    semisync_source_enable="SET GLOBAL rpl_semi_sync_master_enabled=ON",
-    semisync_replica_enable="SET GLOBAL rpl_semi_sync_slave_enabled=ON",
     restart_io_thread=("STOP SLAVE IO_THREAD", "START SLAVE IO_THREAD"),
     io_running="Slave_IO_Running",
     sql_running="Slave_SQL_Running",

@@ -19,7 +19,7 @@ MAX_BASE = 40  # 63 - len("-shard31") - len("-") - 10 (controller-revision hash)
 _HASH_LEN = 6
 MONGO_PORT = 27017
 MYSQL_PORT = 3306
-CLUSTER_DOMAIN = "cluster.local"
+DEFAULT_CLUSTER_DOMAIN = "cluster.local"
 MANAGED_BY = "dbbench"
 _INVALID = re.compile(r"[^a-z0-9-]+")
 
@@ -83,6 +83,7 @@ class ReplicaSetLayout:
     port: int
     namespace: str
     configsvr: bool = False
+    cluster_domain: str = DEFAULT_CLUSTER_DOMAIN
     # Addresses to use instead of the in-cluster DNS names (processes outside
     # Kubernetes, e.g. the contract tests' local mongod).
     explicit_hosts: tuple[str, ...] = ()
@@ -95,7 +96,7 @@ class ReplicaSetLayout:
         if self.explicit_hosts:
             return self.explicit_hosts[ordinal]
         return (
-            f"{self.pod(ordinal)}.{self.statefulset}.{self.namespace}.svc.{CLUSTER_DOMAIN}"
+            f"{self.pod(ordinal)}.{self.statefulset}.{self.namespace}.svc.{self.cluster_domain}"
             f":{self.port}"
         )
 
@@ -122,23 +123,27 @@ def layout(request: TopologyRequest) -> Layout:
     its shards, so one knob sizes every replica set.
     """
     base = base_name(request)
-    ns = request.namespace
+    ns, domain = request.namespace, request.cluster_domain
+
+    def group(
+        name: str, sts: str, component: str, port: int, cfg: bool = False
+    ) -> ReplicaSetLayout:
+        return ReplicaSetLayout(
+            name, sts, component, request.members, port, ns, configsvr=cfg, cluster_domain=domain
+        )
+
     if request.engine != "mongodb":
-        group = ReplicaSetLayout(base, base, request.engine, request.members, MYSQL_PORT, ns)
-        return Layout((group,), None, (), None, group.host(0))
+        mysql = group(base, base, request.engine, MYSQL_PORT)
+        return Layout((mysql,), None, (), None, mysql.host(0))
     if request.topology != "sharded":
         rs_name = "rs0" if request.topology == "replicaSet" else ""
-        rs = ReplicaSetLayout(rs_name, base, "mongod", request.members, MONGO_PORT, ns)
+        rs = group(rs_name, base, "mongod", MONGO_PORT)
         return Layout((rs,), None, (), None, ",".join(rs.hosts))
-    cfg = ReplicaSetLayout(
-        "cfg", f"{base}-cfg", "configsvr", request.members, MONGO_PORT, ns, configsvr=True
-    )
+    cfg = group("cfg", f"{base}-cfg", "configsvr", MONGO_PORT, cfg=True)
     shards = tuple(
-        ReplicaSetLayout(
-            f"shard{i}", f"{base}-shard{i}", f"shard{i}", request.members, MONGO_PORT, ns
-        )
+        group(f"shard{i}", f"{base}-shard{i}", f"shard{i}", MONGO_PORT)
         for i in range(request.shards)
     )
     mongos = f"{base}-mongos"
-    endpoint = f"{mongos}.{ns}.svc.{CLUSTER_DOMAIN}:{MONGO_PORT}"
+    endpoint = f"{mongos}.{ns}.svc.{domain}:{MONGO_PORT}"
     return Layout((cfg, *shards), cfg, shards, mongos, endpoint)

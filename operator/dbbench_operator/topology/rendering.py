@@ -17,13 +17,14 @@ import yaml
 
 from dbbench_operator.model import DEFAULT_VERSIONS
 from dbbench_operator.topology import naming
+from dbbench_operator.topology.replication_flags import role_flags
 from dbbench_operator.topology.request import (
     SECRET_KEYFILE_KEY,
     SECRET_PASSWORD_KEY,
     SECRET_USERNAME_KEY,
     TopologyRequest,
 )
-from dbbench_operator.topology.sizing import engine_settings
+from dbbench_operator.topology.sizing import config_server_settings, engine_settings
 
 HELM_TIMEOUT_S = 60
 
@@ -65,14 +66,21 @@ def build_values(request: TopologyRequest) -> dict[str, Any]:
             "passwordKey": SECRET_PASSWORD_KEY,
             "keyFileKey": SECRET_KEYFILE_KEY,
         }
+        values["clusterDomain"] = request.cluster_domain
         if request.topology == "sharded":
             values["shards"] = request.shards
+            values["configServer"] = {
+                "resources": hardware.config_server_resources,
+                "settings": config_server_settings(request),
+            }
+            values["mongos"] = {"resources": hardware.mongos_resources}
     else:
         values["engine"] = request.engine
         values["auth"] = {
             "existingSecret": request.credentials_secret,
             "passwordKey": SECRET_PASSWORD_KEY,
         }
+        values["roleFlags"] = role_flags(request)
     return values
 
 

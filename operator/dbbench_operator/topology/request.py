@@ -34,13 +34,27 @@ class Storage(_Frozen):
     size: str = "10Gi"
 
 
+def _guaranteed(cpu: str, memory: str) -> dict[str, Any]:
+    return {"requests": {"cpu": cpu, "memory": memory}, "limits": {"cpu": cpu, "memory": memory}}
+
+
+# Sharded clusters: config servers hold only metadata and mongos routes, so
+# data-node resources would need 2 x members + routers large pods for nothing.
+DEFAULT_CONFIG_SERVER_RESOURCES = _guaranteed("500m", "1Gi")
+DEFAULT_MONGOS_RESOURCES = _guaranteed("1", "1Gi")
+
+
 class Hardware(_Frozen):
     """Where database pods run; copied verbatim onto every database pod template."""
 
     node_selector: dict[str, str] = Field(default_factory=dict)
     tolerations: tuple[dict[str, Any], ...] = ()
     affinity: dict[str, Any] = Field(default_factory=dict)
-    resources: dict[str, Any] = Field(default_factory=dict)
+    resources: dict[str, Any] = Field(default_factory=dict)  # data-bearing servers
+    config_server_resources: dict[str, Any] = Field(
+        default_factory=lambda: dict(DEFAULT_CONFIG_SERVER_RESOURCES)
+    )
+    mongos_resources: dict[str, Any] = Field(default_factory=lambda: dict(DEFAULT_MONGOS_RESOURCES))
     storage: Storage = Field(default_factory=Storage)
 
 
@@ -62,6 +76,15 @@ class TopologyRequest(_Frozen):
     hardware: Hardware = Field(default_factory=Hardware)
     cleanup: Cleanup = "Delete"
     credentials_secret: str = Field(min_length=1)
+    # Where the runner writes (sharded targets shard this collection first).
+    database: str = Field(default="dbbench", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+    collection: str = Field(default="flat45", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+    shard_key: str = Field(default="_id", pattern=r"^[A-Za-z_][A-Za-z0-9_.]{0,63}$")
+    # The cluster's DNS domain (kubelet --cluster-domain): member host names end in it.
+    cluster_domain: str = Field(
+        default="cluster.local",
+        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+    )
 
     @model_validator(mode="after")
     def _combination(self) -> TopologyRequest:

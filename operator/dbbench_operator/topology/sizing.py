@@ -6,13 +6,28 @@ Pure: the request in, `--flag=value` settings out. Anything the user gives in
 
 from __future__ import annotations
 
+from typing import Any
+
 from dbbench_operator.model.units import parse_quantity
 from dbbench_operator.topology.request import TopologyRequest
 
 GIB = 1024**3
 MIB = 1024**2
-# InnoDB rounds the buffer pool to chunk size x instances; 128 MiB is the default chunk.
+# InnoDB rounds the buffer pool UP to chunk size x instances; 128 MiB is the default chunk.
 INNODB_CHUNK = 128 * MIB
+INNODB_MAX_INSTANCES = 8
+# What the server needs besides the pool, so the pool never pushes it past the
+# limit (OOM kill mid-run). Per connection, with default buffers: thread stack
+# 1 MiB plus sort/join/read/read_rnd buffers, net and binlog caches (~2 MiB at
+# worst). Fixed: the server, performance_schema and the redo log buffer. InnoDB
+# also keeps a control block per page, ~5% of the pool.
+MYSQL_PER_CONNECTION = 2 * MIB
+MYSQL_FIXED_OVERHEAD = 384 * MIB
+INNODB_CONTROL_OVERHEAD = 0.05
+MYSQL_DEFAULT_MAX_CONNECTIONS = 151
+# Never more than this share of the limit: the page cache still serves the logs.
+INNODB_MAX_SHARE = 0.75
+INNODB_MIN_POOL = 32 * MIB
 
 # design.md, "Portable durability profiles" (server-side knobs only: MongoDB's
 # w/j are write concerns the runner sends and the default set at setup).
@@ -30,7 +45,11 @@ MONGO_DEFAULT_WRITE_CONCERN: dict[str, dict[str, object]] = {
 
 def memory_limit(request: TopologyRequest) -> int | None:
     """The database pods' memory limit in bytes (request as a fallback), if any."""
-    resources = request.hardware.resources
+    return resources_memory(request.hardware.resources)
+
+
+def resources_memory(resources: dict[str, Any]) -> int | None:
+    """Memory limit in bytes of a resources block (request as a fallback), if any."""
     for kind in ("limits", "requests"):
         value = resources.get(kind, {}).get("memory")
         if value is not None:
@@ -44,9 +63,42 @@ def wired_tiger_cache_gb(limit: int) -> str:
     return f"{gigabytes:.2f}".rstrip("0").rstrip(".")
 
 
+def innodb_buffer_pool_instances(pool: int) -> int:
+    """One instance per GiB of pool, 1..8 (MySQL forces 1 below 1 GiB)."""
+    return max(1, min(INNODB_MAX_INSTANCES, pool // GIB))
+
+
+def innodb_buffer_pool(limit: int, max_connections: int) -> tuple[int, int]:
+    """(pool bytes, instances): what is left after the headroom, at most 75% of
+    the limit, rounded DOWN to chunk x instances so MySQL's rounding up is a no-op.
+
+    Below one chunk the pool is a whole number of MiB with one instance: MySQL
+    then shrinks the chunk to the pool, so nothing is rounded either.
+    """
+    headroom = MYSQL_FIXED_OVERHEAD + max_connections * MYSQL_PER_CONNECTION
+    budget = min(limit * INNODB_MAX_SHARE, (limit - headroom) / (1 + INNODB_CONTROL_OVERHEAD))
+    budget_bytes = max(INNODB_MIN_POOL, int(budget))
+    if budget_bytes < INNODB_CHUNK:
+        return budget_bytes // MIB * MIB, 1
+    instances = innodb_buffer_pool_instances(budget_bytes)
+    unit = INNODB_CHUNK * instances
+    return budget_bytes // unit * unit, instances
+
+
 def innodb_buffer_pool_bytes(limit: int) -> int:
-    """70% of the limit, rounded down to whole chunks, at least one chunk."""
-    return max(INNODB_CHUNK, int(limit * 0.7) // INNODB_CHUNK * INNODB_CHUNK)
+    """The pool for the default max_connections (see `innodb_buffer_pool`)."""
+    return innodb_buffer_pool(limit, MYSQL_DEFAULT_MAX_CONNECTIONS)[0]
+
+
+def config_server_settings(request: TopologyRequest) -> dict[str, str]:
+    """Config servers' WiredTiger cache, from their own memory (not the data nodes')."""
+    limit = resources_memory(request.hardware.config_server_resources)
+    return {} if limit is None else {"wiredTigerCacheSizeGB": wired_tiger_cache_gb(limit)}
+
+
+def _int_setting(request: TopologyRequest, key: str, default: int) -> int:
+    text = request.settings.get(key, "")
+    return int(text) if text.isdigit() else default
 
 
 def engine_settings(request: TopologyRequest) -> dict[str, str]:
@@ -59,5 +111,10 @@ def engine_settings(request: TopologyRequest) -> dict[str, str]:
     else:
         computed.update(MYSQL_DURABILITY[request.durability])
         if limit is not None:
-            computed["innodb_buffer_pool_size"] = str(innodb_buffer_pool_bytes(limit))
+            connections = _int_setting(request, "max_connections", MYSQL_DEFAULT_MAX_CONNECTIONS)
+            pool, instances = innodb_buffer_pool(limit, connections)
+            computed["innodb_buffer_pool_size"] = str(pool)
+            # MariaDB 10.6+ removed the variable: the flag would stop the server.
+            if request.engine == "mysql":
+                computed["innodb_buffer_pool_instances"] = str(instances)
     return {**computed, **request.settings}

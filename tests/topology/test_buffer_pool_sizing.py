@@ -1,0 +1,79 @@
+"""InnoDB buffer pool sizing (issue 8, defect 4): what MySQL actually allocates
+fits the memory limit, for every memory size a benchmark might use.
+
+MySQL rounds `innodb_buffer_pool_size` UP to a multiple of
+chunk size x instances (and defaults to 8 instances from 1 GiB on), so the
+computed size must already be such a multiple, with the instances emitted.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dbbench_operator.topology import sizing
+from dbbench_operator.topology.request import Hardware
+from tests.topology.conftest import make_request
+
+MIB, GIB = sizing.MIB, sizing.GIB
+CHUNK = 128 * MIB
+# What a MySQL server uses besides the pool, at worst, with default buffers:
+# per connection (thread stack 1 MiB, sort/join/read/read_rnd buffers, net and
+# binlog caches) about 2 MiB; performance_schema, the redo log buffer and the
+# server itself a few hundred MiB; InnoDB's per-page control blocks ~5% of the pool.
+PER_CONNECTION = 2 * MIB
+FIXED = 256 * MIB + 128 * MIB  # server + performance_schema (MySQL 8.4 defaults)
+CONTROL_BLOCKS = 0.05
+
+SIZES = [
+    int(x * MIB)
+    for x in (768, 1024, 1536, 2048, 3000, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 65536)
+] + [n * GIB for n in (96, 128, 192, 256, 512)]
+
+
+def mysql_allocated(settings: dict[str, str]) -> int:
+    """The pool MySQL 8.4 allocates for these flags (its documented rounding)."""
+    size = int(settings["innodb_buffer_pool_size"])
+    instances = int(settings.get("innodb_buffer_pool_instances", 8 if size >= GIB else 1))
+    if size < GIB:
+        instances = 1
+    chunk = min(CHUNK, size // instances)
+    unit = chunk * instances
+    return math.ceil(size / unit) * unit
+
+
+def request(limit: int, **settings: str) -> object:
+    hardware = Hardware(
+        resources={"limits": {"memory": str(limit)}, "requests": {"memory": str(limit)}}
+    )
+    return make_request("mysql", "standalone", hardware=hardware, settings=settings)
+
+
+@pytest.mark.parametrize("limit", SIZES, ids=[f"{s // MIB}Mi" for s in SIZES])
+def test_pool_mysql_allocates_fits_the_limit_with_headroom(limit: int) -> None:
+    settings = sizing.engine_settings(request(limit))  # type: ignore[arg-type]
+    assert "innodb_buffer_pool_instances" in settings
+    allocated = mysql_allocated(settings)
+    assert allocated == int(settings["innodb_buffer_pool_size"]), "MySQL would round it up"
+    used = allocated * (1 + CONTROL_BLOCKS) + FIXED + 151 * PER_CONNECTION
+    assert used <= limit
+    # ...and not wastefully small: at least half the limit from 2 GiB on.
+    if limit >= 2 * GIB:
+        assert allocated >= limit / 2
+
+
+def test_more_connections_leave_a_smaller_pool() -> None:
+    few = sizing.engine_settings(request(8 * GIB))  # type: ignore[arg-type]
+    many = sizing.engine_settings(request(8 * GIB, max_connections="1000"))  # type: ignore[arg-type]
+    assert int(many["innodb_buffer_pool_size"]) < int(few["innodb_buffer_pool_size"])
+    used = mysql_allocated(many) * (1 + CONTROL_BLOCKS) + FIXED + 1000 * PER_CONNECTION
+    assert used <= 8 * GIB
+
+
+def test_mariadb_gets_no_instances_flag() -> None:
+    # MariaDB 10.6+ removed innodb_buffer_pool_instances: the flag would stop the server.
+    hardware = Hardware(resources={"limits": {"memory": "8Gi"}})
+    settings = sizing.engine_settings(make_request("mariadb", "standalone", hardware=hardware))
+    assert "innodb_buffer_pool_instances" not in settings
+    assert int(settings["innodb_buffer_pool_size"]) % CHUNK == 0
