@@ -51,9 +51,11 @@ COPY --from=build /opt/dbbench /opt/dbbench
 # the statically linked (CGO_ENABLED=0) build from `make tools`.
 COPY ${HELM_BINARY} /usr/local/bin/helm
 COPY charts/ /opt/dbbench/charts/
-# Unbuffered logs; no .pyc writes (the chart mounts the root filesystem
+# kopf names the operator's identity after the user (getpass), and uid 10001
+# has no passwd entry: USER stands in for it. Unbuffered logs; no .pyc writes (the chart mounts the root filesystem
 # read-only); helm's caches go to the writable /tmp.
 ENV PATH=/opt/dbbench/bin:$PATH \
+    USER=dbbench \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     DBBENCH_CHARTS_DIR=/opt/dbbench/charts \

@@ -59,14 +59,25 @@ def make_pki(pki: Path, extra_ips: tuple[str, ...] = ()) -> None:
     """CA, apiserver serving cert (SAN 127.0.0.1/localhost + extra IPs) and SA key."""
     pki.mkdir(parents=True, exist_ok=True)
     _openssl("genrsa", "-out", "ca.key", "2048", cwd=pki)
+    # Python 3.13 verifies strictly (VERIFY_X509_STRICT): the CA needs key usage
+    # and the serving certificate an authority key identifier, or in-cluster
+    # clients such as the operator refuse the API server.
     _openssl(
         "req", "-x509", "-new", "-nodes", "-key", "ca.key", "-subj", "/CN=dbbench-test-ca",
-        "-days", "3650", "-out", "ca.crt", cwd=pki,
+        "-days", "3650", "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+        "-addext", "subjectKeyIdentifier=hash", "-out", "ca.crt", cwd=pki,
     )  # fmt: skip
     sans = ["DNS:localhost", "DNS:kubernetes", "DNS:kubernetes.default",
             "DNS:kubernetes.default.svc", "DNS:kubernetes.default.svc.cluster.local",
             "IP:127.0.0.1", "IP:10.96.0.1", *(f"IP:{ip}" for ip in extra_ips)]  # fmt: skip
-    (pki / "san.cnf").write_text(f"subjectAltName={','.join(sans)}\n")
+    (pki / "san.cnf").write_text(
+        f"subjectAltName={','.join(sans)}\n"
+        "keyUsage=critical,digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage=serverAuth\n"
+        "authorityKeyIdentifier=keyid,issuer\n"
+        "subjectKeyIdentifier=hash\n"
+    )
     _openssl("genrsa", "-out", "apiserver.key", "2048", cwd=pki)
     _openssl("req", "-new", "-key", "apiserver.key", "-subj", "/CN=kube-apiserver",
              "-out", "apiserver.csr", cwd=pki)  # fmt: skip
