@@ -85,7 +85,7 @@ def expected_pod_operations(config: StepConfig) -> int | None:
     if phase.type == "insert":
         sizes = [len(split(config.dataset.records, config.workers_total, w)) for w in workers]
         return sum(-(-s // phase.batch_size) for s in sizes)
-    if phase.type == "pointReads" and phase.keys is not None:
+    if phase.type == "pointReads" and phase.keys is not None and phase.duration is None:
         keys = min(phase.keys, config.dataset.records)
         return sum(len(split(keys, config.workers_total, w)) for w in workers)
     if phase.operations is not None:

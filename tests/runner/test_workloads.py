@@ -148,3 +148,17 @@ def test_warmup_is_excluded_from_the_results() -> None:
     assert measurements.operations == 100  # type: ignore[attr-defined]
     assert 130 <= measurements.warmup_operations <= 170  # type: ignore[attr-defined]
     assert driver.calls == 100 + measurements.warmup_operations  # type: ignore[attr-defined]
+
+
+def test_point_reads_with_a_duration_read_the_keys_again() -> None:
+    # The quickstart's pointReads (warm-up 5 s, duration 20 s) read each key once
+    # and measured nothing: warm-up had used up the keys.
+    timed = config("flat45", {"type": "pointReads", "keys": 100, "duration": "20s"})
+    generator = generator_for(timed.dataset)
+    ops = list(itertools.islice(operations_for(timed, generator, 0), 250))
+    keys = [op.key for op in ops if isinstance(op, Read)]
+    assert len(keys) == 250
+    assert len(set(keys[:100])) == 100
+    assert keys[100:200] == keys[:100]
+    counted = config("flat45", {"type": "pointReads", "keys": 100})
+    assert len(list(operations_for(counted, generator_for(counted.dataset), 0))) == 100

@@ -2,6 +2,9 @@
 
 Positions 0..K-1 of a seeded permutation of the records are split among the
 workers, so the K keys are distinct across all pods without storing them.
+A phase given a `duration` (and maybe a `warmup`) reads its keys again, in the
+same order, until the time is up: warm-up would otherwise use up the keys and
+leave the measured part nothing to read.
 """
 
 from __future__ import annotations
@@ -23,5 +26,9 @@ def point_read_operations(
     keys = min(phase.keys, records)
     permutation = Permutation(records, config.dataset.seed)
     secondary = phase.read_preference != "primary"
-    for position in split(keys, config.workers_total, worker):
-        yield Read(dataset.key(permutation(position - 1) + 1), secondary_ok=secondary)
+    positions = split(keys, config.workers_total, worker)
+    while positions:
+        for position in positions:
+            yield Read(dataset.key(permutation(position - 1) + 1), secondary_ok=secondary)
+        if phase.duration is None:
+            return
