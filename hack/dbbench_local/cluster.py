@@ -163,9 +163,9 @@ class LocalCluster:
         manifest = IMAGES_DIR / "manifest.txt"
         if not manifest.exists():
             raise RuntimeError(f"{manifest} is missing: run `make images` first")
-        entries = [line.split() for line in manifest.read_text().splitlines() if line.strip()]
+        lines = [line.split() for line in manifest.read_text().splitlines() if line.strip()]
         # The Python base only builds the other images; no pod runs it.
-        entries = [(a, ref) for a, ref in entries if not ref.startswith("localhost/")]
+        entries = [(a, ref) for a, ref in lines if not ref.startswith("localhost/")]
         for archive, reference in entries:
             say(f"importing {reference}")
             result = self.ctr("images", "import", "--no-unpack", str(IMAGES_DIR / archive))
