@@ -2,10 +2,11 @@
 
 `start_mariadb` creates a fresh data directory and a private tmpdir with
 `mariadb-install-db`, starts `mariadbd` on a free loopback port with binary
-logging on (so replication tests can use the same servers), and leaves root reachable over TCP with a password:
-root@localhost, root@'127.0.0.1' and root@'%' all have ALL PRIVILEGES WITH GRANT
-OPTION. The pytest fixtures in tests/fixtures/mariadb.py, the bench and the
-local tooling use it; whoever starts a server stops it.
+logging on (so replication tests can use the same servers), and leaves root
+reachable over TCP with a password: root@localhost, root@'127.0.0.1' and
+root@'%' all have ALL PRIVILEGES WITH GRANT OPTION. The pytest fixtures in
+tests/fixtures/mariadb.py, the bench and the local tooling use it; whoever
+starts a server stops it.
 """
 
 from __future__ import annotations

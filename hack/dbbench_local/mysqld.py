@@ -170,8 +170,7 @@ def _wait_ready(server: MySQLServer) -> None:
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
             raise RuntimeError(
-                f"mysqld exited with {process.returncode} during start-up:\n"
-                f"{_log_tail(server.log)}"
+                f"mysqld exited with {process.returncode} during start-up:\n{_log_tail(server.log)}"
             )
         if server.socket.exists():
             try:
