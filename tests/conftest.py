@@ -1,4 +1,4 @@
-"""Shared fixtures: real processes only (control plane, MariaDB, MySQL, FerretDB servers)."""
+"""Shared fixtures: real processes only (control plane, MariaDB, MySQL, FerretDB, gated mongod)."""
 
 pytest_plugins = [
     "tests.fixtures.controlplane",
@@ -6,4 +6,5 @@ pytest_plugins = [
     "tests.fixtures.mariadb",
     "tests.fixtures.mysql",
     "tests.fixtures.ferretdb",
+    "tests.fixtures.mongod",
 ]
