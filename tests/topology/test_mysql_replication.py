@@ -15,6 +15,7 @@ from typing import Any
 import mysql.connector
 import pytest
 
+from dbbench_operator.topology.external import probe
 from dbbench_operator.topology.mysql_replication import (
     Member,
     ReplicationCredentials,
@@ -139,6 +140,10 @@ def test_row_reaches_every_replica_and_gtids_match(group: Group) -> None:
     # GTID auto-positioning, as the code asked for.
     status = sessions[1].inner.query("SHOW REPLICA STATUS")[0]
     assert (status["Auto_Position"], status["Source_User"]) == (1, CREDS.user)
+    # An external-target probe tells the roles apart on real MySQL.
+    servers, _ = group
+    uris = [f"mysql://root:{s.root_password}@127.0.0.1:{s.port}/" for s in servers]
+    assert [probe(uri).topology for uri in uris] == ["primaryReplica", "replica", "replica"]
 
 
 def test_second_pass_changes_nothing(group: Group) -> None:
