@@ -187,7 +187,11 @@ def _wait_ready(server: MySQLServer) -> None:
     )
 
 
-def _add_tcp_root(conn: mysql.connector.abstracts.MySQLConnectionAbstract, password: str) -> None:
+def _add_tcp_root(
+    conn: mysql.connector.abstracts.MySQLConnectionAbstract
+    | mysql.connector.pooling.PooledMySQLConnection,
+    password: str,
+) -> None:
     """root@'%' for TCP (root@localhost is socket-only with skip-name-resolve)."""
     # Hex password (secrets.token_hex): inline quoting is safe.
     statements = [
