@@ -23,7 +23,7 @@ $(VENV)/.installed: pyproject.toml
 venv: $(VENV)/.installed ## Create the Python virtualenv with pinned dependencies
 
 .PHONY: tools
-tools: ## Build/install kube binaries, helm, etcd, MariaDB, sysbench into .tools (idempotent)
+tools: ## Build/install kube binaries, helm, etcd, MariaDB, sysbench, a MySQL root, FerretDB into .tools (idempotent)
 	TOOLS_DIR=$(TOOLS_DIR) bash hack/tools.sh
 
 .PHONY: crd

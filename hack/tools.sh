@@ -4,6 +4,9 @@
 # Idempotent: each tool is skipped when the pinned version is already in
 # $TOOLS_DIR/bin, so a second run takes seconds. Nothing is downloaded from
 # outside the Debian archive, PyPI and the Go module proxy.
+#
+# Usage: hack/tools.sh [STEP...]   STEP in: debian kubernetes helm mysql ferretdb
+# (default: all of them, in that order).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,6 +16,14 @@ K8S_VERSION="v1.34.4"
 HELM_VERSION="v3.19.0"
 K8S_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 DEBIAN_PACKAGES=(etcd-server mariadb-server mariadb-client sysbench)
+# Oracle MySQL is only in Debian's unstable suite: it runs from a chroot of it.
+MYSQL_ROOT="$TOOLS_DIR/mysql-root"
+MYSQL_SUITE="sid"
+MYSQL_ROOT_PACKAGES="mysql-server-core,mysql-client-core"
+# A MongoDB-protocol server (SQLite backend) for the runner's MongoDB contract suite.
+FERRETDB_MODULE="github.com/FerretDB/FerretDB"
+FERRETDB_VERSION="v1.24.0"
+FERRETDB_PATCH="$ROOT/hack/ferretdb-w0.patch"
 
 log() { printf 'tools: %s\n' "$*"; }
 mkdir -p "$BIN"
@@ -89,8 +100,83 @@ link_etcd() {
   ln -sf "$etcd" "$BIN/etcd"
 }
 
-install_debian_packages
-link_etcd
-build_kubernetes
-install_helm
+debian_mirror() {
+  # The machine's own Debian mirror (deb822 sources or a classic sources.list).
+  local mirror=""
+  if compgen -G "/etc/apt/sources.list.d/*.sources" >/dev/null; then
+    mirror="$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/*.sources)"
+  fi
+  if [[ -z "$mirror" && -f /etc/apt/sources.list ]]; then
+    mirror="$(awk '$1 == "deb" {for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) {print $i; exit}}' \
+      /etc/apt/sources.list)"
+  fi
+  echo "${mirror:-http://deb.debian.org/debian}"
+}
+
+build_mysql_root() {
+  local stamp_file="$MYSQL_ROOT/.dbbench-root" stamp="$MYSQL_SUITE $MYSQL_ROOT_PACKAGES"
+  if [[ -f "$stamp_file" && "$(cat "$stamp_file")" == "$stamp" && -x "$MYSQL_ROOT/usr/sbin/mysqld" ]]; then
+    log "mysql root ($MYSQL_SUITE: $MYSQL_ROOT_PACKAGES) present"
+    return
+  fi
+  if ! command -v debootstrap >/dev/null; then
+    log "installing debootstrap"
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+      --no-install-recommends debootstrap >/dev/null
+  fi
+  local mirror staging="$MYSQL_ROOT.partial"
+  mirror="$(debian_mirror)"
+  log "building the mysql root from $MYSQL_SUITE at $mirror (~650 MB)"
+  # --one-file-system: never descend into a /proc or /sys a failed run left mounted.
+  rm -rf --one-file-system "$staging" "$MYSQL_ROOT"
+  debootstrap --variant=minbase --include="$MYSQL_ROOT_PACKAGES" \
+    "$MYSQL_SUITE" "$staging" "$mirror" >"$TOOLS_DIR/mysql-root.log" 2>&1 || {
+    tail -20 "$TOOLS_DIR/mysql-root.log"
+    exit 1
+  }
+  rm -rf "$staging/var/cache/apt/archives/"*.deb
+  echo "$stamp" >"$staging/.dbbench-root"
+  mv "$staging" "$MYSQL_ROOT"
+  log "mysql root: $(chroot "$MYSQL_ROOT" mysqld --version)"
+}
+
+build_ferretdb() {
+  local stamp_file stamp
+  stamp="$(sha256sum "$FERRETDB_PATCH" | cut -c1-16)"
+  stamp_file="$BIN/.ferretdb-$FERRETDB_VERSION-$stamp"
+  if [[ -x "$BIN/ferretdb" && -f "$stamp_file" ]]; then
+    log "ferretdb $FERRETDB_VERSION present"
+    return
+  fi
+  log "building ferretdb $FERRETDB_VERSION (patched: $(basename "$FERRETDB_PATCH"))"
+  # `go install module@version` fails here (the proxy refuses the version list
+  # it reads for deprecation notices); downloading the module works.
+  local source work
+  source="$(go mod download -json "$FERRETDB_MODULE@$FERRETDB_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -d "$source" ]] || { log "go mod download gave no module directory"; exit 1; }
+  work="$(mktemp -d)"
+  cp -r "$source/." "$work"
+  chmod -R u+w "$work"
+  # Without it the binary panics: "Invalid build/version/version.txt".
+  echo "$FERRETDB_VERSION" >"$work/build/version/version.txt"
+  patch --quiet -p1 -d "$work" <"$FERRETDB_PATCH"
+  (cd "$work" && CGO_ENABLED=0 go build -trimpath -o "$BIN/ferretdb" ./cmd/ferretdb)
+  rm -rf "$work"
+  rm -f "$BIN"/.ferretdb-*
+  touch "$stamp_file"
+}
+
+steps=("$@")
+((${#steps[@]})) || steps=(debian kubernetes helm mysql ferretdb)
+for step in "${steps[@]}"; do
+  case "$step" in
+    debian) install_debian_packages && link_etcd ;;
+    kubernetes) build_kubernetes ;;
+    helm) install_helm ;;
+    mysql) build_mysql_root ;;
+    ferretdb) build_ferretdb ;;
+    *) log "unknown step '$step' (debian kubernetes helm mysql ferretdb)"; exit 2 ;;
+  esac
+done
 log "ready in $BIN"

@@ -1,7 +1,10 @@
-"""Shared fixtures: real processes only (control plane, MariaDB servers)."""
+"""Shared fixtures: real processes only (control plane, MariaDB, MySQL, FerretDB, gated mongod)."""
 
 pytest_plugins = [
     "tests.fixtures.controlplane",
     "tests.fixtures.localcluster",
     "tests.fixtures.mariadb",
+    "tests.fixtures.mysql",
+    "tests.fixtures.ferretdb",
+    "tests.fixtures.mongod",
 ]

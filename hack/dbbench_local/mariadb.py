@@ -1,11 +1,12 @@
 """A real MariaDB server for tests and benchmarks, started and stopped by PID.
 
-`start_mariadb` creates a fresh data directory with `mariadb-install-db`, starts
-`mariadbd` on a free loopback port with binary logging on (so replication tests
-can use the same servers), and leaves root reachable over TCP with a password:
-root@localhost, root@'127.0.0.1' and root@'%' all have ALL PRIVILEGES WITH GRANT
-OPTION. The pytest fixtures in tests/fixtures/mariadb.py, the bench and the
-local tooling use it; whoever starts a server stops it.
+`start_mariadb` creates a fresh data directory and a private tmpdir with
+`mariadb-install-db`, starts `mariadbd` on a free loopback port with binary
+logging on (so replication tests can use the same servers), and leaves root
+reachable over TCP with a password: root@localhost, root@'127.0.0.1' and
+root@'%' all have ALL PRIVILEGES WITH GRANT OPTION. The pytest fixtures in
+tests/fixtures/mariadb.py, the bench and the local tooling use it; whoever
+starts a server stops it.
 """
 
 from __future__ import annotations
@@ -102,17 +103,26 @@ def _socket_path(run_dir: Path) -> Path:
     return short_dir / "mariadbd.sock"
 
 
-def _install(datadir: Path, log: Path) -> None:
+def _install(datadir: Path, tmpdir: Path, log: Path) -> None:
     argv = [
         INSTALL_DB,
         "--no-defaults",
         f"--datadir={datadir}",
+        # Passed on to the bootstrap mariadbd: a shared /tmp once made it fail
+        # with "Could not remove temporary table '/tmp/#sql-temptable-...'".
+        f"--tmpdir={tmpdir}",
         "--user=root",
         "--auth-root-authentication-method=normal",
         "--skip-test-db",
     ]
     with log.open("wb") as out:
-        result = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, check=False)
+        result = subprocess.run(
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            check=False,
+            env={**os.environ, "TMPDIR": str(tmpdir)},
+        )
     if result.returncode != 0:
         raise RuntimeError(f"mariadb-install-db failed ({result.returncode}):\n{_log_tail(log)}")
 
@@ -174,7 +184,9 @@ def start_mariadb(
     base_dir.mkdir(parents=True, exist_ok=True)
     datadir = base_dir / "data"
     log = base_dir / "mariadbd.err"
-    _install(datadir, base_dir / "install.log")
+    tmpdir = base_dir / "tmp"  # every server its own: never the shared /tmp
+    tmpdir.mkdir(exist_ok=True)
+    _install(datadir, tmpdir, base_dir / "install.log")
     sock = _socket_path(base_dir)
     port = free_port()
     argv = [
@@ -185,6 +197,7 @@ def start_mariadb(
         f"--port={port}",
         f"--socket={sock}",
         f"--datadir={datadir}",
+        f"--tmpdir={tmpdir}",
         f"--pid-file={base_dir / 'mariadbd.pid'}",
         f"--log-error={log}",
         f"--server-id={server_id}",

@@ -1,84 +1,19 @@
-"""The driver contract against a real MariaDB started by the fixture."""
+"""The driver contract against a real MariaDB (10.11, Debian) started by the fixture."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-from typing import Any
-
-import mysql.connector
 import pytest
 
-from dbbench_runner.datasets import DatasetGenerator
-from dbbench_runner.schema import mysql as schema
 from tests.fixtures.mariadb import MariaDBServer
 
-from .contract import DriverContract
+from .sql_contract import SqlContract
 
 pytestmark = pytest.mark.integration
 
 
-def connect(server: MariaDBServer, database: str | None = None) -> Any:
-    args = server.connect_args()
-    if database:
-        args["database"] = database
-    return mysql.connector.connect(**args)
+class TestMariaDBContract(SqlContract):
+    engine = "mariadb"
 
-
-def rows(server: MariaDBServer, database: str, statement: str) -> list[dict[str, Any]]:
-    conn = connect(server, database)
-    try:
-        cursor = conn.cursor(dictionary=True)
-        cursor.execute(statement)
-        return list(cursor.fetchall())
-    finally:
-        conn.close()
-
-
-class TestMariaDBContract(DriverContract):
     @pytest.fixture
-    def target(self, mariadb: MariaDBServer) -> Iterator[dict[str, Any]]:
-        database = f"c_{uuid.uuid4().hex[:12]}"
-        yield {
-            "name": "mariadb",
-            "engine": "mariadb",
-            "host": "127.0.0.1",
-            "port": mariadb.port,
-            "user": "root",
-            "password": mariadb.root_password,
-            "database": database,
-        }
-        conn = connect(mariadb)
-        try:
-            conn.cursor().execute(f"DROP DATABASE IF EXISTS `{database}`")
-        finally:
-            conn.close()
-
-    @pytest.fixture(params=[{"batchSize": 1}, {"batchSize": 25}], ids=["single", "batch25"])
-    def insert_variant(self, request: pytest.FixtureRequest) -> dict[str, Any]:
-        return dict(request.param)
-
-    @pytest.fixture(autouse=True)
-    def _server(self, mariadb: MariaDBServer) -> None:
-        self.server = mariadb
-
-    def stored(
-        self, target: dict[str, Any], dataset: DatasetGenerator, id_mode: str
-    ) -> list[dict[str, Any]]:
-        del id_mode  # the key column is stored either way
-        database = target["database"]
-        key = dataset.key_column
-        found = rows(self.server, database, f"SELECT * FROM `{dataset.table}` ORDER BY `{key}`")
-        tags = schema.tags_column(dataset)
-        if tags is not None:
-            by_key: dict[Any, list[str]] = {}
-            table = schema.tags_table(dataset)
-            for row in rows(
-                self.server, database, f"SELECT * FROM `{table}` ORDER BY `{key}`, position"
-            ):
-                by_key.setdefault(row[key], []).append(row["tag"])
-            for row in found:
-                row[tags.name] = by_key.pop(row[key], [])
-            assert not by_key, "tag rows without a news row"
-        order = [c.name for c in dataset.columns]
-        return sorted(({c: row[c] for c in order} for row in found), key=lambda r: str(r[key]))
+    def server(self, mariadb: MariaDBServer) -> MariaDBServer:
+        return mariadb

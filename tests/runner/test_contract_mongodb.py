@@ -1,13 +1,12 @@
-"""The driver contract against a real MongoDB at MONGODB_URI (skipped when unset).
+"""The driver contract against real MongoDB-protocol servers.
 
-No MongoDB can run on the development machine; point MONGODB_URI at any real
-server (e.g. `docker run -p 27017:27017 mongo:8.0`, uri mongodb://127.0.0.1:27017)
-to run it.
+Always against FerretDB (the `ferretdb` fixture; built by `make tools`), and
+against a real standalone `mongod` when MONGODB_BIN_DIR names a directory
+holding MongoDB's binaries (the one gate, tests/fixtures/mongod.py).
 """
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -15,28 +14,24 @@ from typing import Any
 import pytest
 
 from dbbench_runner.datasets import DatasetGenerator
+from tests.fixtures.ferretdb import FerretDBServer
+from tests.fixtures.mongod import StandaloneMongod, needs_mongod
 
 from .contract import DriverContract
 
-URI = os.environ.get("MONGODB_URI")
-
-pytestmark = [
-    pytest.mark.mongodb,
-    pytest.mark.skipif(
-        URI is None,
-        reason="MONGODB_URI is not set: no MongoDB server to run the contract suite against",
-    ),
-]
+pytestmark = pytest.mark.integration
 
 
-class TestMongoDBContract(DriverContract):
+class MongoDBContract(DriverContract):
+    """Abstract: subclasses define the fixture `uri` of a running server."""
+
     @pytest.fixture
-    def target(self) -> Iterator[dict[str, Any]]:
+    def target(self, uri: str) -> Iterator[dict[str, Any]]:
         import pymongo  # noqa: PLC0415
 
         database = f"c_{uuid.uuid4().hex[:12]}"
-        self.client: Any = pymongo.MongoClient(URI, serverSelectionTimeoutMS=5000)
-        yield {"name": "mongodb", "engine": "mongodb", "uri": URI, "database": database}
+        self.client: Any = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)
+        yield {"name": "mongodb", "engine": "mongodb", "uri": uri, "database": database}
         self.client.drop_database(database)
         self.client.close()
 
@@ -64,3 +59,20 @@ class TestMongoDBContract(DriverContract):
                 document[key] = identifier
             found.append({c.name: document[c.name] for c in dataset.columns})
         return sorted(found, key=lambda r: str(r[key]))
+
+
+class TestFerretDBContract(MongoDBContract):
+    # Every FerretDB query is a table scan: pace reads at a rate it keeps up with
+    # on a loaded 2-core machine (it proves the pacing, not the server's speed).
+    paced_rate = 10
+
+    @pytest.fixture
+    def uri(self, ferretdb: FerretDBServer) -> str:
+        return ferretdb.uri
+
+
+@needs_mongod
+class TestMongodContract(MongoDBContract):
+    @pytest.fixture
+    def uri(self, mongod: StandaloneMongod) -> str:
+        return mongod.uri

@@ -1,9 +1,9 @@
 """The MongoDB driver's exact commands and options, via a recording fake client.
 
-No MongoDB server can run on this machine, so a fake *client object* is
-injected in place of pymongo.MongoClient (the driver's only boundary); the
-contract suite (test_contract.py, marker mongodb) runs the same workloads
-against a real server at MONGODB_URI.
+What a server cannot show is checked here on exact calls: the write concern
+and read preference objects, the options passed to pymongo, failure handling.
+The same workloads run for real in test_contract_mongodb.py (FerretDB always,
+a real mongod when MONGODB_BIN_DIR is set).
 """
 
 from __future__ import annotations

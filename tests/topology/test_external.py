@@ -15,6 +15,7 @@ from dbbench_operator.topology.mysql_replication import (
 )
 from dbbench_operator.topology.sql_session import connect
 from tests.fixtures.mariadb import MariaDBServer
+from tests.fixtures.mysql import MySQLServer
 
 
 def test_mongodb_seed_list_with_credentials_and_options() -> None:
@@ -105,3 +106,12 @@ def test_probe_with_wrong_password_raises(mariadb: MariaDBServer) -> None:
 
     with pytest.raises(mysql.connector.Error):
         probe(f"mysql://root:wrong@127.0.0.1:{mariadb.port}/", timeout_s=5)
+
+
+@pytest.mark.integration
+def test_probe_standalone_mysql(mysql_server: MySQLServer) -> None:
+    uri = f"mysql://root:{mysql_server.root_password}@127.0.0.1:{mysql_server.port}/"
+    result = probe(uri)
+    assert (result.engine, result.topology) == ("mysql", "standalone")
+    assert result.server_version.startswith("9.")
+    assert result.endpoint == f"127.0.0.1:{mysql_server.port}"

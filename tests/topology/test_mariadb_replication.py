@@ -190,6 +190,11 @@ def test_waiting_reason_names_the_count(group: Any) -> None:
         if int(status["Last_SQL_Errno"]):
             break
         time.sleep(0.2)
+    # The healthy replica must have applied that write, or it is merely
+    # catching up when checked (seen under load: "WaitingForReplicas 0/2").
+    deadline = time.monotonic() + 30
+    while _read_id5(sessions[1]) != [{"v": "primary"}] and time.monotonic() < deadline:
+        time.sleep(0.2)
     primary, replicas = _members(servers, sessions)
     result = ensure_replication(primary, replicas, CREDS, "mariadb")
     assert not result.ready
@@ -276,3 +281,10 @@ def test_strict_probe_write_is_acknowledged_once(group: Any) -> None:
     yes_tx = primary.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_yes_tx'")
     assert int(yes_tx[0]["Value"]) >= 1  # the setup's probe write, acknowledged
     assert primary.query("SELECT COUNT(*) AS n FROM dbbench_setup.semi_sync_probe") == [{"n": 1}]
+
+
+def _read_id5(session: RecordingSession) -> list[dict[str, Any]] | str:
+    try:
+        return session.inner.query("SELECT v FROM bench.t WHERE id = 5")
+    except mysql.connector.Error as exc:
+        return str(exc)

@@ -1,8 +1,9 @@
 """MongoDB setup: exact command documents, idempotence and partial states.
 
-No MongoDB server can run on this machine, so a recording fake client stands
-in for pymongo here; tests/topology/test_mongo_contract.py runs the same
-setup against real mongod/mongos when they are installed.
+FerretDB, the MongoDB-protocol server the tests run, has no replSetInitiate,
+addShard, shardCollection or createUser, so a recording fake client stands in
+for pymongo here; tests/topology/test_mongo_contract.py runs the same setup
+against real mongod/mongos when MONGODB_BIN_DIR is set.
 """
 
 from __future__ import annotations

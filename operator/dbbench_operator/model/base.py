@@ -10,6 +10,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+# The pydantic error type of a repeated list item; `parse_spec` appends the
+# item's index to the field path, as the API server reports it.
+DUPLICATE_VALUE = "duplicate_value"
 
 
 @dataclass(frozen=True)
@@ -41,7 +46,9 @@ class Rule:
     API server would (an old CRD, or a spec written around admission).
     ``field`` is the offending field relative to the object (``shards``) and
     becomes the CEL ``fieldPath``; empty means the object itself.
-    ``message_expression`` is an optional CEL expression that names values.
+    ``message_expression`` is an optional CEL expression that names values;
+    ``describe`` is its Python twin (required with it), so that both enforcers
+    show the user the same text.
     """
 
     cel: str
@@ -50,6 +57,15 @@ class Rule:
     field: str = ""
     reason: str = "FieldValueInvalid"
     message_expression: str | None = None
+    describe: Callable[[Any], str] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.message_expression is None) != (self.describe is None):
+            raise ValueError(f"rule {self.cel!r}: message_expression and describe go together")
+
+    def message_for(self, model: Any) -> str:
+        """What the API server says when the rule fails on this object."""
+        return self.describe(model) if self.describe is not None else self.message
 
     def to_cel(self) -> dict[str, str]:
         rule = {"rule": self.cel, "message": self.message, "reason": self.reason}
@@ -88,3 +104,15 @@ def wire_default(model: type[ApiModel]) -> dict[str, Any]:
     to it first), so ``default: {}`` would fail rules that read defaulted keys.
     """
     return {"default": model().model_dump(by_alias=True, exclude_none=True, mode="json")}
+
+
+def refuse_duplicates(keys: list[Any], shown: Callable[[Any], str]) -> None:
+    """Raise for the first repeated key, naming it as the API server does
+    for `x-kubernetes-list-type: set/map`: `<list>[i]: Duplicate value: ...`."""
+    seen: set[Any] = set()
+    for index, key in enumerate(keys):
+        if key in seen:
+            raise PydanticCustomError(
+                DUPLICATE_VALUE, "Duplicate value: {value}", {"index": index, "value": shown(key)}
+            )
+        seen.add(key)

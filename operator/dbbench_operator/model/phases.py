@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from .base import ApiModel, Rule
+from .base import ApiModel, Rule, refuse_duplicates
 from .units import DURATION_PATTERN, parse_duration
 
 PhaseType = Literal["insert", "mix", "query", "pointReads"]
@@ -241,6 +241,9 @@ class Phase(ApiModel):
                 "'phase ' + self.name + ' (type ' + self.type + '): set exactly one of "
                 "duration or operations'"
             ),
+            describe=lambda p: (
+                f"phase {p.name} (type {p.type}): set exactly one of duration or operations"
+            ),
             holds=lambda p: p.type == "insert" or (p.duration is None) != (p.operations is None),
         ),
         Rule(
@@ -325,8 +328,8 @@ class Phase(ApiModel):
     @classmethod
     def _queries_unique(cls, value: list[QueryKind] | None) -> list[QueryKind] | None:
         # The API server enforces this through x-kubernetes-list-type: set.
-        if value is not None and len(set(value)) != len(value):
-            raise ValueError("queries must not repeat a query")
+        if value is not None:
+            refuse_duplicates(list(value), lambda query: f'"{query}"')
         return value
 
     @property

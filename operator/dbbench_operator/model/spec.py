@@ -8,8 +8,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 from pydantic.config import JsonDict
+from pydantic_core import ErrorDetails
 
-from .base import ApiModel, Problem, Rule, SpecError, wire_default
+from .base import (
+    DUPLICATE_VALUE,
+    ApiModel,
+    Problem,
+    Rule,
+    SpecError,
+    refuse_duplicates,
+    wire_default,
+)
 from .phases import Phase
 from .placement import Hardware, Runner
 from .targets import Target
@@ -207,10 +216,7 @@ class BenchmarkRunSpec(ApiModel):
     @classmethod
     def _names_unique(cls, items: list[Any]) -> list[Any]:
         # The API server enforces this through x-kubernetes-list-type: map.
-        names = [item.name for item in items]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"names must be unique; repeated: {', '.join(duplicates)}")
+        refuse_duplicates([item.name for item in items], lambda name: f'{{"name":"{name}"}}')
         return items
 
 
@@ -219,6 +225,17 @@ def _loc_path(loc: tuple[int | str, ...]) -> str:
     for part in loc:
         path += f"[{part}]" if isinstance(part, int) else f".{part}"
     return path
+
+
+def _schema_problem(error: ErrorDetails) -> Problem:
+    """A pydantic error worded as the API server words the same refusal."""
+    loc = tuple(error["loc"])
+    if error["type"] == DUPLICATE_VALUE:
+        loc = (*loc, int(error.get("ctx", {})["index"]))
+    field = _loc_path(loc)
+    if error["type"] == "extra_forbidden":
+        return Problem(field=field, message=f'unknown field "{field}"')
+    return Problem(field=field, message=error["msg"])
 
 
 def _models(model: BaseModel, path: str) -> Iterator[tuple[BaseModel, str]]:
@@ -235,15 +252,24 @@ def _models(model: BaseModel, path: str) -> Iterator[tuple[BaseModel, str]]:
                     yield from _models(item, f"{child}[{index}]")
 
 
-def rule_problems(spec: BenchmarkRunSpec) -> list[Problem]:
-    """The cross-field rules (the CRD's CEL rules) evaluated in Python."""
-    problems = []
+def broken_rules(spec: BenchmarkRunSpec) -> Iterator[tuple[Rule, BaseModel, str]]:
+    """Each cross-field rule (the CRD's CEL rules, evaluated in Python) that
+    fails, with the object it fails on and that object's wire path."""
     for model, path in _models(spec, "spec"):
         for rule in getattr(type(model), "RULES", ()):
             if not rule.holds(model):
-                field = f"{path}.{rule.field}" if rule.field else path
-                problems.append(Problem(field=field, message=rule.message))
-    return problems
+                yield rule, model, path
+
+
+def rule_problems(spec: BenchmarkRunSpec) -> list[Problem]:
+    """The cross-field rules' refusals, worded as the API server words them."""
+    return [
+        Problem(
+            field=f"{path}.{rule.field}" if rule.field else path,
+            message=rule.message_for(model),
+        )
+        for rule, model, path in broken_rules(spec)
+    ]
 
 
 def parse_spec(body_spec: Mapping[str, Any]) -> BenchmarkRunSpec:
@@ -257,9 +283,7 @@ def parse_spec(body_spec: Mapping[str, Any]) -> BenchmarkRunSpec:
     try:
         spec = BenchmarkRunSpec.model_validate(dict(body_spec))
     except ValidationError as exc:
-        raise SpecError(
-            [Problem(field=_loc_path(e["loc"]), message=e["msg"]) for e in exc.errors()]
-        ) from exc
+        raise SpecError([_schema_problem(e) for e in exc.errors()]) from exc
     problems = rule_problems(spec)
     if problems:
         raise SpecError(problems)

@@ -29,7 +29,7 @@ MYSQL_DEFAULT_MAX_CONNECTIONS = 151
 INNODB_MAX_SHARE = 0.75
 INNODB_MIN_POOL = 32 * MIB
 
-# design.md, "Portable durability profiles" (server-side knobs only: MongoDB's
+# docs/api.md, the durability profiles table (server-side knobs only: MongoDB's
 # w/j are write concerns the runner sends and the default set at setup).
 MYSQL_DURABILITY: dict[str, dict[str, str]] = {
     "fast": {"innodb_flush_log_at_trx_commit": "2", "sync_binlog": "0"},

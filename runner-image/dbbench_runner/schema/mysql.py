@@ -170,8 +170,7 @@ SETTINGS = (
 
 
 def settings_statement() -> str:
+    # SHOW works on both engines: MySQL 5.7+ dropped information_schema.GLOBAL_VARIABLES
+    # (error 1109), and MariaDB's performance_schema copy is empty unless enabled.
     names = ", ".join(f"'{n}'" for n in SETTINGS)
-    return (
-        "SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES "
-        f"WHERE LOWER(VARIABLE_NAME) IN ({names})"
-    )
+    return f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({names})"

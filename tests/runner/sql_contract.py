@@ -1,0 +1,98 @@
+"""The driver contract for the MySQL-protocol engines: the parts MariaDB and MySQL share.
+
+A subclass names the engine and the session fixture of its real server; the
+statements the runner sends differ by nothing but the server answering them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any, ClassVar, Protocol
+
+import mysql.connector
+import pytest
+
+from dbbench_runner.datasets import DatasetGenerator
+from dbbench_runner.schema import mysql as schema
+
+from .contract import DriverContract
+
+
+class SqlServer(Protocol):
+    """What the contract needs of a fixture server (MariaDBServer, MySQLServer)."""
+
+    port: int
+    root_password: str
+
+    def connect_args(self) -> dict[str, object]: ...
+
+
+def connect(server: SqlServer, database: str | None = None) -> Any:
+    args = server.connect_args()
+    if database:
+        args["database"] = database
+    return mysql.connector.connect(**args)
+
+
+def rows(server: SqlServer, database: str, statement: str) -> list[dict[str, Any]]:
+    conn = connect(server, database)
+    try:
+        cursor = conn.cursor(dictionary=True)
+        cursor.execute(statement)
+        return list(cursor.fetchall())
+    finally:
+        conn.close()
+
+
+class SqlContract(DriverContract):
+    """Abstract: subclasses set `engine` and define the fixture `server`."""
+
+    engine: ClassVar[str]
+
+    @pytest.fixture
+    def target(self, server: SqlServer) -> Iterator[dict[str, Any]]:
+        database = f"c_{uuid.uuid4().hex[:12]}"
+        yield {
+            "name": self.engine,
+            "engine": self.engine,
+            "host": "127.0.0.1",
+            "port": server.port,
+            "user": "root",
+            "password": server.root_password,
+            "database": database,
+        }
+        conn = connect(server)
+        try:
+            conn.cursor().execute(f"DROP DATABASE IF EXISTS `{database}`")
+        finally:
+            conn.close()
+
+    @pytest.fixture(params=[{"batchSize": 1}, {"batchSize": 25}], ids=["single", "batch25"])
+    def insert_variant(self, request: pytest.FixtureRequest) -> dict[str, Any]:
+        return dict(request.param)
+
+    @pytest.fixture(autouse=True)
+    def _server(self, server: SqlServer) -> None:
+        self.server = server
+
+    def stored(
+        self, target: dict[str, Any], dataset: DatasetGenerator, id_mode: str
+    ) -> list[dict[str, Any]]:
+        del id_mode  # the key column is stored either way
+        database = target["database"]
+        key = dataset.key_column
+        found = rows(self.server, database, f"SELECT * FROM `{dataset.table}` ORDER BY `{key}`")
+        tags = schema.tags_column(dataset)
+        if tags is not None:
+            by_key: dict[Any, list[str]] = {}
+            table = schema.tags_table(dataset)
+            for row in rows(
+                self.server, database, f"SELECT * FROM `{table}` ORDER BY `{key}`, position"
+            ):
+                by_key.setdefault(row[key], []).append(row["tag"])
+            for row in found:
+                row[tags.name] = by_key.pop(row[key], [])
+            assert not by_key, "tag rows without a news row"
+        order = [c.name for c in dataset.columns]
+        return sorted(({c: row[c] for c in order} for row in found), key=lambda r: str(r[key]))
