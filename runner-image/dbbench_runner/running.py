@@ -15,7 +15,7 @@ from typing import Any
 
 from dbbench_runner import environment as env
 from dbbench_runner.config import StepConfig
-from dbbench_runner.datasets import generator_for
+from dbbench_runner.datasets import DatasetGenerator, generator_for
 from dbbench_runner.drivers import DatabaseUnreachableError, Driver, open_driver
 from dbbench_runner.keyspace import split, worker_index
 from dbbench_runner.measurement import Measurements
@@ -112,8 +112,8 @@ def run_step(config: StepConfig, out: Path) -> int:
             config, control, storage, out, processes
         )
         # After the last write: this sample's count is exact.
-        storage.append(
-            StorageRow(time.time(), control.storage(), before, measurements.written_records)
+        _final_sample(
+            config, dataset, control, storage, before=before, written=measurements.written_records
         )
         environment["dataToCacheRatio"] = env.data_to_memory(storage[-1].sample, info.cache_bytes)
     finally:
@@ -277,6 +277,38 @@ def _check_children(watch: Watch, children: list[Any], stop: Any) -> None:
             watch.failures.append(f"worker process {index} died (exit code {child.exitcode})")
             watch.failed.add(index)
             stop.set()
+
+
+def _final_sample(
+    config: StepConfig,
+    dataset: DatasetGenerator,
+    control: Driver,
+    storage: list[StorageRow],
+    *,
+    before: int,
+    written: int,
+) -> None:
+    """The closing storage sample, on a new connection if the database restarted.
+
+    A database pod lost mid-phase breaks the control connection; the phase's
+    errors are results, so the runner must still finish and report them
+    instead of failing (the Job would retry and replace them with a clean run).
+    """
+    try:
+        storage.append(StorageRow(time.time(), control.storage(), before, written))
+    except Exception as exc:  # noqa: BLE001 - any driver error: try a fresh connection
+        log.warning("closing storage sample failed (%s); reconnecting once", exc)
+    else:
+        return
+    try:
+        fresh = open_driver(config, dataset, control=True)
+    except DatabaseUnreachableError as exc:
+        log.warning("no closing storage sample: %s", exc)
+        return
+    try:
+        _sample(fresh, storage, before, written)
+    finally:
+        fresh.close()
 
 
 def _sample(control: Driver, storage: list[StorageRow], before: int, written: int) -> None:
