@@ -23,6 +23,7 @@ from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogWriter
 
 from dbbench_runner.drivers.base import StorageSample
+from dbbench_runner.histogram import LatencyHistogram
 from dbbench_runner.measurement import (
     Checkpoints,
     Measurements,
@@ -86,7 +87,7 @@ def summarize(
     errors = m.error_count
     error_rate = errors / operations if operations else 0.0
     failed = error_rate > meta.max_error_rate
-    total = HdrHistogram(1, 3_600_000_000, 3)
+    total = LatencyHistogram()
     by_type: dict[str, object] = {}
     for kind, histogram in sorted(m.histograms.items()):
         total.add(histogram)
@@ -154,7 +155,7 @@ def write_results(
         log.output_comment(f"dbbench {meta.target}/{meta.phase} operation={kind} unit=us")
         log.output_legend()
         log.output_interval_histogram(
-            histogram, meta.started, meta.ended, max_value_unit_ratio=1000.0
+            histogram.to_hdr(), meta.started, meta.ended, max_value_unit_ratio=1000.0
         )
         atomic_write(out / HISTOGRAMS / f"{kind}.hlog", buffer.getvalue())
     checkpoints = m.checkpoints.pairs()
@@ -202,16 +203,16 @@ def write_results(
     return summary
 
 
-def read_histograms(directory: Path) -> dict[str, HdrHistogram]:
+def read_histograms(directory: Path) -> dict[str, LatencyHistogram]:
     """Each .hlog's interval histograms, added together, by operation type."""
-    histograms: dict[str, HdrHistogram] = {}
+    histograms: dict[str, LatencyHistogram] = {}
     for path in sorted((directory / HISTOGRAMS).glob("*.hlog")):
         total = HdrHistogram(1, 3_600_000_000, 3)
         for line in path.read_text().splitlines():
             if not line or line.startswith(("#", '"')):
                 continue
             total.add(HdrHistogram.decode(line.rsplit(",", 1)[1].encode()))
-        histograms[path.stem] = total
+        histograms[path.stem] = LatencyHistogram.from_hdr(total)
     return histograms
 
 

@@ -1,9 +1,12 @@
-"""The driver contract against a real MariaDB started by the fixture."""
+"""The driver contract against a real MariaDB started by the fixture, once per
+client library (mysqlclient and mysql-connector-python)."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import mysql.connector
@@ -36,8 +39,13 @@ def rows(server: MariaDBServer, database: str, statement: str) -> list[dict[str,
 
 
 class TestMariaDBContract(DriverContract):
+    @pytest.fixture(params=["mysqlclient", "mysql-connector-python"])
+    def mysql_driver(self, request: pytest.FixtureRequest) -> str:
+        self.settings = {"mysqlDriver": request.param}
+        return str(request.param)
+
     @pytest.fixture
-    def target(self, mariadb: MariaDBServer) -> Iterator[dict[str, Any]]:
+    def target(self, mariadb: MariaDBServer, mysql_driver: str) -> Iterator[dict[str, Any]]:
         database = f"c_{uuid.uuid4().hex[:12]}"
         yield {
             "name": "mariadb",
@@ -82,3 +90,14 @@ class TestMariaDBContract(DriverContract):
             assert not by_key, "tag rows without a news row"
         order = [c.name for c in dataset.columns]
         return sorted(({c: row[c] for c in order} for row in found), key=lambda r: str(r[key]))
+
+    def test_environment_names_the_client_library(
+        self, target: dict[str, Any], mysql_driver: str, tmp_path: Path
+    ) -> None:
+        self.load(target, "flat45", tmp_path, records=20)
+        environment = json.loads((tmp_path / "environment.json").read_text())
+        client = environment["runner"]["client"]
+        assert client["driver"] == mysql_driver
+        expected = "C client library" if mysql_driver == "mysqlclient" else ""
+        assert client["implementation"].startswith(expected)
+        assert client["version"]
