@@ -8,7 +8,7 @@ touches raw dicts.
 
 from __future__ import annotations
 
-import os
+import math
 import re
 from pathlib import Path
 from typing import Literal
@@ -251,13 +251,12 @@ class StepConfig(_Model):
             raise ValueError("phase.keys: must not exceed dataset.records (keys are distinct)")
         return self
 
-    @property
-    def worker_processes(self) -> int:
-        # Default: one process per core (the GIL caps one process at one core),
-        # never more processes than connections.
+    def worker_processes(self, cpu_budget: float) -> int:
+        """Processes for this pod: `processes`, else one per CPU of the pod's budget
+        (the GIL caps one process at one core), never more than connections."""
         if self.processes is not None:
             return self.processes
-        return max(1, min(self.threads, os.cpu_count() or 1))
+        return max(1, min(self.threads, math.ceil(cpu_budget)))
 
     @property
     def workers_total(self) -> int:

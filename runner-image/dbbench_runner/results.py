@@ -22,6 +22,7 @@ from pathlib import Path
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogWriter
 
+from dbbench_runner.client_usage import PodUsage, summary_fields
 from dbbench_runner.drivers.base import StorageSample
 from dbbench_runner.histogram import LatencyHistogram
 from dbbench_runner.measurement import (
@@ -80,7 +81,10 @@ def _csv(header: list[str], rows: list[list[object]]) -> str:
 
 
 def summarize(
-    meta: RunMeta, m: Measurements, storage: list[tuple[float, StorageSample]]
+    meta: RunMeta,
+    m: Measurements,
+    storage: list[tuple[float, StorageSample]],
+    client: list[PodUsage] | None = None,
 ) -> dict[str, object]:
     duration = max(meta.ended - meta.started, 1e-9)
     operations = m.operations
@@ -138,6 +142,7 @@ def summarize(
             "storageBytes": last.storage_bytes,
             "records": last.records,
         },
+        **summary_fields(client or []),
     }
 
 
@@ -147,8 +152,10 @@ def write_results(
     m: Measurements,
     storage: list[tuple[float, StorageSample]],
     environment: dict[str, object],
+    *,
+    client: list[PodUsage] | None = None,
 ) -> dict[str, object]:
-    summary = summarize(meta, m, storage)
+    summary = summarize(meta, m, storage, client)
     for kind, histogram in m.histograms.items():
         buffer = io.StringIO()
         log = HistogramLogWriter(buffer)

@@ -14,7 +14,10 @@ from types import FrameType
 from typing import Any
 
 from dbbench_runner import environment as env
+from dbbench_runner.calibration import noop_loop
+from dbbench_runner.client_usage import ProcessUsage, pod_usage, process_cpu_seconds
 from dbbench_runner.config import StepConfig
+from dbbench_runner.cpu_budget import cpu_budget
 from dbbench_runner.datasets import generator_for
 from dbbench_runner.drivers import DatabaseUnreachableError, Driver, StorageSample, open_driver
 from dbbench_runner.keyspace import split, worker_index
@@ -48,6 +51,7 @@ class Watch:
     processes: int
     ready: set[int] = field(default_factory=set)
     done: dict[int, Measurements] = field(default_factory=dict)
+    usage: dict[int, ProcessUsage] = field(default_factory=dict)
     progress: dict[int, tuple[int, int, float]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     failed: set[int] = field(default_factory=set)
@@ -63,6 +67,7 @@ class Watch:
             self.progress[process] = (message[2], message[3], message[4])
         elif kind == "done":
             self.done[process] = Measurements.from_wire(message[2])
+            self.usage[process] = ProcessUsage(*message[3])
 
 
 def expected_pod_operations(config: StepConfig) -> int | None:
@@ -89,13 +94,19 @@ def run_step(config: StepConfig, out: Path) -> int:
         control.prepare()
         info = control.server_info()
         storage: list[tuple[float, StorageSample]] = [(time.time(), control.storage())]
-        processes = config.worker_processes
-        environment = env.environment(config, info, storage[-1][1], processes)
+        cpus = cpu_budget()
+        processes = config.worker_processes(cpus)
+        noop = noop_loop(config, dataset)
+        environment = env.environment(
+            config, info, storage[-1][1], processes, cpu_budget=cpus, noop_loop=noop
+        )
         atomic_write(out / "environment.json", json.dumps(environment, indent=2, default=str))
         log.info("%s %s; client %s", info.engine, info.version, info.client)
-        measurements, started, ended, stopped = _run_workers(
+        parent_cpu = process_cpu_seconds()
+        measurements, started, ended, stopped, usage = _run_workers(
             config, control, storage, out, processes
         )
+        parent_cpu = process_cpu_seconds() - parent_cpu
         storage.append((time.time(), control.storage()))
         environment["dataToCacheRatio"] = env.data_to_memory(storage[-1][1], info.cache_bytes)
     finally:
@@ -115,12 +126,27 @@ def run_step(config: StepConfig, out: Path) -> int:
         server_version=info.version,
         stopped=stopped,
     )
-    summary = write_results(out, meta, measurements, storage, environment)
+    client = pod_usage(
+        config.pod.index,
+        cpus,
+        usage,
+        parent_cpu,
+        measurements.operations + measurements.warmup_operations,
+    )
+    summary = write_results(out, meta, measurements, storage, environment, client=[client])
     print(
         f"[{config.phase.name}] {summary['status']}: {summary['operations']} ops, "
-        f"{summary['errors']} errors, {summary['throughput']:.0f} ops/s",
+        f"{summary['errors']} errors, {summary['throughput']:.0f} ops/s, "
+        f"client CPU {client.utilization:.0%} of {cpus:g}",
         flush=True,
     )
+    if client.bound:
+        log.warning(
+            "runner saturated (client CPU + run-queue wait %.0f%% of %g CPUs): "
+            "add runner pods or threads",
+            client.demand * 100,
+            cpus,
+        )
     if summary["status"] == "failed":
         log.error("%s", summary["reason"])
         return EXIT_ERROR_RATE
@@ -133,7 +159,7 @@ def _run_workers(
     storage: list[tuple[float, StorageSample]],
     out: Path,
     processes: int,
-) -> tuple[Measurements, float, float, bool]:
+) -> tuple[Measurements, float, float, bool, list[ProcessUsage]]:
     ctx = multiprocessing.get_context("spawn")
     messages: Any = ctx.Queue()
     go, stop = ctx.Event(), ctx.Event()
@@ -187,7 +213,8 @@ def _run_workers(
     total = Measurements(checkpoint_every=1)
     for measurements in watch.done.values():
         total.add(measurements)
-    return total, measure_from + epoch_offset, ended, stop.is_set()
+    usage = list(watch.usage.values())
+    return total, measure_from + epoch_offset, ended, stop.is_set(), usage
 
 
 def _stop_handler(stop: Any) -> Any:
