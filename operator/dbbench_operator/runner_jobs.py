@@ -120,7 +120,7 @@ def build_step_config(spec: BenchmarkRunSpec, step: Step, access: TargetAccess) 
     records = spec.dataset.records
     if phase.type == "insert" and phase.operations is not None:
         records = phase.operations  # an insert phase loads `operations` records
-    return {
+    config: dict[str, Any] = {
         "target": build_target(target, access),
         "dataset": {
             "shape": spec.dataset.shape,
@@ -131,9 +131,14 @@ def build_step_config(spec: BenchmarkRunSpec, step: Step, access: TargetAccess) 
         "phase": build_phase(spec, target, phase),
         "pod": {"count": spec.runner.pods},
         "threads": phase.threads or spec.runner.threads,
-        "processes": spec.runner.processes,
         "progressEvery": 2,
     }
+    # Unset: the runner decides (processes from the pod's CPU budget, mysqlclient).
+    if spec.runner.processes is not None:
+        config["processes"] = spec.runner.processes
+    if spec.runner.mysql_driver is not None:
+        config["mysqlDriver"] = spec.runner.mysql_driver
+    return config
 
 
 def build_step_configmap(run: RunRef, step: Step, config: dict[str, Any]) -> dict[str, Any]:
