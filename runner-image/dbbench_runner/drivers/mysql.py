@@ -154,9 +154,8 @@ class MySQLDriver:
                 self._replica = fresh
 
     def _fetch(self, conn: Any, statement: str, params: list[object]) -> Status:
-        cursor = self._cursor(conn)
-        cursor.execute(statement, params)
-        return Status(ok=True, rows=len(cursor.fetchall()))
+        rows = self._client.fetch(conn, self._cursor(conn), statement, params)
+        return Status(ok=True, rows=rows)
 
     def _execute(self, conn: Any, operation: Operation) -> Status:
         dataset = self._dataset

@@ -41,6 +41,9 @@ class MySQLClient(Protocol):
 
     def errno(self, exc: BaseException) -> int | None: ...
 
+    def fetch(self, conn: Any, cursor: Any, statement: str, params: list[object]) -> int:
+        """Run a SELECT, fetch every row into Python values; the row count."""
+
     def describe(self) -> dict[str, str]:
         """driver, version, implementation: recorded in environment.json."""
 
@@ -73,6 +76,11 @@ class ConnectorClient:
     def errno(self, exc: BaseException) -> int | None:
         value = getattr(exc, "errno", None)
         return value if isinstance(value, int) else None
+
+    def fetch(self, conn: Any, cursor: Any, statement: str, params: list[object]) -> int:
+        del conn
+        cursor.execute(statement, params)
+        return len(cursor.fetchall())
 
     def describe(self) -> dict[str, str]:
         return {
@@ -113,6 +121,15 @@ class MySQLdbClient:
     def errno(self, exc: BaseException) -> int | None:
         first = exc.args[0] if exc.args else None
         return first if isinstance(first, int) else None
+
+    def fetch(self, conn: Any, cursor: Any, statement: str, params: list[object]) -> int:
+        """What Cursor.execute + fetchall do (escape with the connection's literal(),
+        one COM_QUERY, store and convert every row) minus the cursor's Python
+        bookkeeping, which profiled at about a third of the client CPU per point read."""
+        del cursor
+        conn.query(statement.encode() % tuple(conn.literal(p) for p in params))
+        result = conn.store_result()
+        return 0 if result is None else len(result.fetch_row(0))
 
     def describe(self) -> dict[str, str]:
         library = self._module._mysql.get_client_info()
