@@ -63,7 +63,11 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def sysbench(server: MariaDBServer, command: str, threads: int = 1) -> tuple[str, float]:
+def sysbench(
+    server: MariaDBServer, command: str, threads: int = 1, *, text_protocol: bool = False
+) -> tuple[str, float]:
+    """sysbench's default uses server-side prepared statements (binary protocol);
+    `text_protocol` (--db-ps-mode=disable) sends COM_QUERY like the runner."""
     argv = [
         "sysbench",
         "oltp_point_select",
@@ -78,6 +82,7 @@ def sysbench(server: MariaDBServer, command: str, threads: int = 1) -> tuple[str
         f"--threads={threads}",
         f"--time={DURATION_S}",
         "--report-interval=0",
+        *(["--db-ps-mode=disable"] if text_protocol else []),
         command,
     ]
     before = children_cpu()
@@ -331,6 +336,16 @@ def compare_point_reads(
         output, sb_cpu = sysbench(server, "run", threads)
         sb_rate, sb_ops = sysbench_qps(output)
         rows = [Row("sysbench oltp_point_select", sb_rate, sb_cpu / sb_ops * 1e6)]
+        output, text_cpu = sysbench(server, "run", threads, text_protocol=True)
+        text_rate, text_ops = sysbench_qps(output)
+        rows.append(
+            Row(
+                "sysbench, text protocol",
+                text_rate,
+                text_cpu / text_ops * 1e6,
+                "--db-ps-mode=disable",
+            )
+        )
         for driver in DRIVERS:
             label = f"runner, {driver}" + (" (default)" if driver == "mysqlclient" else "")
             result = runner(server, host, f"reads{threads}-{driver}", phase, threads, driver=driver)
