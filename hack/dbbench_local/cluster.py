@@ -201,7 +201,7 @@ class LocalCluster:
         started.append(
             processes.start_detached(
                 "local-path-provisioner",
-                [tool("local-path-provisioner"), "start",
+                [tool("local-path-provisioner"), "start", f"--kubeconfig={self.kubeconfig}",
                  f"--config={conf / 'local-path.json'}",
                  f"--namespace={node.LOCAL_PATH_NAMESPACE}",
                  f"--helper-image={node.HELPER_IMAGE}",
@@ -247,6 +247,8 @@ class LocalCluster:
             subprocess.run(
                 [tool("kube-proxy"), "--cleanup"], capture_output=True, check=False, timeout=60
             )
+        if "kubelet" in {p.name for p in processes.load(self.pid_file)}:
+            hostnet.remove_kubelet_chains()
         _kill_orphan_shims(self.paths.containerd_socket)
         hostnet.remove_pod_netns()
         hostnet.unmount_all(self.paths.var, self.paths.run)

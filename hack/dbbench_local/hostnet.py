@@ -75,3 +75,17 @@ def remove_pod_netns() -> None:
         _run("umount", str(ns), check=False)
         with contextlib.suppress(OSError):
             ns.unlink()
+
+
+KUBELET_CHAINS = ("KUBE-FIREWALL", "KUBE-KUBELET-CANARY", "KUBE-IPTABLES-HINT")
+
+
+def remove_kubelet_chains() -> None:
+    """The iptables chains the kubelet adds (kube-proxy --cleanup leaves them)."""
+    for binary in ("iptables", "ip6tables"):
+        for table in ("filter", "nat", "mangle"):
+            for hook in ("INPUT", "OUTPUT"):
+                _run(binary, "-t", table, "-D", hook, "-j", "KUBE-FIREWALL", check=False)
+            for chain in KUBELET_CHAINS:
+                _run(binary, "-t", table, "-F", chain, check=False)
+                _run(binary, "-t", table, "-X", chain, check=False)

@@ -15,6 +15,7 @@ from dbbench_operator.planning import Step
 from dbbench_operator.runner_jobs import step_dir
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.summaries import phase_result
+from dbbench_operator.table_state import TableState, table_state
 
 RUN_SUMMARY = "summary.json"
 
@@ -24,6 +25,19 @@ def collect_step(
 ) -> dict[str, Any]:
     """Merge the step's pods (idempotent); the merged summary."""
     return results_client.merge_step(settings, run, step_dir(step), spec.runner.pods)
+
+
+def table_before(
+    settings: OperatorSettings, run: RunRef, spec: BenchmarkRunSpec, steps: Sequence[Step],
+    step: Step,
+) -> TableState | None:  # fmt: skip
+    """What the target's earlier steps wrote, from their merged summaries on the claim."""
+    earlier = [s for s in steps if s.target == step.target and s.index < step.index]
+    merged = {
+        s.index: results_client.get_json(settings, run, f"{step_dir(s)}/summary.json")
+        for s in earlier
+    }
+    return table_state(steps, step, merged, spec.dataset.records)
 
 
 def build_run_summary(

@@ -116,7 +116,8 @@ def _start(ctx: Context, step: Step, here: str, base: Advance) -> Advance:
         backoff_limit=settings.runner_backoff_limit,
         deadline_seconds=ctx.deadline_seconds,
     )
-    running.start(run, spec, step, target_access(run, spec, index), job_settings)
+    table = collecting.table_before(settings, run, spec, ctx.steps, step)
+    running.start(run, spec, step, target_access(run, spec, index), job_settings, table=table)
     return _with(base, stage=Stage.RUNNING, reason="StepStarted", message=f"{here}: started")
 
 
@@ -155,7 +156,13 @@ def _progress_message(here: str, progress: dict[str, Any] | None) -> str:
         return f"{here}: running"
     percent = progress.get("percent")
     done = f", {percent:.0f}%" if percent is not None else ""
+    records = progress.get("records") or 0
+    written = (
+        f", {records:,} records, {progress.get('recordsPerSecond') or 0:,.0f} records/s"
+        if records
+        else ""
+    )
     return (
-        f"{here}: {progress['operations']:,} ops, {progress['rate']:,.0f} ops/s, "
+        f"{here}: {progress['operations']:,} ops, {progress['rate']:,.0f} ops/s{written}, "
         f"{progress['errors']} errors{done}"
     )

@@ -246,6 +246,7 @@ def _recorded(
             now,
         ),
         ops_per_second=(moved.step_progress or {}).get("rate"),
+        records_per_second=(moved.step_progress or {}).get("recordsPerSecond"),
         cold_mark=moved.cold_mark,
     )
     return {**extra, "targets": targets, "progress": progress}, events
@@ -271,7 +272,7 @@ def _conclude(
         **(extra or {}),
     }  # fmt: skip
     progress = dict(status.get("progress") or p.raw_status.get("progress") or {})
-    progress.update(stage=None, eta=None, opsPerSecond=None)
+    progress.update(stage=None, eta=None, opsPerSecond=None, recordsPerSecond=None)
     if decision.phase is RunPhase.SUCCEEDED:
         progress["percent"] = 100
     status["progress"] = progress

@@ -48,6 +48,7 @@ def progress_block(
     stage: str | None,
     run_progress: RunProgress,
     ops_per_second: float | None,
+    records_per_second: float | None,
     cold_mark: tuple[int, tuple[str, ...]] | None,
 ) -> dict[str, Any]:
     block: dict[str, Any] = {
@@ -57,6 +58,8 @@ def progress_block(
         # merge-patch semantics: None removes a key that no longer applies
         "eta": stamp(run_progress.eta) if run_progress.eta else None,
         "opsPerSecond": round(ops_per_second, 1) if ops_per_second is not None else None,
+        # only while the step writes records (a reading step removes it)
+        "recordsPerSecond": round(records_per_second, 1) if records_per_second else None,
         "stage": stage,
     }
     if current is not None:

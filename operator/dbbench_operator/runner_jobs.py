@@ -18,6 +18,7 @@ from dbbench_operator.credentials import RESULTS_TOKEN_KEY
 from dbbench_operator.model import BenchmarkRunSpec, Phase, Target
 from dbbench_operator.naming import RunRef, adopt, child_name, credentials_secret_name, run_labels
 from dbbench_operator.planning import Step
+from dbbench_operator.table_state import TableState
 from dbbench_operator.tokens import results_prefix
 from dbbench_operator.topology.request import SECRET_PASSWORD_KEY
 
@@ -113,21 +114,30 @@ def build_target(target: Target, access: TargetAccess) -> dict[str, Any]:
     return out
 
 
-def build_step_config(spec: BenchmarkRunSpec, step: Step, access: TargetAccess) -> dict[str, Any]:
-    """The step file every pod of the step's Job reads (pod index from the Job)."""
+def build_step_config(
+    spec: BenchmarkRunSpec, step: Step, access: TargetAccess, table: TableState | None = None
+) -> dict[str, Any]:
+    """The step file every pod of the step's Job reads (pod index from the Job).
+
+    `table`: what the target's earlier steps wrote (where new record numbers
+    start, how many records are there before the step); None for a first step.
+    """
     target = next(t for t in spec.targets if t.name == step.target)
     phase = next(p for p in spec.phases if p.name == step.phase)
     records = spec.dataset.records
     if phase.type == "insert" and phase.operations is not None:
         records = phase.operations  # an insert phase loads `operations` records
+    dataset: dict[str, Any] = {
+        "shape": spec.dataset.shape,
+        "records": records,
+        "recordSize": spec.dataset.record_size,
+        "seed": spec.dataset.seed,
+    }
+    if table is not None:
+        dataset.update(table.step_fields(step, spec.dataset.records))
     config: dict[str, Any] = {
         "target": build_target(target, access),
-        "dataset": {
-            "shape": spec.dataset.shape,
-            "records": records,
-            "recordSize": spec.dataset.record_size,
-            "seed": spec.dataset.seed,
-        },
+        "dataset": dataset,
         "phase": build_phase(spec, target, phase),
         "pod": {"count": spec.runner.pods},
         "threads": phase.threads or spec.runner.threads,

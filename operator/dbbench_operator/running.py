@@ -20,6 +20,7 @@ from dbbench_operator.runner_jobs import (
     job_name,
 )
 from dbbench_operator.summaries import JobState, job_state
+from dbbench_operator.table_state import TableState
 from dbbench_operator.topology import naming as topology_naming
 
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
@@ -50,10 +51,16 @@ def find_job(run: RunRef, step: Step) -> dict[str, Any] | None:
 
 
 def start(
-    run: RunRef, spec: BenchmarkRunSpec, step: Step, access: TargetAccess, settings: JobSettings
+    run: RunRef,
+    spec: BenchmarkRunSpec,
+    step: Step,
+    access: TargetAccess,
+    settings: JobSettings,
+    *,
+    table: TableState | None = None,
 ) -> None:
     """The step file, then the Job (created once: a running Job is never rewritten)."""
-    kube.apply(build_step_configmap(run, step, build_step_config(spec, step, access)))
+    kube.apply(build_step_configmap(run, step, build_step_config(spec, step, access, table)))
     index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
     marks = pod_marks(database_pods(run, spec, index))
     kube.create_if_absent(build_runner_job(run, spec, step, access, settings, database_pods=marks))

@@ -17,7 +17,7 @@ from dbbench_operator.planning import Step
 # repeated phases give way (counted in status.resultsOmitted; all are in files).
 MAX_STATUS_RESULTS = 160
 LATENCY_KEYS = ("p50", "p95", "p99", "p999", "max")
-STORAGE_KEYS = ("dataBytes", "indexBytes", "storageBytes")
+STORAGE_KEYS = ("dataBytes", "indexBytes", "storageBytes", "records")
 
 
 def _round(value: Any, digits: int) -> float:
@@ -46,7 +46,12 @@ def phase_result(step: Step, merged: Mapping[str, Any]) -> dict[str, Any]:
         result["latencyMs"] = {k: _round(latency.get(k), 3) for k in LATENCY_KEYS}
     storage = merged.get("storage") or {}
     if storage:
-        result["storage"] = {k: int(storage[k]) for k in STORAGE_KEYS if storage.get(k) is not None}
+        usage: dict[str, Any] = {
+            k: int(storage[k]) for k in STORAGE_KEYS if storage.get(k) is not None
+        }
+        if storage.get("bytesPerRecord") is not None:
+            usage["bytesPerRecord"] = _round(storage["bytesPerRecord"], 1)
+        result["storage"] = usage
     if merged.get("clientBound") is not None:  # runners before client accounting lack it
         result["clientBound"] = bool(merged["clientBound"])
         result["clientUtilization"] = _round(merged.get("clientUtilization"), 3)

@@ -51,7 +51,7 @@ def merge_step(step: Path, pods: int) -> dict[str, Any]:
 
 
 def step_progress(step: Path, pods: int) -> dict[str, Any]:
-    """The pods' latest progress added up (operations, errors, rate), slowest ETA."""
+    """The pods' latest progress added up (operations, records, errors, rates), slowest ETA."""
     reports: dict[int, dict[str, Any]] = {}
     for i in range(pods):
         path = pod_dir(step, i) / PROGRESS
@@ -69,6 +69,8 @@ def step_progress(step: Path, pods: int) -> dict[str, Any]:
         "operations": sum(int(r.get("operations", 0)) for r in reports.values()),
         "errors": sum(int(r.get("errors", 0)) for r in reports.values()),
         "rate": sum(float(r.get("rate", 0.0)) for r in reports.values()),
+        "records": sum(int(r.get("records", 0)) for r in reports.values()),
+        "recordsPerSecond": sum(float(r.get("records_per_second", 0.0)) for r in reports.values()),
         # Pods share the work evenly, so the step's percent is their mean;
         # pods that have not reported yet count as 0.
         "percent": (sum(known) / pods) if known else None,

@@ -1,6 +1,9 @@
 """python -m dbbench_runner run --config step.yaml --out DIR | merge --out DIR IN_DIR...
 | job --config step.yaml --out DIR   (a pod of a Kubernetes Job; see dbbench_runner.job)
 
+--debug (or DBBENCH_DEBUG=1) also shows third-party libraries' log lines
+(the database connectors'); without it they show warnings and errors only.
+
 Exit codes: 0 ok, 2 invalid config, 3 error rate above maxErrorRate,
 4 database unreachable, 5 a worker crashed, 6 results upload failed (job).
 """
@@ -8,36 +11,40 @@ Exit codes: 0 ok, 2 invalid config, 3 error rate above maxErrorRate,
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from pathlib import Path
 
 from dbbench_runner.config import ConfigError, load_config
 from dbbench_runner.drivers import DatabaseUnreachableError
+from dbbench_runner.logs import DEBUG_ENV, configure_logging
 from dbbench_runner.merge import merge
 from dbbench_runner.running import EXIT_CONFIG, EXIT_UNREACHABLE, RunFailedError, run_step
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dbbench_runner", description=__doc__)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--debug", action="store_true", help=f"log every library's lines too (or {DEBUG_ENV}=1)"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="run one step against one target")
+    run = commands.add_parser("run", help="run one step against one target", parents=[common])
     run.add_argument("--config", type=Path, required=True)
     run.add_argument("--out", type=Path, required=True)
-    job = commands.add_parser("job", help="run one step as a pod of a Kubernetes Job")
+    job = commands.add_parser(
+        "job", help="run one step as a pod of a Kubernetes Job", parents=[common]
+    )
     job.add_argument("--config", type=Path, required=True)
     job.add_argument("--out", type=Path, required=True)
-    combine = commands.add_parser("merge", help="merge pods' result directories")
+    combine = commands.add_parser("merge", help="merge pods' result directories", parents=[common])
     combine.add_argument("--out", type=Path, required=True)
     combine.add_argument("inputs", type=Path, nargs="+")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
     args = _parser().parse_args(argv)
+    configure_logging(debug=args.debug)
     if args.command == "job":
         from dbbench_runner.job import run_job  # noqa: PLC0415 - only pods in a Job need it
 

@@ -133,9 +133,17 @@ def parse_mysql_uri(uri: str) -> dict[str, object]:
 
 class Dataset(_Model):
     shape: Shape
+    # insert: the records this phase loads; other phases: the loaded set keys are drawn from.
     records: int = Field(ge=1)
     record_size: int = Field(default=1024, ge=128, le=1_048_576)
     seed: int = 42
+    # Records the table holds before this phase (storage samples add what the
+    # phase writes to it). Unset: 0 for insert phases, `records` otherwise.
+    records_before: int | None = Field(default=None, ge=0)
+    # Number of the first record this phase inserts: after the highest number
+    # any earlier phase wrote, so client-numbered keys never collide. Unset: 1
+    # for insert phases, records + 1 otherwise.
+    first_record: int | None = Field(default=None, ge=1)
 
 
 class Mix(_Model):
@@ -246,6 +254,12 @@ class StepConfig(_Model):
             raise ValueError("phase.queries: the query workload needs dataset.shape indexed4")
         if self.processes is not None and self.processes > self.threads:
             raise ValueError("processes: must not exceed threads")
+        first = self.dataset.first_record
+        if self.phase.type == "mix" and first is not None and first <= self.dataset.records:
+            raise ValueError(
+                f"dataset.firstRecord: {first} would overwrite the loaded records 1.."
+                f"{self.dataset.records}; use {self.dataset.records + 1} or more"
+            )
         keys = self.phase.keys
         if keys is not None and keys > self.dataset.records:
             raise ValueError("phase.keys: must not exceed dataset.records (keys are distinct)")
@@ -257,6 +271,20 @@ class StepConfig(_Model):
         if self.processes is not None:
             return self.processes
         return max(1, min(self.threads, math.ceil(cpu_budget)))
+
+    @property
+    def first_new_record(self) -> int:
+        """The number of the first record this phase inserts."""
+        if self.dataset.first_record is not None:
+            return self.dataset.first_record
+        return 1 if self.phase.type == "insert" else self.dataset.records + 1
+
+    @property
+    def records_before(self) -> int:
+        """Records in the table before this phase (the base of storage samples' count)."""
+        if self.dataset.records_before is not None:
+            return self.dataset.records_before
+        return 0 if self.phase.type == "insert" else self.dataset.records
 
     @property
     def workers_total(self) -> int:

@@ -2,8 +2,9 @@
 
 Worker w of W (W = pods x threads, w = pod.index x threads + thread) owns the
 contiguous slice split(total, W, w): slices never overlap and together cover
-1..total exactly. New records inserted by a mix phase are numbered past the
-loaded set with stride W, so concurrent inserters never collide.
+1..total exactly (shifted to start at firstRecord). New records inserted by a
+mix phase are numbered from firstRecord (past the loaded set and every earlier
+phase's inserts) with stride W, so concurrent inserters never collide.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ def worker_index(pod_index: int, threads: int, thread: int) -> int:
     return pod_index * threads + thread
 
 
-def new_record_number(loaded: int, workers: int, worker: int, sequence: int) -> int:
-    """The sequence-th (0-based) record a worker inserts after the loaded set."""
-    return loaded + 1 + worker + sequence * workers
+def new_record_number(after: int, workers: int, worker: int, sequence: int) -> int:
+    """The sequence-th (0-based) record a worker inserts after record number `after`."""
+    return after + 1 + worker + sequence * workers
 
 
 class Permutation:

@@ -10,6 +10,8 @@ from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator
 from dbbench_runner.drivers import Driver
 from dbbench_runner.measurement import Measurements
+from dbbench_runner.operations import Insert
+from dbbench_runner.series import series_unit
 from dbbench_runner.timing import TimedDriver
 from dbbench_runner.workloads import operation_budget, operations_for
 
@@ -31,13 +33,16 @@ class PhaseClock:
 @dataclass
 class Progress:
     operations: int = 0
+    records: int = 0  # measured, for records/s
+    written: int = 0  # warm-up included, for storage samples
     errors: int = 0
     p99_ms: float = 0.0
     finished: bool = False
 
 
 def checkpoint_granularity(config: StepConfig) -> int:
-    """Operations per checkpoint: fine enough for reportEvery windows over all workers."""
+    """Series units (records or operations) per checkpoint: fine enough for
+    reportEvery windows over all workers."""
     return max(1, config.phase.report_every // (4 * config.workers_total))
 
 
@@ -51,7 +56,10 @@ def run_connection(
     stopped: Callable[[], bool],
     progress: Progress,
 ) -> Measurements:
-    measurements = Measurements(checkpoint_every=checkpoint_granularity(config))
+    measurements = Measurements(
+        checkpoint_every=checkpoint_granularity(config),
+        series_unit=series_unit(config.phase.type),
+    )
     timed = TimedDriver(driver, measurements, clock.epoch_offset)
     budget = operation_budget(config, worker)
     rate = config.phase.target_rate
@@ -76,8 +84,10 @@ def run_connection(
             if intended > now:
                 time.sleep(intended - now)
         measuring = (now if intended is None else intended) >= clock.measure_from
-        timed.execute(operation, intended, measuring)
+        status = timed.execute(operation, intended, measuring)
         measured += measuring
+        if isinstance(operation, Insert):
+            measurements.inserted(operation.last_number, status.rows)
         if now >= next_publish:
             _publish(progress, measurements)
             next_publish = now + PUBLISH_EVERY_S
@@ -90,5 +100,7 @@ def run_connection(
 def _publish(progress: Progress, measurements: Measurements) -> None:
     # Written by this thread only; readers see whole ints (the GIL).
     progress.operations = measurements.operations
+    progress.records = measurements.records["insert"]
+    progress.written = measurements.written_records
     progress.errors = measurements.error_count
     progress.p99_ms = measurements.p99_ms()

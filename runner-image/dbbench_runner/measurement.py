@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from dbbench_runner.histogram import HIGHEST_US, LOWEST_US, LatencyHistogram
 from dbbench_runner.operations import Status
+from dbbench_runner.series import Mark, SeriesUnit
 
 __all__ = ["HIGHEST_US", "LOWEST_US", "LatencyHistogram"]
 PERCENTILES = {"p50": 50.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
@@ -35,25 +36,47 @@ def latency_ms(histogram: LatencyHistogram) -> dict[str, float]:
 
 
 class Checkpoints:
-    """(epoch, operations) marks in two flat arrays: 16 bytes a mark, not ~100 as tuples."""
+    """Marks (epoch, operations, records, latency sum us) in flat arrays: 32 bytes a
+    mark, not ~150 as tuples. See dbbench_runner.series for what they become."""
 
-    def __init__(self, pairs: list[tuple[float, int]] | None = None) -> None:
+    def __init__(self, marks: list[Mark] | None = None) -> None:
         self.times = array("d")
         self.counts = array("q")
-        for epoch, count in pairs or ():
-            self.append(epoch, count)
+        self.records = array("q")
+        self.latency_us = array("q")
+        for mark in marks or ():
+            self.append(*mark)
 
-    def append(self, epoch: float, count: int) -> None:
+    def append(self, epoch: float, count: int, records: int, latency_us: int) -> None:
         self.times.append(epoch)
         self.counts.append(count)
+        self.records.append(records)
+        self.latency_us.append(latency_us)
 
     def extend(self, other: Checkpoints) -> None:
         self.times.extend(other.times)
         self.counts.extend(other.counts)
+        self.records.extend(other.records)
+        self.latency_us.extend(other.latency_us)
 
-    def pairs(self) -> list[tuple[float, int]]:
+    def marks(self) -> list[Mark]:
         """All marks ordered by time."""
-        return sorted(zip(self.times, self.counts, strict=True))
+        return sorted(zip(self.times, self.counts, self.records, self.latency_us, strict=True))
+
+    def to_bytes(self) -> tuple[bytes, bytes, bytes, bytes]:
+        return (
+            self.times.tobytes(),
+            self.counts.tobytes(),
+            self.records.tobytes(),
+            self.latency_us.tobytes(),
+        )
+
+    def from_bytes(self, packed: tuple[bytes, ...]) -> None:
+        times, counts, records, latency_us = packed
+        self.times.frombytes(times)
+        self.counts.frombytes(counts)
+        self.records.frombytes(records)
+        self.latency_us.frombytes(latency_us)
 
     def __len__(self) -> int:
         return len(self.times)
@@ -73,8 +96,10 @@ class SecondBucket:
 
 @dataclass
 class Measurements:
-    # Checkpoint granularity: one (time, count) pair every this many operations.
+    # Checkpoint granularity: a mark every this many units of the series (records
+    # for insert phases, operations otherwise; see dbbench_runner.series).
     checkpoint_every: int = 1000
+    series_unit: SeriesUnit = "operations"
     histograms: dict[str, LatencyHistogram] = field(default_factory=dict)
     errors: Counter[str] = field(default_factory=Counter)  # "op:ErrorType(code)" -> count
     records: Counter[str] = field(default_factory=Counter)  # rows written/returned per op
@@ -82,7 +107,14 @@ class Measurements:
     checkpoints: Checkpoints = field(default_factory=Checkpoints)
     warmup_operations: int = 0
     warmup_records: int = 0
+    # The highest record number inserted (warm-up included): the next phase's
+    # inserts must start after it (client-numbered keys would collide).
+    last_record: int = 0
+    # Records inserted, warm-up included: what the table gained (storage samples).
+    written_records: int = 0
     _since_checkpoint: int = 0
+    _since_records: int = 0
+    _since_latency_us: int = 0
     _second: int = -1
     _current: dict[str, SecondBucket] = field(default_factory=dict)
 
@@ -107,9 +139,18 @@ class Measurements:
             self.errors[f"{kind}:{status.error}"] += 1
             bucket.errors += 1
         self._since_checkpoint += 1
-        if self._since_checkpoint >= self.checkpoint_every:
-            self.checkpoints.append(epoch, self._since_checkpoint)
-            self._since_checkpoint = 0
+        self._since_latency_us += latency_us
+        if kind == "insert":
+            self._since_records += status.rows
+        due = self._since_records if self.series_unit == "records" else self._since_checkpoint
+        if due >= self.checkpoint_every:
+            self._mark(epoch)
+
+    def _mark(self, epoch: float) -> None:
+        self.checkpoints.append(
+            epoch, self._since_checkpoint, self._since_records, self._since_latency_us
+        )
+        self._since_checkpoint = self._since_records = self._since_latency_us = 0
 
     def record_warmup(self, rows: int) -> None:
         self.warmup_operations += 1
@@ -118,8 +159,12 @@ class Measurements:
     def flush(self, epoch: float) -> None:
         """Close the last partial checkpoint (call once the loop ends)."""
         if self._since_checkpoint:
-            self.checkpoints.append(epoch, self._since_checkpoint)
-            self._since_checkpoint = 0
+            self._mark(epoch)
+
+    def inserted(self, last_number: int, rows: int) -> None:
+        """An insert was attempted up to record `last_number`; `rows` were written."""
+        self.last_record = max(self.last_record, last_number)
+        self.written_records += rows
 
     @property
     def operations(self) -> int:
@@ -150,11 +195,14 @@ class Measurements:
         self.checkpoints.extend(other.checkpoints)
         self.warmup_operations += other.warmup_operations
         self.warmup_records += other.warmup_records
+        self.last_record = max(self.last_record, other.last_record)
+        self.written_records += other.written_records
 
     def to_wire(self) -> dict[str, object]:
         """A picklable, compact form for sending between processes."""
         return {
             "checkpoint_every": self.checkpoint_every,
+            "series_unit": self.series_unit,
             "histograms": {k: (h.to_pairs(), h.max_value) for k, h in self.histograms.items()},
             "errors": dict(self.errors),
             "records": dict(self.records),
@@ -162,13 +210,18 @@ class Measurements:
                 (s, k, b.operations, b.errors, b.latency_sum_us)
                 for (s, k), b in self.seconds.items()
             ],
-            "checkpoints": (self.checkpoints.times.tobytes(), self.checkpoints.counts.tobytes()),
+            "checkpoints": self.checkpoints.to_bytes(),
             "warmup": (self.warmup_operations, self.warmup_records),
+            "last_record": self.last_record,
+            "written_records": self.written_records,
         }
 
     @classmethod
     def from_wire(cls, wire: dict[str, object]) -> Measurements:
         measurements = cls(checkpoint_every=int(wire["checkpoint_every"]))  # type: ignore[call-overload]
+        measurements.series_unit = "records" if wire["series_unit"] == "records" else "operations"
+        measurements.last_record = int(wire["last_record"])  # type: ignore[call-overload]
+        measurements.written_records = int(wire["written_records"])  # type: ignore[call-overload]
         histograms = wire["histograms"]
         assert isinstance(histograms, dict)
         for kind, (pairs, max_value) in histograms.items():
@@ -184,42 +237,8 @@ class Measurements:
             measurements.seconds[(second, kind)] = SecondBucket(ops, errors, latency)
         packed = wire["checkpoints"]
         assert isinstance(packed, tuple)
-        times, counts = packed
-        assert isinstance(times, bytes)
-        assert isinstance(counts, bytes)
-        measurements.checkpoints.times.frombytes(times)
-        measurements.checkpoints.counts.frombytes(counts)
+        measurements.checkpoints.from_bytes(packed)
         warmup = wire["warmup"]
         assert isinstance(warmup, tuple | list)
         measurements.warmup_operations, measurements.warmup_records = int(warmup[0]), int(warmup[1])
         return measurements
-
-
-def stability_series(
-    checkpoints: list[tuple[float, int]], every: int, start: float
-) -> list[tuple[int, float, float, float]]:
-    """Rows (operations so far, epoch at the window's end, window seconds, ops/s).
-
-    Checkpoints from all connections are ordered by time and accumulated; a
-    window ends where the running total crosses a multiple of `every`, the
-    crossing time interpolated between the two marks around it. With one
-    connection and `every` a multiple of the checkpoint size this is exact;
-    with W connections the running total lags by about half a checkpoint per
-    connection, a constant that cancels out of window lengths.
-    """
-    rows: list[tuple[int, float, float, float]] = []
-    total = 0
-    boundary = every
-    window_start = start
-    previous_epoch = start
-    for epoch, count in sorted(checkpoints):
-        before = total
-        total += count
-        while total >= boundary:
-            crossed = previous_epoch + (epoch - previous_epoch) * (boundary - before) / count
-            seconds = max(crossed - window_start, 1e-9)
-            rows.append((boundary, crossed, seconds, every / seconds))
-            window_start = crossed
-            boundary += every
-        previous_epoch = epoch
-    return rows

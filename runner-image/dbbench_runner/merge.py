@@ -1,4 +1,9 @@
-"""Combine N pods' result directories exactly: histograms added, counts summed."""
+"""Combine N pods' result directories exactly: histograms added, counts summed.
+
+The stability series is re-windowed from all pods' checkpoint marks together
+(the same windows one pod would have drawn from the same marks), and each
+storage sample counts the records every pod had written by its time.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,6 @@ import json
 from pathlib import Path
 
 from dbbench_runner.client_usage import pods_from_summary
-from dbbench_runner.drivers.base import StorageSample
 from dbbench_runner.measurement import Measurements
 from dbbench_runner.results import (
     ENVIRONMENT,
@@ -16,19 +20,23 @@ from dbbench_runner.results import (
     read_storage,
     write_results,
 )
+from dbbench_runner.series import SeriesUnit
+from dbbench_runner.storage import merged_rows
 
 
 def merge(out: Path, inputs: list[Path]) -> dict[str, object]:
     if not inputs:
         raise ValueError("merge needs at least one result directory")
     summaries = [json.loads((d / SUMMARY).read_text()) for d in inputs]
-    total = Measurements(checkpoint_every=1)
-    storage: list[tuple[float, StorageSample]] = []
-    for directory in inputs:
-        total.add(read_measurements(directory))
-        storage.extend(read_storage(directory))
-    storage.sort(key=lambda sample: sample[0])
     first = summaries[0]
+    unit: SeriesUnit = "records" if first["seriesUnit"] == "records" else "operations"
+    total = Measurements(checkpoint_every=1, series_unit=unit)
+    pods = []
+    for directory in inputs:
+        measured = read_measurements(directory)
+        total.add(measured)
+        pods.append((read_storage(directory), measured.checkpoints.marks()))
+    storage = merged_rows(pods)
     meta = RunMeta(
         target=first["target"],
         engine=first["engine"],
@@ -42,6 +50,7 @@ def merge(out: Path, inputs: list[Path]) -> dict[str, object]:
         report_every=int(first["reportEvery"]),
         max_error_rate=float(first["maxErrorRate"]),
         server_version=first["serverVersion"],
+        series_unit=unit,
         stopped=any(s["status"] == "stopped" for s in summaries),
     )
     environments = [json.loads((d / ENVIRONMENT).read_text()) for d in inputs]

@@ -16,6 +16,8 @@ from dbbench_runner.datasets.base import Record
 @dataclass(slots=True)
 class Insert:
     records: tuple[Record, ...]
+    # The highest record number in the batch (what the next phase starts after).
+    last_number: int = 0
     kind: str = "insert"
 
 

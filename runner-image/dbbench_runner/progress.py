@@ -11,6 +11,8 @@ class ProgressReport:
     operations: int
     errors: int
     rate: float
+    records: int  # written and measured (insert and mix phases)
+    records_per_second: float
     p99_ms: float
     percent: float | None
     eta_seconds: float | None
@@ -19,8 +21,13 @@ class ProgressReport:
     def line(self) -> str:
         percent = "  ?  " if self.percent is None else f"{self.percent:5.1f}%"
         eta = "?" if self.eta_seconds is None else f"{self.eta_seconds:.0f}s"
+        records = (
+            f"{self.records} records  {self.records_per_second:,.0f} records/s  "
+            if self.records
+            else ""
+        )
         return (
-            f"[{self.phase}] {self.operations} ops  {self.rate:,.0f} ops/s  "
+            f"[{self.phase}] {self.operations} ops  {self.rate:,.0f} ops/s  {records}"
             f"p99 {self.p99_ms:.2f} ms  {percent}  ETA {eta}  errors {self.errors}"
         )
 
@@ -43,6 +50,7 @@ def report(
     phase: str,
     *,
     operations: int,
+    records: int,
     errors: int,
     p99_ms: float,
     elapsed: float,
@@ -51,6 +59,7 @@ def report(
 ) -> ProgressReport:
     """Percent and ETA from operations when bounded by count, else from time."""
     rate = operations / elapsed if elapsed > 0 else 0.0
+    records_rate = records / elapsed if elapsed > 0 else 0.0
     percent: float | None = None
     eta: float | None = None
     if expected:
@@ -59,4 +68,6 @@ def report(
     elif duration:
         percent = min(100.0, 100.0 * elapsed / duration)
         eta = max(0.0, duration - elapsed)
-    return ProgressReport(phase, operations, errors, rate, p99_ms, percent, eta, elapsed)
+    return ProgressReport(
+        phase, operations, errors, rate, records, records_rate, p99_ms, percent, eta, elapsed
+    )

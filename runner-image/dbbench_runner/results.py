@@ -3,10 +3,11 @@
 summary.json             totals, per-type latency (ms), errors by type, status
 environment.json         versions, settings in force, data-to-memory ratio, pod, node
 histograms/<op>.hlog     HDR histogram log (hdrh encoding), microseconds
-checkpoints.csv          raw (epoch, operations) marks: what merge re-windows
-series-ops.csv           per reportEvery operations: rate over each window (stability)
+checkpoints.csv          raw (epoch, operations, records, latency) marks: what merge re-windows
+series-ops.csv           per reportEvery records (insert) or operations: rates and mean
+                         latency over each window (stability; see dbbench_runner.series)
 series-seconds.csv       per wall-clock second and operation type
-storage.csv              storage samples taken during the run
+storage.csv              storage samples with the exact record count (dbbench_runner.storage)
 """
 
 from __future__ import annotations
@@ -23,15 +24,11 @@ from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogWriter
 
 from dbbench_runner.client_usage import PodUsage, summary_fields
-from dbbench_runner.drivers.base import StorageSample
 from dbbench_runner.histogram import LatencyHistogram
-from dbbench_runner.measurement import (
-    Checkpoints,
-    Measurements,
-    SecondBucket,
-    latency_ms,
-    stability_series,
-)
+from dbbench_runner.measurement import Checkpoints, Measurements, SecondBucket, latency_ms
+from dbbench_runner.series import SeriesUnit, Window, stability_series
+from dbbench_runner.storage import HEADER as STORAGE_HEADER
+from dbbench_runner.storage import StorageRow, csv_rows, parse_rows, summary_block
 
 SUMMARY = "summary.json"
 ENVIRONMENT = "environment.json"
@@ -57,6 +54,7 @@ class RunMeta:
     report_every: int
     max_error_rate: float
     server_version: str
+    series_unit: SeriesUnit
     stopped: bool = False
 
 
@@ -80,10 +78,30 @@ def _csv(header: list[str], rows: list[list[object]]) -> str:
     return buffer.getvalue()
 
 
+def _count(value: float) -> str:
+    """A cumulative count for the series file: whole when it is (a window boundary)."""
+    return f"{value:.0f}" if abs(value - round(value)) < 1e-6 else f"{value:.3f}"
+
+
+def _series_rows(series: list[Window]) -> list[list[object]]:
+    return [
+        [
+            _count(w.operations),
+            _count(w.records),
+            f"{w.epoch:.6f}",
+            f"{w.seconds:.6f}",
+            f"{w.ops_per_second:.3f}",
+            f"{w.records_per_second:.3f}",
+            f"{w.mean_latency_ms:.4f}",
+        ]
+        for w in series
+    ]
+
+
 def summarize(
     meta: RunMeta,
     m: Measurements,
-    storage: list[tuple[float, StorageSample]],
+    storage: list[StorageRow],
     client: list[PodUsage] | None = None,
 ) -> dict[str, object]:
     duration = max(meta.ended - meta.started, 1e-9)
@@ -96,14 +114,16 @@ def summarize(
     for kind, histogram in sorted(m.histograms.items()):
         total.add(histogram)
         count = histogram.get_total_count()
-        by_type[kind] = {
+        entry: dict[str, object] = {
             "operations": count,
             "errors": sum(n for k, n in m.errors.items() if k.split(":", 1)[0] == kind),
             "rows": m.records[kind],
             "throughput": count / duration,
             "latencyMs": latency_ms(histogram),
         }
-    last = storage[-1][1] if storage else None
+        if kind == "insert":
+            entry["recordsPerSecond"] = m.records[kind] / duration
+        by_type[kind] = entry
     return {
         "target": meta.target,
         "engine": meta.engine,
@@ -127,6 +147,9 @@ def summarize(
         "errorRate": error_rate,
         "maxErrorRate": meta.max_error_rate,
         "records": m.records["insert"],
+        "recordsPerSecond": m.records["insert"] / duration,
+        "recordsWritten": m.written_records,
+        "lastRecordNumber": m.last_record,
         "throughput": operations / duration,
         "latencyMs": latency_ms(total),
         "operationsByType": by_type,
@@ -134,14 +157,8 @@ def summarize(
         "warmupOperations": m.warmup_operations,
         "warmupRecords": m.warmup_records,
         "reportEvery": meta.report_every,
-        "storage": None
-        if last is None
-        else {
-            "dataBytes": last.data_bytes,
-            "indexBytes": last.index_bytes,
-            "storageBytes": last.storage_bytes,
-            "records": last.records,
-        },
+        "seriesUnit": meta.series_unit,
+        "storage": summary_block(storage[-1] if storage else None),
         **summary_fields(client or []),
     }
 
@@ -150,7 +167,7 @@ def write_results(
     out: Path,
     meta: RunMeta,
     m: Measurements,
-    storage: list[tuple[float, StorageSample]],
+    storage: list[StorageRow],
     environment: dict[str, object],
     *,
     client: list[PodUsage] | None = None,
@@ -165,16 +182,29 @@ def write_results(
             histogram.to_hdr(), meta.started, meta.ended, max_value_unit_ratio=1000.0
         )
         atomic_write(out / HISTOGRAMS / f"{kind}.hlog", buffer.getvalue())
-    checkpoints = m.checkpoints.pairs()
+    marks = m.checkpoints.marks()
     atomic_write(
-        out / CHECKPOINTS, _csv(["epoch", "operations"], [[f"{t:.6f}", n] for t, n in checkpoints])
+        out / CHECKPOINTS,
+        _csv(
+            ["epoch", "operations", "records", "latencyUs"],
+            # repr: the epoch reads back bit for bit, so merge re-windows exactly
+            [[repr(t), n, r, u] for t, n, r, u in marks],
+        ),
     )
-    series = stability_series(checkpoints, meta.report_every, meta.started)
+    series = stability_series(marks, meta.report_every, meta.started, meta.series_unit)
     atomic_write(
         out / SERIES_OPS,
         _csv(
-            ["operations", "epoch", "windowSeconds", "opsPerSecond"],
-            [[n, f"{t:.6f}", f"{s:.6f}", f"{r:.3f}"] for n, t, s, r in series],
+            [
+                "operations",
+                "records",
+                "epoch",
+                "windowSeconds",
+                "opsPerSecond",
+                "recordsPerSecond",
+                "meanLatencyMs",
+            ],
+            _series_rows(series),
         ),
     )
     seconds_rows: list[list[object]] = [
@@ -195,16 +225,7 @@ def write_results(
             seconds_rows,
         ),
     )
-    atomic_write(
-        out / STORAGE,
-        _csv(
-            ["epoch", "dataBytes", "indexBytes", "storageBytes", "records"],
-            [
-                [f"{t:.3f}", s.data_bytes, s.index_bytes, s.storage_bytes, s.records]
-                for t, s in storage
-            ],
-        ),
-    )
+    atomic_write(out / STORAGE, _csv(STORAGE_HEADER, csv_rows(storage)))
     atomic_write(out / ENVIRONMENT, json.dumps(environment, indent=2, sort_keys=True, default=str))
     atomic_write(out / SUMMARY, json.dumps(summary, indent=2))
     return summary
@@ -231,15 +252,20 @@ def _rows(path: Path) -> list[dict[str, str]]:
 def read_measurements(directory: Path) -> Measurements:
     """Rebuild what a pod measured from its files (for merge)."""
     summary = json.loads((directory / SUMMARY).read_text())
-    m = Measurements()
+    m = Measurements(series_unit="records" if summary["seriesUnit"] == "records" else "operations")
     m.histograms = read_histograms(directory)
     m.errors.update(summary["errorsByType"])
     for kind, values in summary["operationsByType"].items():
         m.records[kind] = int(values["rows"])
     m.warmup_operations = int(summary["warmupOperations"])
     m.warmup_records = int(summary["warmupRecords"])
+    m.written_records = int(summary["recordsWritten"])
+    m.last_record = int(summary["lastRecordNumber"])
     m.checkpoints = Checkpoints(
-        [(float(r["epoch"]), int(r["operations"])) for r in _rows(directory / CHECKPOINTS)]
+        [
+            (float(r["epoch"]), int(r["operations"]), int(r["records"]), int(r["latencyUs"]))
+            for r in _rows(directory / CHECKPOINTS)
+        ]
     )
     for row in _rows(directory / SERIES_SECONDS):
         m.seconds[(int(row["epochSecond"]), row["operation"])] = SecondBucket(
@@ -248,13 +274,5 @@ def read_measurements(directory: Path) -> Measurements:
     return m
 
 
-def read_storage(directory: Path) -> list[tuple[float, StorageSample]]:
-    return [
-        (
-            float(r["epoch"]),
-            StorageSample(
-                int(r["dataBytes"]), int(r["indexBytes"]), int(r["storageBytes"]), int(r["records"])
-            ),
-        )
-        for r in _rows(directory / STORAGE)
-    ]
+def read_storage(directory: Path) -> list[StorageRow]:
+    return parse_rows(_rows(directory / STORAGE))

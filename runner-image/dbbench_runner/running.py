@@ -19,11 +19,13 @@ from dbbench_runner.client_usage import ProcessUsage, pod_usage, process_cpu_sec
 from dbbench_runner.config import StepConfig
 from dbbench_runner.cpu_budget import cpu_budget
 from dbbench_runner.datasets import generator_for
-from dbbench_runner.drivers import DatabaseUnreachableError, Driver, StorageSample, open_driver
+from dbbench_runner.drivers import DatabaseUnreachableError, Driver, open_driver
 from dbbench_runner.keyspace import split, worker_index
 from dbbench_runner.measurement import Measurements
 from dbbench_runner.progress import report
 from dbbench_runner.results import PROGRESS, RunMeta, atomic_write, write_results
+from dbbench_runner.series import series_unit
+from dbbench_runner.storage import StorageRow
 from dbbench_runner.workers import WorkerPlan, threads_of, worker_main
 
 log = logging.getLogger(__name__)
@@ -52,7 +54,8 @@ class Watch:
     ready: set[int] = field(default_factory=set)
     done: dict[int, Measurements] = field(default_factory=dict)
     usage: dict[int, ProcessUsage] = field(default_factory=dict)
-    progress: dict[int, tuple[int, int, float]] = field(default_factory=dict)
+    # process -> (operations, errors, p99 ms, records measured, records written)
+    progress: dict[int, tuple[int, int, float, int, int]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     failed: set[int] = field(default_factory=set)
 
@@ -64,10 +67,21 @@ class Watch:
             self.failures.append(f"worker process {process}: {message[2]}")
             self.failed.add(process)
         elif kind == "progress":
-            self.progress[process] = (message[2], message[3], message[4])
+            self.progress[process] = (message[2], message[3], message[4], message[5], message[6])
         elif kind == "done":
             self.done[process] = Measurements.from_wire(message[2])
             self.usage[process] = ProcessUsage(*message[3])
+
+    def totals(self) -> list[tuple[int, int, float, int, int]]:
+        """Each process's latest figures (final ones for finished processes)."""
+        done = {
+            p: (m.operations, m.error_count, m.p99_ms(), m.records["insert"], m.written_records)
+            for p, m in self.done.items()
+        }
+        return list({**self.progress, **done}.values())
+
+    def written(self) -> int:
+        return sum(t[4] for t in self.totals())
 
 
 def expected_pod_operations(config: StepConfig) -> int | None:
@@ -93,12 +107,13 @@ def run_step(config: StepConfig, out: Path) -> int:
     try:
         control.prepare()
         info = control.server_info()
-        storage: list[tuple[float, StorageSample]] = [(time.time(), control.storage())]
+        before = config.records_before
+        storage = [StorageRow(time.time(), control.storage(), before, written=0)]
         cpus = cpu_budget()
         processes = config.worker_processes(cpus)
         noop = noop_loop(config, dataset)
         environment = env.environment(
-            config, info, storage[-1][1], processes, cpu_budget=cpus, noop_loop=noop
+            config, info, storage[-1].sample, processes, cpu_budget=cpus, noop_loop=noop
         )
         atomic_write(out / "environment.json", json.dumps(environment, indent=2, default=str))
         log.info("%s %s; client %s", info.engine, info.version, info.client)
@@ -107,8 +122,11 @@ def run_step(config: StepConfig, out: Path) -> int:
             config, control, storage, out, processes
         )
         parent_cpu = process_cpu_seconds() - parent_cpu
-        storage.append((time.time(), control.storage()))
-        environment["dataToCacheRatio"] = env.data_to_memory(storage[-1][1], info.cache_bytes)
+        # After the last write: this sample's count is exact.
+        storage.append(
+            StorageRow(time.time(), control.storage(), before, measurements.written_records)
+        )
+        environment["dataToCacheRatio"] = env.data_to_memory(storage[-1].sample, info.cache_bytes)
     finally:
         control.close()
     meta = RunMeta(
@@ -124,6 +142,7 @@ def run_step(config: StepConfig, out: Path) -> int:
         report_every=config.phase.report_every,
         max_error_rate=config.phase.max_error_rate,
         server_version=info.version,
+        series_unit=series_unit(config.phase.type),
         stopped=stopped,
     )
     client = pod_usage(
@@ -134,9 +153,11 @@ def run_step(config: StepConfig, out: Path) -> int:
         measurements.operations + measurements.warmup_operations,
     )
     summary = write_results(out, meta, measurements, storage, environment, client=[client])
+    records = f"{summary['records']} records, " if summary["records"] else ""
+    records_rate = f", {summary['recordsPerSecond']:.0f} records/s" if summary["records"] else ""
     print(
         f"[{config.phase.name}] {summary['status']}: {summary['operations']} ops, "
-        f"{summary['errors']} errors, {summary['throughput']:.0f} ops/s, "
+        f"{records}{summary['errors']} errors, {summary['throughput']:.0f} ops/s{records_rate}, "
         f"client CPU {client.utilization:.0%} of {cpus:g}",
         flush=True,
     )
@@ -156,7 +177,7 @@ def run_step(config: StepConfig, out: Path) -> int:
 def _run_workers(
     config: StepConfig,
     control: Driver,
-    storage: list[tuple[float, StorageSample]],
+    storage: list[StorageRow],
     out: Path,
     processes: int,
 ) -> tuple[Measurements, float, float, bool, list[ProcessUsage]]:
@@ -247,7 +268,7 @@ def _watch(
     watch: Watch,
     messages: Any,
     control: Driver,
-    storage: list[tuple[float, StorageSample]],
+    storage: list[StorageRow],
     out: Path,
     measure_from: float,
     children: list[Any],
@@ -266,7 +287,7 @@ def _watch(
             _progress(config, watch, out, now - measure_from, expected)
             next_progress = now + config.progress_every
         if now >= next_storage:
-            _sample(control, storage)
+            _sample(control, storage, config.records_before, watch.written())
             next_storage = now + config.storage_every
     _progress(config, watch, out, time.monotonic() - measure_from, expected)
 
@@ -285,10 +306,10 @@ def _check_children(watch: Watch, children: list[Any], stop: Any) -> None:
             stop.set()
 
 
-def _sample(control: Driver, storage: list[tuple[float, StorageSample]]) -> None:
+def _sample(control: Driver, storage: list[StorageRow], before: int, written: int) -> None:
     """A storage sample; a failed sample is logged, never fatal to the run."""
     try:
-        storage.append((time.time(), control.storage()))
+        storage.append(StorageRow(time.time(), control.storage(), before, written))
     except Exception as exc:  # noqa: BLE001 - any driver error; the load goes on
         log.warning("storage sample failed: %s", exc)
 
@@ -296,11 +317,11 @@ def _sample(control: Driver, storage: list[tuple[float, StorageSample]]) -> None
 def _progress(
     config: StepConfig, watch: Watch, out: Path, elapsed: float, expected: int | None
 ) -> None:
-    done = {p: (m.operations, m.error_count, m.p99_ms()) for p, m in watch.done.items()}
-    values = {**watch.progress, **done}.values()
+    values = watch.totals()
     current = report(
         config.phase.name,
         operations=sum(v[0] for v in values),
+        records=sum(v[3] for v in values),
         errors=sum(v[1] for v in values),
         p99_ms=max((v[2] for v in values), default=0.0),
         elapsed=max(elapsed, 0.0),

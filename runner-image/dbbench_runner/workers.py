@@ -2,13 +2,13 @@
 
 Several processes per pod keep the GIL from capping throughput. Messages to
 the parent go through one queue: ("ready", n), ("failed", n, text),
-("progress", n, ops, errors, p99), ("done", n, wire measurements, (cpu, wait, wall)):
-the last is the process's client usage over the phase (client_usage.py).
+("progress", n, ops, errors, p99, records, written),
+("done", n, wire measurements, (cpu, wait, wall)): the last is the process's
+client usage over the phase (client_usage.py).
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
@@ -22,8 +22,10 @@ from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import generator_for
 from dbbench_runner.drivers import Driver, open_driver
 from dbbench_runner.keyspace import worker_index
+from dbbench_runner.logs import configure_logging
 from dbbench_runner.loop import PhaseClock, Progress, run_connection
 from dbbench_runner.measurement import Measurements
+from dbbench_runner.series import series_unit
 
 REPORT_EVERY_S = 1.0
 
@@ -41,7 +43,7 @@ def threads_of(process: int, processes: int, threads: int) -> tuple[int, ...]:
 
 def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box: Any) -> None:
     """Process entry point (spawned). Never raises: failures go to the parent."""
-    logging.basicConfig(level=logging.WARNING)
+    configure_logging()
     config = StepConfig.model_validate_json(plan.config_json)
     dataset = generator_for(config.dataset)
     drivers: list[tuple[int, Driver]] = []
@@ -109,6 +111,8 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
                 sum(p.operations for p in progresses),
                 sum(p.errors for p in progresses),
                 max((p.p99_ms for p in progresses), default=0.0),
+                sum(p.records for p in progresses),
+                sum(p.written for p in progresses),
             )
         )
     cpu = process_cpu_seconds() - cpu_at_go
@@ -117,7 +121,10 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
     if failures:
         queue.put(("failed", plan.process, failures[0]))
         return
-    total = Measurements(checkpoint_every=results[0].checkpoint_every if results else 1)
+    total = Measurements(
+        checkpoint_every=results[0].checkpoint_every if results else 1,
+        series_unit=series_unit(config.phase.type),
+    )
     for measurements in results:
         total.add(measurements)
     queue.put(("done", plan.process, total.to_wire(), usage))

@@ -104,6 +104,8 @@ def test_each_run_succeeds_with_the_configured_counts(finished: dict[str, dict[s
                 if phase["type"] == "insert":
                     assert result["records"] == spec["dataset"]["records"]
                     assert result["recordsPerSecond"] > 0
+                    # the load is each target's first step: the table holds just it
+                    assert result["storage"]["records"] == spec["dataset"]["records"]
 
 
 def test_exclusive_runs_wait_for_the_node_pool_naming_the_holder(

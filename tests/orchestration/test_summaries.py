@@ -42,7 +42,7 @@ def test_a_phase_result_is_the_merged_summary_compacted() -> None:
     assert result["recordsPerSecond"] == round(12345600 / 20.00123, 1)
     assert result["latencyMs"]["p99"] == 0.789
     assert result["storage"] == {"dataBytes": 123456789, "indexBytes": 12345678,
-                                 "storageBytes": 234567890}  # fmt: skip
+                                 "storageBytes": 234567890, "records": 1}  # fmt: skip
     assert "operationsByType" not in result
 
 

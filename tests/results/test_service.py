@@ -150,6 +150,7 @@ def test_progress_adds_up_the_pods(service: ResultsService, tmp_path: Path) -> N
     token = token_for(service, RUN_A)
     for pod, (ops, percent) in enumerate([(100, 40.0), (300, 60.0)]):
         report = {"operations": ops, "errors": 1, "rate": 50.0, "percent": percent,
+                  "records": ops * 10, "records_per_second": 500.0,
                   "eta_seconds": 10.0 * (pod + 1)}  # fmt: skip
         path = f"/v1/runs/{RUN_A.path}/files/db/mix/2/pod-{pod}/progress.json"
         assert (
@@ -163,6 +164,8 @@ def test_progress_adds_up_the_pods(service: ResultsService, tmp_path: Path) -> N
     assert progress["operations"] == 400
     assert progress["errors"] == 2
     assert progress["rate"] == 100.0
+    assert progress["records"] == 4000
+    assert progress["recordsPerSecond"] == 1000.0
     assert progress["reporting"] == 2
     assert progress["finished"] == 0
     assert progress["percent"] == pytest.approx(100.0 / 3)  # the silent third pod counts as 0

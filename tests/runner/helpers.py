@@ -53,11 +53,14 @@ def step(
     shape: str,
     records: int,
     phase: dict[str, Any],
+    *,
+    table: dict[str, Any] | None = None,
     **extra: Any,
 ) -> StepConfig:
+    """A step file; `table` adds dataset fields (recordsBefore, firstRecord)."""
     raw: dict[str, Any] = {
         "target": target,
-        "dataset": {"shape": shape, "records": records, "seed": 7},
+        "dataset": {"shape": shape, "records": records, "seed": 7, **(table or {})},
         "phase": {"name": phase.get("type", "p"), **phase},
         "threads": 2,
         "processes": 1,
@@ -85,9 +88,13 @@ def check_results(out: Path, *, operations: int, records: int | None = None) -> 
     for kind, histogram in histograms.items():
         assert summary["operationsByType"][kind]["operations"] == histogram.get_total_count()
     assert sum(int(r["operations"]) for r in csv_rows(out / "series-seconds.csv")) == operations
-    assert sum(int(r["operations"]) for r in csv_rows(out / "checkpoints.csv")) == operations
+    marks = csv_rows(out / "checkpoints.csv")
+    assert sum(int(r["operations"]) for r in marks) == operations
+    assert sum(int(r["records"]) for r in marks) == summary["records"]
     every = summary["reportEvery"]
-    assert len(csv_rows(out / "series-ops.csv")) == operations // every
+    # insert phases count their windows in records, other phases in operations
+    counted = summary["records"] if summary["seriesUnit"] == "records" else operations
+    assert len(csv_rows(out / "series-ops.csv")) == counted // every
     assert csv_rows(out / "storage.csv"), "no storage samples"
     environment = json.loads((out / "environment.json").read_text())
     versions = [environment.get("server", {}).get("version")] + [

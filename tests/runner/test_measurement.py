@@ -5,10 +5,11 @@ import random
 from pathlib import Path
 
 from dbbench_runner.drivers.base import StorageSample
-from dbbench_runner.measurement import Measurements, latency_ms, new_histogram, stability_series
+from dbbench_runner.measurement import Measurements, latency_ms, new_histogram
 from dbbench_runner.merge import merge
 from dbbench_runner.operations import Status
 from dbbench_runner.results import RunMeta, read_histograms, read_measurements, write_results
+from dbbench_runner.storage import StorageRow
 
 from .helpers import check_results
 
@@ -64,26 +65,6 @@ def test_errors_counted_by_type() -> None:
     assert m.error_count == 3
 
 
-def test_stability_series_windows() -> None:
-    # 4 connections, each checkpointing every 25 ops at 1 op/ms per connection
-    checkpoints = [(100.0 + k * 0.025, 25) for _ in range(4) for k in range(1, 21)]
-    rows = stability_series(checkpoints, 500, 100.0)
-    assert [r[0] for r in rows] == [500, 1000, 1500, 2000]
-    for _, _, seconds, rate in rows:
-        assert abs(rate - 4000) / 4000 < 0.2
-        assert seconds > 0
-
-
-def test_stability_series_is_exact_for_one_connection() -> None:
-    # one connection, a checkpoint every 250 ops; 1000-op windows take 1 s then 2 s
-    times = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0]
-    rows = stability_series([(100 + t, 250) for t in times], 1000, 100.0)
-    assert [(n, round(t, 6), round(s, 6), round(r, 6)) for n, t, s, r in rows] == [
-        (1000, 101.0, 1.0, 1000.0),
-        (2000, 103.0, 2.0, 500.0),
-    ]
-
-
 def meta(pods: tuple[int, ...], started: float, ended: float) -> RunMeta:
     return RunMeta(
         target="t",
@@ -98,6 +79,7 @@ def meta(pods: tuple[int, ...], started: float, ended: float) -> RunMeta:
         report_every=1000,
         max_error_rate=0.01,
         server_version="10.11",
+        series_unit="operations",
     )
 
 
@@ -115,7 +97,10 @@ def test_results_round_trip_and_merge_exactly(tmp_path: Path) -> None:
     pods = [Measurements(checkpoint_every=100), Measurements(checkpoint_every=100)]
     fill(pods[0], values[:3000], 1000.0)
     fill(pods[1], values[3000:], 1001.5)
-    storage = [(1000.0, StorageSample(10, 5, 20, 100)), (1003.0, StorageSample(20, 6, 30, 200))]
+    storage = [
+        StorageRow(1000.0, StorageSample(10, 5, 20, 100), before=0, written=0),
+        StorageRow(1003.0, StorageSample(20, 6, 30, 200), before=0, written=0),
+    ]
     for index, m in enumerate(pods):
         write_results(
             tmp_path / f"pod{index}", meta((index,), 1000.0, 1003.0), m, storage, {"pod": index}

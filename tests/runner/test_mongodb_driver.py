@@ -318,7 +318,7 @@ def test_server_info_and_storage() -> None:
     assert info.cache_bytes == 1 << 30
     assert info.client["driver"] == "pymongo"
     sample = d.storage()
-    assert (sample.data_bytes, sample.index_bytes, sample.storage_bytes, sample.records) == (
+    assert (sample.data_bytes, sample.index_bytes, sample.storage_bytes, sample.engine_records) == (
         100,
         40,
         120,
@@ -344,6 +344,6 @@ def test_storage_before_the_collection_exists() -> None:
 
     FakeDatabase.command = command  # type: ignore[method-assign]
     try:
-        assert d.storage().records == 0
+        assert d.storage().engine_records == 0
     finally:
         FakeDatabase.command = original  # type: ignore[method-assign]

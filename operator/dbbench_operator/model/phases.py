@@ -138,9 +138,11 @@ class Phase(ApiModel):
         ge=1,
         le=100_000_000,
         description=(
-            "Granularity of the stability series, in operations: a throughput point is "
-            "recorded every `reportEvery` operations (default 10000). A per-second series "
-            "is always recorded too."
+            "Granularity of the stability series. Insert phases: in records, a point "
+            "(records/s, ops/s, mean latency) every `reportEvery` records written, a batch "
+            "crossing a window boundary split proportionally between the windows. Other "
+            "phases: in operations (database calls). Default 10000. A per-second series is "
+            "always recorded too."
         ),
     )
     mix: Mix | None = Field(default=None, description="type mix only (and required there).")

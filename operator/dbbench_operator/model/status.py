@@ -61,6 +61,11 @@ class Progress(ApiModel):
     ops_per_second: float | None = Field(
         default=None, ge=0, description="Current throughput of the running step, all pods."
     )
+    records_per_second: float | None = Field(
+        default=None,
+        ge=0,
+        description="Records written per second by the running step, all pods (when it writes).",
+    )
     step: int | None = Field(default=None, ge=0, description="Current step (1-based).")
     steps: int | None = Field(
         default=None, ge=0, description="Total steps: targets x phases x repeats."
@@ -89,12 +94,21 @@ class Latency(ApiModel):
 
 
 class StorageUsage(ApiModel):
-    """Database storage after the phase, as the engine reports it."""
+    """Database storage after the phase: sizes as the engine reports them, records
+    as the runner counted them (the engine's own count is an estimate)."""
 
     data_bytes: int | None = Field(default=None, ge=0, description="Logical data size, bytes.")
     index_bytes: int | None = Field(default=None, ge=0, description="Index size, bytes.")
     storage_bytes: int | None = Field(
         default=None, ge=0, description="Space used on disk (allocated), bytes."
+    )
+    records: int | None = Field(
+        default=None,
+        ge=0,
+        description="Records in the table: those before the phase plus those it wrote, exact.",
+    )
+    bytes_per_record: float | None = Field(
+        default=None, ge=0, description="storageBytes / records."
     )
 
 

@@ -26,7 +26,9 @@ class StorageSample:
     data_bytes: int
     index_bytes: int
     storage_bytes: int
-    records: int
+    # The engine's own row count: an estimate on InnoDB (TABLE_ROWS), never
+    # what storage per record is computed from (see dbbench_runner.storage).
+    engine_records: int
 
 
 @dataclass(frozen=True)

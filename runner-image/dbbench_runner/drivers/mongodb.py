@@ -178,7 +178,7 @@ class MongoDriver:
             data_bytes=int(db_stats.get("dataSize", 0)),
             index_bytes=index,
             storage_bytes=int(db_stats.get("storageSize", 0)) + index,
-            records=int(coll_stats.get("count", 0)),
+            engine_records=int(coll_stats.get("count", 0)),
         )
 
     def close(self) -> None:

@@ -26,6 +26,8 @@ def mix_operations(
     phase = config.phase
     assert phase.mix is not None  # guaranteed by config validation
     loaded = config.dataset.records
+    # New records are numbered after everything earlier phases wrote (firstRecord).
+    base = config.first_new_record - 1
     kinds = ("read", "insert", "update", "scan")
     weights = [phase.mix.read, phase.mix.insert, phase.mix.update, phase.mix.scan]
     cumulative = list(itertools.accumulate(weights))
@@ -39,16 +41,16 @@ def mix_operations(
         def choose() -> int:
             r = rank()
             if r < inserted:
-                return new_record_number(loaded, workers, worker, inserted - 1 - r)
+                return new_record_number(base, workers, worker, inserted - 1 - r)
             return max(1, loaded - (r - inserted))
     else:
         choose = make_chooser(phase.distribution, loaded, rng)
     for version in itertools.count(1):
         kind = kinds[bisect.bisect_right(cumulative, rng.random() * total)]
         if kind == "insert":
-            number = new_record_number(loaded, workers, worker, inserted)
+            number = new_record_number(base, workers, worker, inserted)
             inserted += 1
-            yield Insert((dataset.record(number),))
+            yield Insert((dataset.record(number),), last_number=number)
             continue
         number = choose()
         if kind == "read":

@@ -1,0 +1,144 @@
+"""Storage samples as results: the engine's sizes next to the exact record count.
+
+An engine's own row count is an estimate (InnoDB's TABLE_ROWS was 6% short
+on a 200,000-row table), so a sample's `records` is what the runner knows:
+the records in the table before the phase (`recordsBefore`, from the step
+file) plus those this phase has written so far, over all pods. Bytes per
+record are computed from that count; the engine's figure is kept as
+`engineEstimatedRecords`. Pure: the caller takes the samples.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from dbbench_runner.drivers.base import StorageSample
+from dbbench_runner.series import Mark
+
+HEADER = [
+    "epoch",
+    "dataBytes",
+    "indexBytes",
+    "storageBytes",
+    "records",
+    "recordsBefore",
+    "recordsWritten",
+    "bytesPerRecord",
+    "engineEstimatedRecords",
+]
+
+
+@dataclass(frozen=True)
+class StorageRow:
+    epoch: float
+    sample: StorageSample
+    before: int  # records in the table before the phase
+    # Records this phase had written when the sample was taken: by this pod in a
+    # pod's files, by all pods once merged. Mid-run it lags by up to about two
+    # seconds of writes (connections publish, and workers report, once a
+    # second); the last sample follows the last write.
+    written: int
+
+    @property
+    def records(self) -> int:
+        return self.before + self.written
+
+    @property
+    def bytes_per_record(self) -> float | None:
+        """Space on disk per record (storageBytes / records)."""
+        return self.sample.storage_bytes / self.records if self.records else None
+
+
+def csv_rows(rows: Sequence[StorageRow]) -> list[list[object]]:
+    out: list[list[object]] = []
+    for row in rows:
+        per_record = row.bytes_per_record
+        s = row.sample
+        out.append(
+            [
+                f"{row.epoch:.3f}",
+                s.data_bytes,
+                s.index_bytes,
+                s.storage_bytes,
+                row.records,
+                row.before,
+                row.written,
+                "" if per_record is None else f"{per_record:.3f}",
+                s.engine_records,
+            ]
+        )
+    return out
+
+
+def parse_rows(rows: Sequence[dict[str, str]]) -> list[StorageRow]:
+    return [
+        StorageRow(
+            epoch=float(r["epoch"]),
+            sample=StorageSample(
+                int(r["dataBytes"]),
+                int(r["indexBytes"]),
+                int(r["storageBytes"]),
+                int(r["engineEstimatedRecords"]),
+            ),
+            before=int(r["recordsBefore"]),
+            written=int(r["recordsWritten"]),
+        )
+        for r in rows
+    ]
+
+
+def summary_block(last: StorageRow | None) -> dict[str, object] | None:
+    """The summary's `storage`: the last sample (taken after the phase ended)."""
+    if last is None:
+        return None
+    per_record = last.bytes_per_record
+    return {
+        "dataBytes": last.sample.data_bytes,
+        "indexBytes": last.sample.index_bytes,
+        "storageBytes": last.sample.storage_bytes,
+        "records": last.records,
+        "bytesPerRecord": None if per_record is None else round(per_record, 3),
+        "engineEstimatedRecords": last.sample.engine_records,
+    }
+
+
+class _WrittenBy:
+    """What one pod is known to have written by a given time: the larger of its
+    own storage samples' count and its checkpoints' records (both lower bounds)."""
+
+    def __init__(self, rows: Sequence[StorageRow], marks: Sequence[Mark]) -> None:
+        self._row_times = [r.epoch for r in rows]
+        self._row_written = [r.written for r in rows]
+        ordered = sorted(marks)
+        self._mark_times = [m[0] for m in ordered]
+        self._mark_totals: list[int] = []
+        total = 0
+        for mark in ordered:
+            total += mark[2]
+            self._mark_totals.append(total)
+
+    def at(self, epoch: float) -> int:
+        by_rows = bisect.bisect_right(self._row_times, epoch)
+        by_marks = bisect.bisect_right(self._mark_times, epoch)
+        return max(
+            max(self._row_written[:by_rows], default=0),
+            self._mark_totals[by_marks - 1] if by_marks else 0,
+        )
+
+
+def merged_rows(pods: Sequence[tuple[Sequence[StorageRow], Sequence[Mark]]]) -> list[StorageRow]:
+    """All pods' samples in time order, each counting what every pod had written.
+
+    The last sample is taken after its pod's last write, and every other pod's
+    last sample (after its own last write) is earlier: so it counts exactly.
+    """
+    known = [_WrittenBy(sorted(rows, key=lambda r: r.epoch), marks) for rows, marks in pods]
+    merged: list[StorageRow] = []
+    for index, (rows, _) in enumerate(pods):
+        others = [k for i, k in enumerate(known) if i != index]
+        for row in rows:
+            written = row.written + sum(k.at(row.epoch) for k in others)
+            merged.append(replace(row, written=written))
+    return sorted(merged, key=lambda r: r.epoch)
