@@ -27,6 +27,7 @@ from dbbench_runner.measurement import Measurements
 from dbbench_runner.merge import merge
 from dbbench_runner.operations import Status
 from dbbench_runner.results import RunMeta, write_results
+from dbbench_runner.storage import StorageRow
 
 
 def write(path: Path, text: str) -> None:
@@ -150,8 +151,10 @@ def test_merge_keeps_every_pods_usage(tmp_path: Path) -> None:
         for n in range(1000):
             m.record("read", 100 + n, Status(ok=True, rows=1), 1000.0 + n / 1000)
         m.flush(1001.0)
-        meta = RunMeta("t", "mariadb", "p", "mix", (index,), 2, 1, 1000.0, 1001.0, 100, 0.01, "v")
-        storage = [(1000.0, StorageSample(1, 1, 1, 1))]
+        meta = RunMeta(
+            "t", "mariadb", "p", "mix", (index,), 2, 1, 1000.0, 1001.0, 100, 0.01, "v", "operations"
+        )
+        storage = [StorageRow(1000.0, StorageSample(1, 1, 1, 1), before=1, written=0)]
         write_results(tmp_path / f"pod{index}", meta, m, storage, {}, client=[usage])
         outs.append(tmp_path / f"pod{index}")
     pod0 = json.loads((outs[0] / "summary.json").read_text())
