@@ -15,4 +15,12 @@ mkdir -p "$WHEELS_DIR"
   --platform manylinux2014_x86_64 --platform manylinux1_x86_64 --platform any \
   pydantic==2.14.3 PyYAML==6.0.3 pymongo==4.20.0 \
   mysql-connector-python==26.10.0 hdrhistogram==0.10.8
+# mysqlclient has no manylinux wheel: its source distribution (and the
+# setuptools it builds with; it finds libmariadb with the pkg-config binary)
+# for the image's builder stage, which compiles it against libmariadb-dev.
+# The bench's chroot installs only the *.whl files.
+"$PIP" download --dest "$WHEELS_DIR" --no-deps --no-binary=mysqlclient mysqlclient==2.3.1
+"$PIP" download --dest "$WHEELS_DIR" --no-deps --only-binary=:all: \
+  --python-version "$PYTHON_VERSION" --implementation cp --platform any \
+  "setuptools>=75"
 echo "wheels for CPython $PYTHON_VERSION in $(cd "$WHEELS_DIR" && pwd)"

@@ -35,6 +35,7 @@ ACCEPTED = "Accepted"  # the spec passed the operator's semantic checks
 TARGETS_READY = "TargetsReady"  # the target being benchmarked is deployed and set up
 PROGRESSING = "Progressing"  # the run is doing work (False once it has ended)
 DEGRADED = "Degraded"  # something disturbed a measurement (a database pod restarted)
+RUNNER_SATURATED = "RunnerSaturated"  # a step's runner pods were CPU-bound
 RECONCILED = "Reconciled"  # the last pass worked (False: it failed and will be retried)
 SUCCEEDED = "Succeeded"
 FAILED = "Failed"
@@ -67,6 +68,7 @@ class Observation:
     target_ready: bool | None = None
     failure: tuple[str, str] | None = None  # (reason, message) from a step that cannot recover
     degraded: tuple[str, str] | None = None  # newly seen this pass
+    saturated: tuple[str, str] | None = None  # a step collected this pass was client-bound
     collected: bool = False
 
 
@@ -174,9 +176,12 @@ def _working(current: RunPhase, obs: Observation) -> Decision:
         extra.append(Condition(TARGETS_READY, status, ready_reason, message))
     if obs.degraded is not None:
         extra.append(Condition(DEGRADED, "True", *obs.degraded))
+    if obs.saturated is not None:
+        extra.append(Condition(RUNNER_SATURATED, "True", *obs.saturated))
     decision = (_move if phase is not current else _stay)(phase, reason, message, *extra)
-    if obs.degraded is not None:
-        return Decision(decision.phase, decision.conditions, decision.event, obs.degraded)
+    warning = obs.degraded or obs.saturated
+    if warning is not None:
+        return Decision(decision.phase, decision.conditions, decision.event, warning)
     return decision
 
 

@@ -54,6 +54,7 @@ from dbbench_operator.summaries import (
     last_result,
     phase_result,
     run_progress,
+    saturation,
     with_result,
 )
 from dbbench_operator.tokens import results_prefix
@@ -197,8 +198,12 @@ def _observed(obs: Observation, moved: Advance, raw_status: Mapping[str, Any]) -
     old = next((c for c in conditions if c.get("type") == "Degraded"), {})
     if degraded is not None and old.get("message") == degraded[1]:
         degraded = None  # already reported: one Warning per disturbance
+    saturated = None
+    if moved.collected is not None and moved.current is not None:
+        saturated = saturation(moved.current, moved.collected)
     return replace(
         obs,
+        saturated=saturated,
         steps_done=moved.steps_done,
         stage=moved.stage,
         reason=moved.reason,

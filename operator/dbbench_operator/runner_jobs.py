@@ -137,15 +137,20 @@ def build_step_config(
     }
     if table is not None:
         dataset.update(table.step_fields(step, spec.dataset.records))
-    return {
+    config: dict[str, Any] = {
         "target": build_target(target, access),
         "dataset": dataset,
         "phase": build_phase(spec, target, phase),
         "pod": {"count": spec.runner.pods},
         "threads": phase.threads or spec.runner.threads,
-        "processes": spec.runner.processes,
         "progressEvery": 2,
     }
+    # Unset: the runner decides (processes from the pod's CPU budget, mysqlclient).
+    if spec.runner.processes is not None:
+        config["processes"] = spec.runner.processes
+    if spec.runner.mysql_driver is not None:
+        config["mysqlDriver"] = spec.runner.mysql_driver
+    return config
 
 
 def build_step_configmap(run: RunRef, step: Step, config: dict[str, Any]) -> dict[str, Any]:

@@ -52,7 +52,31 @@ def phase_result(step: Step, merged: Mapping[str, Any]) -> dict[str, Any]:
         if storage.get("bytesPerRecord") is not None:
             usage["bytesPerRecord"] = _round(storage["bytesPerRecord"], 1)
         result["storage"] = usage
+    if merged.get("clientBound") is not None:  # runners before client accounting lack it
+        result["clientBound"] = bool(merged["clientBound"])
+        result["clientUtilization"] = _round(merged.get("clientUtilization"), 3)
+        if merged.get("clientCpuPerOpUs") is not None:
+            result["clientCpuPerOpUs"] = _round(merged["clientCpuPerOpUs"], 2)
     return result
+
+
+RUNNER_SATURATED = "RunnerSaturated"
+
+
+def saturation(step: Step, merged: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(reason, message) when the step's runner pods were CPU-bound, else None."""
+    if not merged.get("clientBound"):
+        return None
+    pods = [p for p in merged.get("clientByPod") or [] if p.get("bound")]
+    names = ", ".join(str(p.get("pod")) for p in pods)
+    demand = max((float(p.get("demand") or 0.0) for p in pods), default=0.0)
+    threshold = float(merged.get("clientBoundThreshold") or 0.8)
+    return RUNNER_SATURATED, (
+        f"runner saturated: add runner pods or threads (step {step.index + 1}, target "
+        f"{step.target}, phase {step.phase}, repeat {step.repeat}: runner pod(s) {names} used "
+        f"{demand:.0%} of their CPU budget, above {threshold:.0%}; the figures include the "
+        "runner's own queueing)"
+    )
 
 
 def last_result(step: Step, merged: Mapping[str, Any]) -> dict[str, Any]:

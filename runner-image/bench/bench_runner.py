@@ -49,6 +49,7 @@ from dbbench_local.mariadb import MariaDBServer, start_mariadb  # noqa: E402
 DURATION_S = int(os.environ.get("BENCH_DURATION", "10"))
 TABLE_SIZE = 100_000
 CONNECTIONS = (1, 4)
+DRIVERS = ("mysqlclient", "mysql-connector-python")
 RSS_SIZES = (100_000, 2_000_000)
 PACKAGE = ROOT / "runner-image/dbbench_runner"
 WHEELS_SCRIPT = ROOT / "runner-image/download-wheels.sh"
@@ -62,7 +63,11 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def sysbench(server: MariaDBServer, command: str, threads: int = 1) -> tuple[str, float]:
+def sysbench(
+    server: MariaDBServer, command: str, threads: int = 1, *, text_protocol: bool = False
+) -> tuple[str, float]:
+    """sysbench's default uses server-side prepared statements (binary protocol);
+    `text_protocol` (--db-ps-mode=disable) sends COM_QUERY like the runner."""
     argv = [
         "sysbench",
         "oltp_point_select",
@@ -77,6 +82,7 @@ def sysbench(server: MariaDBServer, command: str, threads: int = 1) -> tuple[str
         f"--threads={threads}",
         f"--time={DURATION_S}",
         "--report-interval=0",
+        *(["--db-ps-mode=disable"] if text_protocol else []),
         command,
     ]
     before = children_cpu()
@@ -105,7 +111,9 @@ class Launcher:
 class RunnerResult:
     rate: float
     operations: int
-    cpu_s: float
+    cpu_s: float  # the runner's whole process tree, start-up included
+    phase_cpu_per_op_us: float  # summary.json clientCpuPerOpUs: the phase only
+    client_bound: bool
     client: str  # connector and implementation, from the runner's environment.json
 
 
@@ -119,7 +127,13 @@ def client_description(environment: dict[str, Any]) -> str:
 
 
 def runner(
-    server: MariaDBServer, launcher: Launcher, name: str, phase: dict[str, object], threads: int
+    server: MariaDBServer,
+    launcher: Launcher,
+    name: str,
+    phase: dict[str, object],
+    threads: int,
+    *,
+    driver: str = "mysqlclient",
 ) -> RunnerResult:
     config = {
         "target": {
@@ -135,7 +149,7 @@ def runner(
         "dataset": {"shape": "indexed4", "records": TABLE_SIZE, "recordSize": 200, "seed": 2},
         "phase": {"name": name, **phase},
         "threads": threads,
-        "processes": min(threads, os.cpu_count() or 1),
+        "mysqlDriver": driver,
         "progressEvery": 60,
     }
     launcher.host_dir.mkdir(parents=True, exist_ok=True)
@@ -160,6 +174,8 @@ def runner(
         rate=float(summary["throughput"]),
         operations=int(summary["operations"]),
         cpu_s=cpu,
+        phase_cpu_per_op_us=float(summary["clientCpuPerOpUs"]),
+        client_bound=bool(summary["clientBound"]),
         client=client_description(environment),
     )
 
@@ -172,45 +188,55 @@ def failure(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _bare_worker(args: tuple[dict[str, object], int, float]) -> int:
-    """A minimal loop: the same connector and statement, no runner around it."""
+def _bare_worker(args: tuple[str, dict[str, object], int, float]) -> tuple[int, float]:
+    """A minimal loop: the same statement, no runner around it; (operations, CPU s)."""
     import threading  # noqa: PLC0415
 
-    connect_args, threads, seconds = args
+    library, connect_args, threads, seconds = args
     counts = [0] * threads
+    statement = "SELECT * FROM `indexed4` WHERE `id` = %s"
+
+    def connect() -> Any:
+        if library == "mysqlclient":
+            import MySQLdb  # noqa: PLC0415
+
+            return MySQLdb.connect(**connect_args, database="bench", autocommit=True)
+        return mysql.connector.connect(**connect_args, database="bench", autocommit=True)
 
     def loop(index: int) -> None:
-        conn = mysql.connector.connect(**connect_args, database="bench", autocommit=True)
-        cursor = conn.cursor(prepared=True)
-        statement = "SELECT * FROM `indexed4` WHERE `id` = %s"
+        conn = connect()
+        cursor = conn.cursor()
         key = index * 7919
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             key = key * 1103515245 + 12345
-            cursor.execute(statement, [key % TABLE_SIZE + 1])
+            cursor.execute(statement, (key % TABLE_SIZE + 1,))
             cursor.fetchall()
             counts[index] += 1
         conn.close()
 
+    cpu = time.process_time()
     workers = [threading.Thread(target=loop, args=(i,)) for i in range(threads)]
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join()
-    return sum(counts)
+    return sum(counts), time.process_time() - cpu
 
 
-def bare_connector(server: MariaDBServer, threads: int) -> float:
-    """ops/s of the bare loop, spread over processes like the runner's."""
+def bare_loop(server: MariaDBServer, library: str, threads: int) -> tuple[float, float]:
+    """(ops/s, client CPU µs per op) of the bare loop, spread over processes like the runner's."""
     import multiprocessing  # noqa: PLC0415
 
     processes = min(threads, os.cpu_count() or 1)
     shares = [len(range(p, threads, processes)) for p in range(processes)]
+    args = server.connect_args()
     with multiprocessing.get_context("spawn").Pool(processes) as pool:
-        counts = pool.map(
-            _bare_worker, [(server.connect_args(), share, float(DURATION_S)) for share in shares]
+        results = pool.map(
+            _bare_worker, [(library, args, share, float(DURATION_S)) for share in shares]
         )
-    return sum(counts) / DURATION_S
+    operations = sum(r[0] for r in results)
+    return operations / DURATION_S, sum(r[1] for r in results) / max(operations, 1) * 1e6
 
 
 RSS_PROBE = """
@@ -262,59 +288,82 @@ def peak_rss(records: int) -> tuple[int, float]:
     return int(kib), float(seconds)
 
 
+@dataclass(frozen=True)
+class Row:
+    name: str
+    rate: float
+    cpu_per_op_us: float
+    note: str = ""
+
+
+def print_rows(threads: int, rows: list[Row]) -> None:
+    reference = rows[0]
+    for row in rows:
+        print(
+            f"{row.name:<34}{threads:>6}{row.rate:>12,.0f}{row.rate / reference.rate:>11.2f}"
+            f"{row.cpu_per_op_us:>14.1f}{row.cpu_per_op_us / reference.cpu_per_op_us:>12.1f}"
+            f"  {row.note}"
+        )
+
+
+def runner_row(name: str, result: RunnerResult) -> Row:
+    bound = "client-bound" if result.client_bound else "not client-bound"
+    whole = result.cpu_s / result.operations * 1e6
+    return Row(
+        name,
+        result.rate,
+        result.phase_cpu_per_op_us,
+        f"{bound}; {whole:.1f} µs/op with start-up; {result.client}",
+    )
+
+
 def compare_point_reads(
     server: MariaDBServer, host: Launcher, chroot: Launcher | None, chroot_status: str
 ) -> None:
-    """sysbench, the host runner and the chroot runner, one after the other per row."""
+    """sysbench, the runner with each driver, the bare loops and the chroot runner,
+    one after the other for each connection count: the same minutes for every row."""
     conn = mysql.connector.connect(**server.connect_args())
     conn.cursor().execute("CREATE DATABASE sbtest")
     conn.close()
     sysbench(server, "prepare")
     runner(server, host, "load", {"type": "insert", "batchSize": 500}, 2)
     print(
-        f"\n{'point reads by key':<20}{'sysbench q/s':>14}{'runner ops/s':>14}{'ratio':>8}"
-        f"{'sysbench CPU s/1k':>19}{'runner CPU s/1k':>17}{'bare connector/s':>18}"
-        f"{'runner/bare':>13}"
+        f"\n{'point reads by key':<34}{'conns':>6}{'ops/s':>12}{'x sysbench':>11}"
+        f"{'CPU µs/op':>14}{'x sysbench':>12}  (client CPU per operation)"
     )
-    chroot_rows: list[str] = []
-    host_clients: set[str] = set()
+    phase = {"type": "mix", "mix": {"read": 100}, "duration": DURATION_S}
     for threads in CONNECTIONS:
         output, sb_cpu = sysbench(server, "run", threads)
         sb_rate, sb_ops = sysbench_qps(output)
-        phase = {"type": "mix", "mix": {"read": 100}, "duration": DURATION_S}
-        result = runner(server, host, f"reads{threads}", phase, threads)
-        host_clients.add(result.client)
-        label = f"{threads} connection(s)"
+        rows = [Row("sysbench oltp_point_select", sb_rate, sb_cpu / sb_ops * 1e6)]
+        output, text_cpu = sysbench(server, "run", threads, text_protocol=True)
+        text_rate, text_ops = sysbench_qps(output)
+        rows.append(
+            Row(
+                "sysbench, text protocol",
+                text_rate,
+                text_cpu / text_ops * 1e6,
+                "--db-ps-mode=disable",
+            )
+        )
+        for driver in DRIVERS:
+            label = f"runner, {driver}" + (" (default)" if driver == "mysqlclient" else "")
+            result = runner(server, host, f"reads{threads}-{driver}", phase, threads, driver=driver)
+            rows.append(runner_row(label, result))
+        for library in DRIVERS:
+            rate, cpu = bare_loop(server, library, threads)
+            rows.append(Row(f"bare loop, {library}", rate, cpu, "no runner around it"))
         if chroot is not None:
             try:
-                cext = runner(server, chroot, f"reads{threads}", phase, threads)
+                cext = runner(server, chroot, f"reads{threads}", phase, threads, driver=DRIVERS[1])
             except (subprocess.SubprocessError, OSError, KeyError, ValueError) as exc:
                 chroot_status = f"runner in the chroot failed: {failure(exc)}"
                 chroot = None
             else:
-                chroot_rows.append(
-                    f"{label:<20}{sb_rate:>14,.0f}{cext.rate:>14,.0f}"
-                    f"{cext.rate / sb_rate:>8.2f}{cext.cpu_s / cext.operations * 1000:>17.3f}"
-                    f"{result.rate:>16,.0f}{cext.rate / result.rate:>14.2f}  {cext.client}"
-                )
-        bare = bare_connector(server, threads)
-        print(
-            f"{label:<20}{sb_rate:>14,.0f}{result.rate:>14,.0f}{result.rate / sb_rate:>8.2f}"
-            f"{sb_cpu / sb_ops * 1000:>19.3f}{result.cpu_s / result.operations * 1000:>17.3f}"
-            f"{bare:>18,.0f}{result.rate / bare:>13.2f}"
-        )
-    print(f"host runner's connector (environment.json): {'; '.join(sorted(host_clients))}")
-    print(f"\nsame runner in a Debian {trixie_chroot.SUITE} chroot, same server, same minutes:")
-    if chroot_rows:
-        print(
-            f"{'point reads by key':<20}{'sysbench q/s':>14}{'runner ops/s':>14}{'ratio':>8}"
-            f"{'runner CPU s/1k':>17}{'host runner/s':>16}{'chroot/host':>14}"
-            "  connector (environment.json)"
-        )
-        print("\n".join(chroot_rows))
+                rows.append(runner_row(f"runner, connector ({trixie_chroot.SUITE})", cext))
+        print_rows(threads, rows)
     if chroot is None:
-        rows = " for the remaining rows" if chroot_rows else ""
-        print(f"NO chroot figures{rows}: {chroot_status}")
+        print(f"NO {trixie_chroot.SUITE} chroot rows (connector C extension): {chroot_status}")
 
 
 def chroot_launcher(rootfs: Path, work: Path) -> Launcher:
@@ -368,7 +417,9 @@ def main() -> int:
     print(f"mysql-connector-python {mysql.connector.__version__}: {implementation}")
     # Prepared before the server starts: debootstrap must not eat into the
     # minutes that the side-by-side figures share.
-    prepared = prepare_chroot()
+    prepared: Path | str = "BENCH_CHROOT=0"
+    if os.environ.get("BENCH_CHROOT", "1") != "0":
+        prepared = prepare_chroot()
     with tempfile.TemporaryDirectory(prefix="dbbench-bench-") as temp:
         server = start_mariadb(Path(temp) / "mariadb")
         try:

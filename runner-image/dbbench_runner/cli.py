@@ -53,13 +53,16 @@ def main(argv: list[str] | None = None) -> int:
         summary = merge(args.out, list(args.inputs))
         print(f"merged {len(args.inputs)} result directories: {summary['operations']} ops")
         return 0
+    return _run(args.config, args.out)
+
+
+def _run(config_path: Path, out: Path) -> int:
     try:
-        config = load_config(args.config)
-    except ConfigError as exc:
+        config = load_config(config_path)
+        return run_step(config, out)
+    except ConfigError as exc:  # also found when running, e.g. a driver not installed
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    try:
-        return run_step(config, args.out)
     except DatabaseUnreachableError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_UNREACHABLE

@@ -31,13 +31,21 @@ def data_to_memory(storage: StorageSample | None, cache_bytes: int | None) -> fl
 
 
 def environment(
-    config: StepConfig, info: ServerInfo, storage: StorageSample | None, processes: int
+    config: StepConfig,
+    info: ServerInfo,
+    storage: StorageSample | None,
+    processes: int,
+    *,
+    cpu_budget: float,
+    noop_loop: dict[str, object],
 ) -> dict[str, object]:
     return {
         "runner": {
             "version": dbbench_runner.__version__,
             "python": platform.python_version(),
             "client": info.client,
+            # The runner's own cost per operation (a driver that calls nothing).
+            "noopLoop": noop_loop,
             "image": os.environ.get("DBBENCH_RUNNER_IMAGE"),
         },
         "target": {
@@ -69,5 +77,7 @@ def environment(
             "node": os.environ.get("NODE_NAME"),
             "memoryLimitBytes": memory_limit_bytes(),
             "cpus": os.cpu_count(),
+            # CPUs this pod may use (cgroup quota, else affinity): sizes the processes.
+            "cpuBudget": cpu_budget,
         },
     }

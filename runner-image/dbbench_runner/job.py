@@ -60,6 +60,8 @@ def destination_from(env: Mapping[str, str]) -> Destination:
 def _run(config: StepConfig, out: Path) -> tuple[int, str]:
     try:
         code = run_step(config, out)
+    except ConfigError as exc:
+        return EXIT_CONFIG, f"invalid config: {exc}"
     except DatabaseUnreachableError as exc:
         return EXIT_UNREACHABLE, f"database unreachable: {exc}"
     except RunFailedError as exc:

@@ -1,4 +1,4 @@
-"""What was measured: HDR histograms per operation type, errors, series.
+"""What was measured: latency histograms per operation type, errors, series.
 
 Knows nothing of databases. One Measurements per connection (no locks on the
 hot path); connections, processes and pods are combined with `add`, which is
@@ -12,22 +12,19 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 
-from hdrh.histogram import HdrHistogram
-
+from dbbench_runner.histogram import HIGHEST_US, LOWEST_US, LatencyHistogram
 from dbbench_runner.operations import Status
 from dbbench_runner.series import Mark, SeriesUnit
 
-LOWEST_US = 1
-HIGHEST_US = 3_600_000_000  # one hour
-SIGNIFICANT_DIGITS = 3
+__all__ = ["HIGHEST_US", "LOWEST_US", "LatencyHistogram"]
 PERCENTILES = {"p50": 50.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
 
 
-def new_histogram() -> HdrHistogram:
-    return HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS)
+def new_histogram() -> LatencyHistogram:
+    return LatencyHistogram()
 
 
-def latency_ms(histogram: HdrHistogram) -> dict[str, float]:
+def latency_ms(histogram: LatencyHistogram) -> dict[str, float]:
     """p50/p95/p99/p99.9/max of a microsecond histogram, in milliseconds."""
     if histogram.get_total_count() == 0:
         return {**dict.fromkeys(PERCENTILES, 0.0), "max": 0.0}
@@ -103,7 +100,7 @@ class Measurements:
     # for insert phases, operations otherwise; see dbbench_runner.series).
     checkpoint_every: int = 1000
     series_unit: SeriesUnit = "operations"
-    histograms: dict[str, HdrHistogram] = field(default_factory=dict)
+    histograms: dict[str, LatencyHistogram] = field(default_factory=dict)
     errors: Counter[str] = field(default_factory=Counter)  # "op:ErrorType(code)" -> count
     records: Counter[str] = field(default_factory=Counter)  # rows written/returned per op
     seconds: dict[tuple[int, str], SecondBucket] = field(default_factory=dict)
@@ -118,17 +115,24 @@ class Measurements:
     _since_checkpoint: int = 0
     _since_records: int = 0
     _since_latency_us: int = 0
+    _second: int = -1
+    _current: dict[str, SecondBucket] = field(default_factory=dict)
 
     def record(self, kind: str, latency_us: int, status: Status, epoch: float) -> None:
         histogram = self.histograms.get(kind)
         if histogram is None:
             histogram = self.histograms[kind] = new_histogram()
-        histogram.record_value(min(max(latency_us, LOWEST_US), HIGHEST_US))
-        self.records[kind] += status.rows
-        bucket_key = (int(epoch), kind)
-        bucket = self.seconds.get(bucket_key)
+        histogram.record_value(latency_us)
+        if status.rows:
+            self.records[kind] += status.rows
+        # The buckets of the current second, by type: no (second, kind) tuple per operation.
+        second = int(epoch)
+        if second != self._second:
+            self._second = second
+            self._current = {}
+        bucket = self._current.get(kind)
         if bucket is None:
-            bucket = self.seconds[bucket_key] = SecondBucket()
+            bucket = self._current[kind] = self.seconds.setdefault((second, kind), SecondBucket())
         bucket.operations += 1
         bucket.latency_sum_us += latency_us
         if not status.ok:
@@ -199,7 +203,7 @@ class Measurements:
         return {
             "checkpoint_every": self.checkpoint_every,
             "series_unit": self.series_unit,
-            "histograms": {k: h.encode().decode() for k, h in self.histograms.items()},
+            "histograms": {k: (h.to_pairs(), h.max_value) for k, h in self.histograms.items()},
             "errors": dict(self.errors),
             "records": dict(self.records),
             "seconds": [
@@ -220,8 +224,8 @@ class Measurements:
         measurements.written_records = int(wire["written_records"])  # type: ignore[call-overload]
         histograms = wire["histograms"]
         assert isinstance(histograms, dict)
-        for kind, encoded in histograms.items():
-            measurements.histograms[kind] = HdrHistogram.decode(encoded.encode())
+        for kind, (pairs, max_value) in histograms.items():
+            measurements.histograms[kind] = LatencyHistogram.from_pairs(pairs, max_value)
         errors, records = wire["errors"], wire["records"]
         assert isinstance(errors, dict)
         assert isinstance(records, dict)

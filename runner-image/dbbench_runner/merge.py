@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from dbbench_runner.client_usage import pods_from_summary
 from dbbench_runner.measurement import Measurements
 from dbbench_runner.results import (
     ENVIRONMENT,
@@ -53,4 +54,5 @@ def merge(out: Path, inputs: list[Path]) -> dict[str, object]:
         stopped=any(s["status"] == "stopped" for s in summaries),
     )
     environments = [json.loads((d / ENVIRONMENT).read_text()) for d in inputs]
-    return write_results(out, meta, total, storage, {"pods": environments})
+    client = [pod for s in summaries for pod in pods_from_summary(s)]
+    return write_results(out, meta, total, storage, {"pods": environments}, client=client)

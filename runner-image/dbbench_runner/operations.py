@@ -1,4 +1,10 @@
-"""What a workload asks a driver to do: one value per database call."""
+"""What a workload asks a driver to do: one value per database call.
+
+Values are created once per operation and never changed. They are not
+`frozen` dataclasses only because a frozen __init__ sets each field through
+object.__setattr__: ~1 µs more per operation on the runner's hot path
+(profiled with cProfile; docs/decisions.md).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from dataclasses import dataclass
 from dbbench_runner.datasets.base import Record
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Insert:
     records: tuple[Record, ...]
     # The highest record number in the batch (what the next phase starts after).
@@ -15,7 +21,7 @@ class Insert:
     kind: str = "insert"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Read:
     key: str | int
     kind: str = "read"
@@ -23,14 +29,14 @@ class Read:
     secondary_ok: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Update:
     key: str | int
     fields: Record
     kind: str = "update"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Scan:
     start_key: str | int
     count: int
@@ -38,7 +44,7 @@ class Scan:
     secondary_ok: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Query:
     """One of field benchmark 2's queries on indexed4 (kind is the query name)."""
 
@@ -51,7 +57,7 @@ class Query:
 Operation = Insert | Read | Update | Scan | Query
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Status:
     """A driver's answer: ok, or the error's type; rows written or returned."""
 

@@ -23,6 +23,8 @@ from pathlib import Path
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogWriter
 
+from dbbench_runner.client_usage import PodUsage, summary_fields
+from dbbench_runner.histogram import LatencyHistogram
 from dbbench_runner.measurement import Checkpoints, Measurements, SecondBucket, latency_ms
 from dbbench_runner.series import SeriesUnit, Window, stability_series
 from dbbench_runner.storage import HEADER as STORAGE_HEADER
@@ -96,13 +98,18 @@ def _series_rows(series: list[Window]) -> list[list[object]]:
     ]
 
 
-def summarize(meta: RunMeta, m: Measurements, storage: list[StorageRow]) -> dict[str, object]:
+def summarize(
+    meta: RunMeta,
+    m: Measurements,
+    storage: list[StorageRow],
+    client: list[PodUsage] | None = None,
+) -> dict[str, object]:
     duration = max(meta.ended - meta.started, 1e-9)
     operations = m.operations
     errors = m.error_count
     error_rate = errors / operations if operations else 0.0
     failed = error_rate > meta.max_error_rate
-    total = HdrHistogram(1, 3_600_000_000, 3)
+    total = LatencyHistogram()
     by_type: dict[str, object] = {}
     for kind, histogram in sorted(m.histograms.items()):
         total.add(histogram)
@@ -152,6 +159,7 @@ def summarize(meta: RunMeta, m: Measurements, storage: list[StorageRow]) -> dict
         "reportEvery": meta.report_every,
         "seriesUnit": meta.series_unit,
         "storage": summary_block(storage[-1] if storage else None),
+        **summary_fields(client or []),
     }
 
 
@@ -161,15 +169,17 @@ def write_results(
     m: Measurements,
     storage: list[StorageRow],
     environment: dict[str, object],
+    *,
+    client: list[PodUsage] | None = None,
 ) -> dict[str, object]:
-    summary = summarize(meta, m, storage)
+    summary = summarize(meta, m, storage, client)
     for kind, histogram in m.histograms.items():
         buffer = io.StringIO()
         log = HistogramLogWriter(buffer)
         log.output_comment(f"dbbench {meta.target}/{meta.phase} operation={kind} unit=us")
         log.output_legend()
         log.output_interval_histogram(
-            histogram, meta.started, meta.ended, max_value_unit_ratio=1000.0
+            histogram.to_hdr(), meta.started, meta.ended, max_value_unit_ratio=1000.0
         )
         atomic_write(out / HISTOGRAMS / f"{kind}.hlog", buffer.getvalue())
     marks = m.checkpoints.marks()
@@ -221,16 +231,16 @@ def write_results(
     return summary
 
 
-def read_histograms(directory: Path) -> dict[str, HdrHistogram]:
+def read_histograms(directory: Path) -> dict[str, LatencyHistogram]:
     """Each .hlog's interval histograms, added together, by operation type."""
-    histograms: dict[str, HdrHistogram] = {}
+    histograms: dict[str, LatencyHistogram] = {}
     for path in sorted((directory / HISTOGRAMS).glob("*.hlog")):
         total = HdrHistogram(1, 3_600_000_000, 3)
         for line in path.read_text().splitlines():
             if not line or line.startswith(("#", '"')):
                 continue
             total.add(HdrHistogram.decode(line.rsplit(",", 1)[1].encode()))
-        histograms[path.stem] = total
+        histograms[path.stem] = LatencyHistogram.from_hdr(total)
     return histograms
 
 

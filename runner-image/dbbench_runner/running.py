@@ -14,7 +14,10 @@ from types import FrameType
 from typing import Any
 
 from dbbench_runner import environment as env
+from dbbench_runner.calibration import noop_loop
+from dbbench_runner.client_usage import ProcessUsage, pod_usage, process_cpu_seconds
 from dbbench_runner.config import StepConfig
+from dbbench_runner.cpu_budget import cpu_budget
 from dbbench_runner.datasets import DatasetGenerator, generator_for
 from dbbench_runner.drivers import DatabaseUnreachableError, Driver, open_driver
 from dbbench_runner.keyspace import split, worker_index
@@ -50,6 +53,7 @@ class Watch:
     processes: int
     ready: set[int] = field(default_factory=set)
     done: dict[int, Measurements] = field(default_factory=dict)
+    usage: dict[int, ProcessUsage] = field(default_factory=dict)
     # process -> (operations, errors, p99 ms, records measured, records written)
     progress: dict[int, tuple[int, int, float, int, int]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
@@ -66,6 +70,7 @@ class Watch:
             self.progress[process] = (message[2], message[3], message[4], message[5], message[6])
         elif kind == "done":
             self.done[process] = Measurements.from_wire(message[2])
+            self.usage[process] = ProcessUsage(*message[3])
 
     def totals(self) -> list[tuple[int, int, float, int, int]]:
         """Each process's latest figures (final ones for finished processes)."""
@@ -104,13 +109,19 @@ def run_step(config: StepConfig, out: Path) -> int:
         info = control.server_info()
         before = config.records_before
         storage = [StorageRow(time.time(), control.storage(), before, written=0)]
-        processes = config.worker_processes
-        environment = env.environment(config, info, storage[-1].sample, processes)
+        cpus = cpu_budget()
+        processes = config.worker_processes(cpus)
+        noop = noop_loop(config, dataset)
+        environment = env.environment(
+            config, info, storage[-1].sample, processes, cpu_budget=cpus, noop_loop=noop
+        )
         atomic_write(out / "environment.json", json.dumps(environment, indent=2, default=str))
         log.info("%s %s; client %s", info.engine, info.version, info.client)
-        measurements, started, ended, stopped = _run_workers(
+        parent_cpu = process_cpu_seconds()
+        measurements, started, ended, stopped, usage = _run_workers(
             config, control, storage, out, processes
         )
+        parent_cpu = process_cpu_seconds() - parent_cpu
         # After the last write: this sample's count is exact.
         _final_sample(
             config, dataset, control, storage, before=before, written=measurements.written_records
@@ -134,14 +145,29 @@ def run_step(config: StepConfig, out: Path) -> int:
         series_unit=series_unit(config.phase.type),
         stopped=stopped,
     )
-    summary = write_results(out, meta, measurements, storage, environment)
+    client = pod_usage(
+        config.pod.index,
+        cpus,
+        usage,
+        parent_cpu,
+        measurements.operations + measurements.warmup_operations,
+    )
+    summary = write_results(out, meta, measurements, storage, environment, client=[client])
     records = f"{summary['records']} records, " if summary["records"] else ""
     records_rate = f", {summary['recordsPerSecond']:.0f} records/s" if summary["records"] else ""
     print(
         f"[{config.phase.name}] {summary['status']}: {summary['operations']} ops, "
-        f"{records}{summary['errors']} errors, {summary['throughput']:.0f} ops/s{records_rate}",
+        f"{records}{summary['errors']} errors, {summary['throughput']:.0f} ops/s{records_rate}, "
+        f"client CPU {client.utilization:.0%} of {cpus:g}",
         flush=True,
     )
+    if client.bound:
+        log.warning(
+            "runner saturated (client CPU + run-queue wait %.0f%% of %g CPUs): "
+            "add runner pods or threads",
+            client.demand * 100,
+            cpus,
+        )
     if summary["status"] == "failed":
         log.error("%s", summary["reason"])
         return EXIT_ERROR_RATE
@@ -154,7 +180,7 @@ def _run_workers(
     storage: list[StorageRow],
     out: Path,
     processes: int,
-) -> tuple[Measurements, float, float, bool]:
+) -> tuple[Measurements, float, float, bool, list[ProcessUsage]]:
     ctx = multiprocessing.get_context("spawn")
     messages: Any = ctx.Queue()
     go, stop = ctx.Event(), ctx.Event()
@@ -208,7 +234,8 @@ def _run_workers(
     total = Measurements(checkpoint_every=1)
     for measurements in watch.done.values():
         total.add(measurements)
-    return total, measure_from + epoch_offset, ended, stop.is_set()
+    usage = list(watch.usage.values())
+    return total, measure_from + epoch_offset, ended, stop.is_set(), usage
 
 
 def _stop_handler(stop: Any) -> Any:

@@ -7,7 +7,7 @@ behind it: coordinated omission is corrected by construction.
 
 from __future__ import annotations
 
-import time
+from time import monotonic
 
 from dbbench_runner.drivers import Driver
 from dbbench_runner.measurement import Measurements
@@ -16,23 +16,25 @@ from dbbench_runner.operations import Operation, Status
 
 class TimedDriver:
     def __init__(self, driver: Driver, measurements: Measurements, epoch_offset: float) -> None:
-        self._driver = driver
-        self._measurements = measurements
+        # Bound methods looked up once: this runs once per operation.
+        self._execute = driver.execute
+        self._record = measurements.record
+        self._record_warmup = measurements.record_warmup
         # time.time() - time.monotonic(), fixed once: epoch stamps without a syscall per op.
         self._epoch_offset = epoch_offset
 
     def execute(self, operation: Operation, intended: float | None, measuring: bool) -> Status:
-        started = time.monotonic()
-        status = self._driver.execute(operation)
-        ended = time.monotonic()
+        started = monotonic()
+        status = self._execute(operation)
+        ended = monotonic()
         if measuring:
             origin = started if intended is None else intended
-            self._measurements.record(
+            self._record(
                 operation.kind,
                 int((ended - origin) * 1_000_000),
                 status,
                 ended + self._epoch_offset,
             )
         else:
-            self._measurements.record_warmup(status.rows)
+            self._record_warmup(status.rows)
         return status

@@ -2,7 +2,9 @@
 
 Several processes per pod keep the GIL from capping throughput. Messages to
 the parent go through one queue: ("ready", n), ("failed", n, text),
-("progress", n, ops, errors, p99, records, written), ("done", n, wire measurements).
+("progress", n, ops, errors, p99, records, written),
+("done", n, wire measurements, (cpu, wait, wall)): the last is the process's
+client usage over the phase (client_usage.py).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from multiprocessing.synchronize import Event
 from typing import Any
 
+from dbbench_runner.client_usage import process_cpu_seconds, thread_wait_seconds
 from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import generator_for
 from dbbench_runner.drivers import Driver, open_driver
@@ -58,6 +61,7 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
         _close(drivers)
         return
     start, measure_from, deadline, epoch_offset = clock_box[:]
+    cpu_at_go = process_cpu_seconds()
     parent = os.getppid()
 
     def stopped() -> bool:
@@ -68,8 +72,11 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
     results: list[Measurements] = []
     failures: list[str] = []
     progresses = [Progress() for _ in drivers]
+    waits: list[float] = []
+    ends: list[float] = []  # the main loop below notices the end up to a second late
 
     def run(index: int, worker: int, driver: Driver) -> None:
+        waited = thread_wait_seconds()
         try:
             results.append(
                 run_connection(
@@ -85,6 +92,9 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
         except Exception:  # noqa: BLE001 - a crashed connection must not hang the pod
             failures.append(traceback.format_exc())
             progresses[index].finished = True
+        finally:
+            waits.append(thread_wait_seconds() - waited)
+            ends.append(time.monotonic())
 
     connections = [
         threading.Thread(target=run, args=(i, w, d), daemon=True)
@@ -105,6 +115,8 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
                 sum(p.written for p in progresses),
             )
         )
+    cpu = process_cpu_seconds() - cpu_at_go
+    usage = (cpu, sum(waits), max(ends, default=time.monotonic()) - start)
     _close(drivers)
     if failures:
         queue.put(("failed", plan.process, failures[0]))
@@ -115,7 +127,7 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
     )
     for measurements in results:
         total.add(measurements)
-    queue.put(("done", plan.process, total.to_wire()))
+    queue.put(("done", plan.process, total.to_wire(), usage))
 
 
 def _close(drivers: list[tuple[int, Driver]]) -> None:

@@ -102,7 +102,7 @@ def test_defaults_are_filled_in() -> None:
         1,
     )
     assert target.effective_image == "mariadb:11.8"
-    assert (spec.runner.pods, spec.runner.threads, spec.runner.processes) == (1, 1, 1)
+    assert (spec.runner.pods, spec.runner.threads, spec.runner.processes) == (1, 1, None)
     assert (spec.dataset.shape, spec.dataset.records, spec.dataset.record_size) == (
         "flat45",
         1_000_000,

@@ -11,6 +11,7 @@ from dbbench_operator.lifecycle import (
     DEGRADED,
     FAILED,
     PROGRESSING,
+    RUNNER_SATURATED,
     SUCCEEDED,
     TARGETS_READY,
     Condition,
@@ -120,6 +121,18 @@ def test_a_disturbed_step_marks_the_run_degraded_with_a_warning() -> None:
     assert d.phase is RunPhase.RUNNING
     assert cond(d.conditions, DEGRADED).status == "True"
     assert d.warning == degraded
+
+
+def test_a_saturated_runner_gives_the_run_a_warning_condition() -> None:
+    saturated = ("RunnerSaturated", "runner saturated: add runner pods or threads (step 2 ...)")
+    d = next_state(RunPhase.RUNNING, obs(steps_total=4, steps_done=2, stage=Stage.RUNNING,
+                                         saturated=saturated))  # fmt: skip
+    assert d is not None
+    assert d.phase is RunPhase.RUNNING
+    condition = cond(d.conditions, RUNNER_SATURATED)
+    assert (condition.status, condition.reason) == ("True", "RunnerSaturated")
+    assert condition.message == saturated[1]
+    assert d.warning == saturated
 
 
 def test_running_until_all_steps_done_then_collecting_then_succeeded() -> None:

@@ -15,6 +15,7 @@ from dbbench_operator.summaries import (
     job_state,
     phase_result,
     run_progress,
+    saturation,
     with_result,
 )
 from dbbench_operator.tokens import run_token
@@ -43,6 +44,30 @@ def test_a_phase_result_is_the_merged_summary_compacted() -> None:
     assert result["storage"] == {"dataBytes": 123456789, "indexBytes": 12345678,
                                  "storageBytes": 234567890, "records": 1}  # fmt: skip
     assert "operationsByType" not in result
+
+
+def test_a_client_bound_step_names_its_pods_and_asks_for_more_runners() -> None:
+    pods = [
+        {"pod": 0, "demand": 0.97, "bound": True},
+        {"pod": 1, "demand": 0.40, "bound": False},
+    ]
+    bound = {**MERGED, "clientBound": True, "clientUtilization": 0.9123, "clientCpuPerOpUs": 41.237,
+             "clientBoundThreshold": 0.8, "clientByPod": pods}  # fmt: skip
+    result = phase_result(step(1, target="maria", phase="reads", repeat=2), bound)
+    assert (result["clientBound"], result["clientUtilization"]) == (True, 0.912)
+    assert result["clientCpuPerOpUs"] == 41.24
+    BenchmarkRunStatus.model_validate({"targets": [{"name": "maria", "phases": [result]}]})
+    found = saturation(step(1, target="maria", phase="reads", repeat=2), bound)
+    assert found is not None
+    reason, message = found
+    assert reason == "RunnerSaturated"
+    assert message.startswith("runner saturated: add runner pods or threads")
+    assert "target maria, phase reads, repeat 2" in message
+    assert "pod(s) 0 used 97%" in message
+    light = {**MERGED, "clientBound": False, "clientUtilization": 0.1, "clientByPod": pods[1:]}
+    assert saturation(step(1), light) is None
+    assert saturation(step(1), MERGED) is None  # summaries of older runners
+    assert "clientBound" not in phase_result(step(1), MERGED)
 
 
 def test_status_of_a_5_target_10_phase_run_stays_well_under_100_kb() -> None:

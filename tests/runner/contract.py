@@ -20,14 +20,26 @@ from dbbench_runner.datasets import DatasetGenerator, generator_for
 from dbbench_runner.merge import merge
 from dbbench_runner.running import run_step
 
-from .helpers import check_results, step
+from .helpers import check_results
+from .helpers import step as build_step
 
 SHAPES = ["flat45", "indexed4", "news", "ycsb"]
 RECORDS = 240
 
 
 class DriverContract:
-    """Abstract: subclasses define the fixtures `target`, `insert_variant` and `stored`."""
+    """Abstract: subclasses define the fixtures `target`, `insert_variant` and `stored`.
+
+    `settings` are step-file fields beside the target (e.g. mysqlDriver) that a
+    subclass sets to run the whole contract once per client library.
+    """
+
+    settings: dict[str, Any] = {}  # noqa: RUF012 - replaced per instance, never mutated
+
+    def step(
+        self, target: dict[str, Any], shape: str, records: int, phase: dict[str, Any], **extra: Any
+    ) -> StepConfig:
+        return build_step(target, shape, records, phase, **self.settings, **extra)
 
     # Paced rate for the warm-up/duration test: one the server sustains with room to spare.
     paced_rate: ClassVar[int] = 100
@@ -46,7 +58,7 @@ class DriverContract:
         id_mode: str = "client",
         records: int = RECORDS,
     ) -> None:
-        config = step(
+        config = self.step(
             target, shape, records, {"type": "insert", "idMode": id_mode, "batchSize": 20}
         )
         assert run_step(config, out) == 0
@@ -68,7 +80,7 @@ class DriverContract:
         tmp_path: Path,
     ) -> None:
         phase = {"type": "insert", "idMode": id_mode, "reportEvery": 50, **insert_variant}
-        config = step(target, shape, RECORDS, phase)
+        config = self.step(target, shape, RECORDS, phase)
         assert run_step(config, tmp_path) == 0
         batch = insert_variant.get("batchSize", 1)
         # two connections, 120 records each, in batches
@@ -95,7 +107,7 @@ class DriverContract:
             "scanLength": 10,
             "reportEvery": 100,
         }
-        config = step(target, "ycsb", RECORDS, phase)
+        config = self.step(target, "ycsb", RECORDS, phase)
         assert run_step(config, tmp_path / "mix") == 0
         summary = check_results(tmp_path / "mix", operations=400)
         by_type = summary["operationsByType"]
@@ -117,7 +129,7 @@ class DriverContract:
         self.load(target, "indexed4", tmp_path / "load", id_mode=id_mode)
         queries = ["indexedEquality", "twoFieldProjection", "sortSkip", "scan100"]
         phase = {"type": "query", "queries": queries, "operations": 200, "reportEvery": 100}
-        config = step(target, "indexed4", RECORDS, phase)
+        config = self.step(target, "indexed4", RECORDS, phase)
         assert run_step(config, tmp_path / "q") == 0
         summary = check_results(tmp_path / "q", operations=200)
         by_type = summary["operationsByType"]
@@ -131,7 +143,7 @@ class DriverContract:
         self, target: dict[str, Any], shape: str, tmp_path: Path
     ) -> None:
         self.load(target, shape, tmp_path / "load")
-        config = step(
+        config = self.step(
             target, shape, RECORDS, {"type": "pointReads", "keys": 150, "reportEvery": 50}
         )
         assert run_step(config, tmp_path / "r") == 0
@@ -141,7 +153,7 @@ class DriverContract:
     def test_two_pods_split_and_merge(self, target: dict[str, Any], tmp_path: Path) -> None:
         outs = []
         for pod in range(2):
-            config = step(
+            config = self.step(
                 target,
                 "flat45",
                 RECORDS,
@@ -167,7 +179,7 @@ class DriverContract:
             "warmup": "0.5s",
             "targetRate": self.paced_rate,
         }
-        config = step(target, "flat45", RECORDS, phase)
+        config = self.step(target, "flat45", RECORDS, phase)
         assert run_step(config, tmp_path / "m") == 0
         summary = check_results(tmp_path / "m", operations=_ops(tmp_path / "m"))
         rate = self.paced_rate

@@ -6,8 +6,10 @@ statements the runner sends differ by nothing but the server answering them.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 import mysql.connector
@@ -50,8 +52,15 @@ class SqlContract(DriverContract):
 
     engine: ClassVar[str]
 
+    @pytest.fixture(params=["mysqlclient", "mysql-connector-python"])
+    def mysql_driver(self, request: pytest.FixtureRequest) -> str:
+        """Every contract test runs once per client library the runner offers."""
+        self.settings = {"mysqlDriver": request.param}
+        return str(request.param)
+
     @pytest.fixture
-    def target(self, server: SqlServer) -> Iterator[dict[str, Any]]:
+    def target(self, server: SqlServer, mysql_driver: str) -> Iterator[dict[str, Any]]:
+        del mysql_driver  # parametrizes the test; its value is in self.settings
         database = f"c_{uuid.uuid4().hex[:12]}"
         yield {
             "name": self.engine,
@@ -96,3 +105,14 @@ class SqlContract(DriverContract):
             assert not by_key, "tag rows without a news row"
         order = [c.name for c in dataset.columns]
         return sorted(({c: row[c] for c in order} for row in found), key=lambda r: str(r[key]))
+
+    def test_environment_names_the_client_library(
+        self, target: dict[str, Any], mysql_driver: str, tmp_path: Path
+    ) -> None:
+        self.load(target, "flat45", tmp_path, records=20)
+        environment = json.loads((tmp_path / "environment.json").read_text())
+        client = environment["runner"]["client"]
+        assert client["driver"] == mysql_driver
+        expected = "C client library" if mysql_driver == "mysqlclient" else ""
+        assert client["implementation"].startswith(expected)
+        assert client["version"]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 import uuid
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import mysql.connector
@@ -153,12 +153,20 @@ def test_wrong_password_fails_at_once(mariadb: MariaDBServer, tmp_path: Path) ->
     assert time.monotonic() - started < 5  # not retried: retrying cannot fix it
 
 
-def test_connect_timeout_is_whole_seconds_for_the_c_extension(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize(
+    ("library", "module", "key"),
+    [("mysql-connector-python", "mysql.connector", "connection_timeout"),
+     ("mysqlclient", "MySQLdb", "connect_timeout")],
+)  # fmt: skip
+def test_connect_timeout_is_whole_seconds_for_the_c_libraries(
+    monkeypatch: pytest.MonkeyPatch, library: str, module: str, key: str
 ) -> None:
-    """The C extension raises TypeError on a float connection_timeout (seen in the
-    trixie bench): the driver must round up, never pass 0.3 or 0."""
-    from dbbench_runner.drivers import mysql as driver  # noqa: PLC0415
+    """The connector's C extension raises TypeError on a float connection_timeout
+    (seen in the trixie bench) and libmariadb takes whole seconds: the driver must
+    round up, never pass 0.3 or 0."""
+    import importlib  # noqa: PLC0415
+
+    from dbbench_runner.drivers.mysql_clients import ConnectArgs, client_for  # noqa: PLC0415
 
     seen: dict[str, object] = {}
 
@@ -166,13 +174,27 @@ def test_connect_timeout_is_whole_seconds_for_the_c_extension(
         seen.update(kwargs)
         return object()
 
-    monkeypatch.setattr(mysql.connector, "connect", fake_connect)
-    config = SimpleNamespace(
-        target=SimpleNamespace(
-            user="root", secret=lambda: "pw", connect_timeout=0.3, connect_retries=1,
-            engine="mariadb",
-        )
-    )  # fmt: skip
-    driver._connect(config, "127.0.0.1", 3306, None)  # type: ignore[arg-type]
-    assert seen["connection_timeout"] == 1
-    assert isinstance(seen["connection_timeout"], int)
+    monkeypatch.setattr(importlib.import_module(module), "connect", fake_connect)
+    client = client_for(library)  # type: ignore[arg-type]
+    client.connect(ConnectArgs("127.0.0.1", 3306, "root", "pw", None, timeout=0.3))
+    assert seen[key] == 1
+    assert isinstance(seen[key], int)
+
+
+def test_mysql_driver_setting_is_checked_and_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dbbench_runner.config import ConfigError  # noqa: PLC0415
+    from dbbench_runner.drivers.mysql_clients import client_for  # noqa: PLC0415
+
+    raw = {
+        "target": {"name": "x", "engine": "mariadb", "host": "127.0.0.1", "port": 1},
+        "dataset": {"shape": "flat45", "records": 10},
+        "phase": {"name": "p", "type": "insert"},
+    }
+    assert parse_config(raw).mysql_driver == "mysqlclient"
+    with pytest.raises(ConfigError, match="mysqlDriver"):
+        parse_config({**raw, "mysqlDriver": "pymysql"})
+    # Not installed (an image without it): a config error that says what to do.
+    monkeypatch.setitem(sys.modules, "MySQLdb", None)
+    with pytest.raises(ConfigError, match="mysqlDriver: mysqlclient cannot be imported") as caught:
+        client_for("mysqlclient")
+    assert "mysql-connector-python" in str(caught.value)

@@ -172,13 +172,21 @@ class Runner(ApiModel):
             "be a multiple of `processes`."
         ),
     )
-    processes: int = Field(
-        default=1,
+    processes: int | None = Field(
+        default=None,
         ge=1,
         le=64,
         description=(
-            "Worker processes per runner pod, sharing `threads` evenly. Use more than one "
-            "when a single Python process cannot saturate the database. Default 1."
+            "Worker processes per runner pod, sharing `threads` evenly. Default: one per CPU "
+            "the pod may use (its CPU limit, else its node's cores), at most `threads`, so "
+            "that one pod uses all the CPU it is given."
+        ),
+    )
+    mysql_driver: Literal["mysqlclient", "mysql-connector-python"] | None = Field(
+        default=None,
+        description=(
+            "Client library of the runner's MySQL/MariaDB connections: mysqlclient (the C "
+            "client library; default) or mysql-connector-python. Ignored for MongoDB."
         ),
     )
     node_selector: dict[str, LabelValue] | None = Field(
@@ -193,12 +201,12 @@ class Runner(ApiModel):
 
     RULES = (
         Rule(
-            cel="self.threads % self.processes == 0",
+            cel="!has(self.processes) || self.threads % self.processes == 0",
             message=(
                 "threads must be a multiple of processes "
                 "(each process runs threads/processes connections)"
             ),
             field="threads",
-            holds=lambda r: r.threads % r.processes == 0,
+            holds=lambda r: r.processes is None or r.threads % r.processes == 0,
         ),
     )

@@ -195,11 +195,15 @@ class BenchmarkRunSpec(ApiModel):
             holds=lambda s: s.cache != "cold" or all(t.external is None for t in s.targets),
         ),
         Rule(
-            cel="self.phases.all(p, !has(p.threads) || p.threads % self.runner.processes == 0)",
+            cel=(
+                "!has(self.runner.processes) || "
+                "self.phases.all(p, !has(p.threads) || p.threads % self.runner.processes == 0)"
+            ),
             message="phases[].threads must be a multiple of runner.processes",
             field="phases",
-            holds=lambda s: all(
-                p.threads is None or p.threads % s.runner.processes == 0 for p in s.phases
+            holds=lambda s: (
+                s.runner.processes is None
+                or all(p.threads is None or p.threads % s.runner.processes == 0 for p in s.phases)
             ),
         ),
         Rule(

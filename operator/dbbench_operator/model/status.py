@@ -132,6 +132,19 @@ class PhaseResult(ApiModel):
     )
     latency_ms: Latency | None = Field(default=None, description="Latency percentiles, ms.")
     storage: StorageUsage | None = Field(default=None, description="Storage after the phase.")
+    client_bound: bool | None = Field(
+        default=None,
+        description=(
+            "The runner pods used 80% or more of their CPU budget (CPU plus run-queue wait): "
+            "the figures measure the runner too; add runner pods or threads."
+        ),
+    )
+    client_utilization: float | None = Field(
+        default=None, ge=0, description="Runner CPU seconds / (CPU budget x phase time)."
+    )
+    client_cpu_per_op_us: float | None = Field(
+        default=None, ge=0, description="Runner CPU per operation, microseconds."
+    )
 
 
 class TargetResult(ApiModel):

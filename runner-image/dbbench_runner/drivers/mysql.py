@@ -1,24 +1,23 @@
-"""MySQL 8.4 and MariaDB through mysql-connector-python.
+"""MySQL 8.4 and MariaDB through mysqlclient (default) or mysql-connector-python.
 
-The connector's C extension is used where it loads (it needs OpenSSL >= 3.2);
-which implementation runs is logged and recorded in environment.json.
-Statements use the text protocol with the connector's escaping: one round
-trip per operation. The connector's prepared cursor sends COM_STMT_RESET
-before every execute, a second round trip that made point reads ~40% slower
-(measured on MariaDB, pure-Python connector); docs/decisions.md.
+The client library is the step's `mysqlDriver` (drivers/mysql_clients.py);
+which one runs, and how (C library, C extension, pure Python), is logged and
+recorded in environment.json. Statements use the text protocol with the
+library's escaping: one round trip per operation. The connector's prepared
+cursor sends COM_STMT_RESET before every execute, a second round trip that
+made point reads ~40% slower (measured on MariaDB, pure-Python connector);
+docs/decisions.md.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 from typing import Any
-
-import mysql.connector
 
 from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator
 from dbbench_runner.drivers.base import ServerInfo, StorageSample, with_retries
+from dbbench_runner.drivers.mysql_clients import ConnectArgs, MySQLClient, client_for
 from dbbench_runner.operations import Insert, Operation, Query, Read, Scan, Status, Update
 from dbbench_runner.schema import mysql as sql
 
@@ -29,48 +28,47 @@ CONNECTION_ERRNOS = {2006, 2013, 2055}
 PERMANENT_ERRNOS = {1044, 1045, 1049, 1698}
 
 
-def implementation() -> str:
-    return "C extension" if mysql.connector.HAVE_CEXT else "pure Python"
-
-
-def _connect(config: StepConfig, host: str, port: int, database: str | None) -> Any:
-    target = config.target
-    kwargs: dict[str, Any] = {
-        "host": host,
-        "port": port,
-        "user": target.user or "root",
-        "password": target.secret() or "",
-        # The C extension takes whole seconds only (a float raises TypeError);
-        # round up so that a sub-second timeout does not become 0.
-        "connection_timeout": math.ceil(target.connect_timeout),
-        "autocommit": True,
-        "use_pure": not mysql.connector.HAVE_CEXT,
-    }
-    if database is not None:
-        kwargs["database"] = database
-
-    def attempt() -> Any:
-        return mysql.connector.connect(**kwargs)
-
+def _connect(client: MySQLClient, config: StepConfig, args: ConnectArgs) -> Any:
     return with_retries(
-        attempt,
-        what=f"{target.engine} at {host}:{port}",
-        attempts=target.connect_retries,
-        retry_on=(mysql.connector.Error,),
-        permanent=lambda exc: getattr(exc, "errno", None) in PERMANENT_ERRNOS,
+        lambda: client.connect(args),
+        what=f"{config.target.engine} at {args.host}:{args.port}",
+        attempts=config.target.connect_retries,
+        retry_on=client.errors,
+        permanent=lambda exc: client.errno(exc) in PERMANENT_ERRNOS,
+    )
+
+
+def _args(config: StepConfig, host: str, port: int, database: str | None) -> ConnectArgs:
+    target = config.target
+    return ConnectArgs(
+        host=host,
+        port=port,
+        user=target.user or "root",
+        password=target.secret() or "",
+        database=database,
+        timeout=target.connect_timeout,
     )
 
 
 class MySQLDriver:
     def __init__(
-        self, config: StepConfig, dataset: DatasetGenerator, primary: Any, replica: Any | None
+        self,
+        config: StepConfig,
+        dataset: DatasetGenerator,
+        client: MySQLClient,
+        connections: dict[str, tuple[Any, ConnectArgs]],
     ) -> None:
         self._config = config
         self._dataset = dataset
-        self._primary = primary
-        self._replica = replica
+        self._client = client
+        self._errors = client.errors
+        # "primary" and optionally "replica": the connection and how to reopen it.
+        self._connections = connections
+        self._primary: Any = connections["primary"][0]
+        self._replica: Any | None = connections["replica"][0] if "replica" in connections else None
         self._cursors: dict[int, Any] = {}
         self._has_tags = sql.tags_column(dataset) is not None
+        self._in_transaction = False
         # Statement texts depend only on (kind, batch size): build each once.
         self._statements: dict[tuple[str, int], str] = {}
 
@@ -83,14 +81,17 @@ class MySQLDriver:
         # config validation guarantees host and port for these engines
         assert target.host is not None
         assert target.port is not None
-        log.info("mysql-connector-python %s, %s", mysql.connector.__version__, implementation())
+        client = client_for(config.mysql_driver)
+        described = client.describe()
+        log.info("%s %s, %s", *described.values())
         database = None if control else target.database
-        primary = _connect(config, target.host, target.port, database)
-        replica = None
+        primary = _args(config, target.host, target.port, database)
+        connections = {"primary": (_connect(client, config, primary), primary)}
         if config.phase.read_preference != "primary" and target.replicas:
             endpoint = target.replicas[worker % len(target.replicas)]
-            replica = _connect(config, endpoint.host, endpoint.port, target.database)
-        return cls(config, dataset, primary, replica)
+            replica = _args(config, endpoint.host, endpoint.port, target.database)
+            connections["replica"] = (_connect(client, config, replica), replica)
+        return cls(config, dataset, client, connections)
 
     def prepare(self) -> None:
         database = self._config.target.database
@@ -123,24 +124,38 @@ class MySQLDriver:
             conn = self._replica
         try:
             return self._execute(conn, operation)
-        except mysql.connector.Error as exc:
+        except self._errors as exc:
             self._recover(conn, exc)
-            return Status.failed(f"{type(exc).__name__}({exc.errno})")
+            return Status.failed(f"{type(exc).__name__}({self._client.errno(exc)})")
 
-    def _recover(self, conn: Any, exc: Any) -> None:
-        try:
-            if conn.in_transaction:
+    def _recover(self, conn: Any, exc: BaseException) -> None:
+        """Roll back what an error left open; reopen a lost connection once."""
+        if self._in_transaction:
+            self._in_transaction = False
+            try:
                 conn.rollback()
-            if exc.errno in CONNECTION_ERRNOS:
-                self._cursors.pop(id(conn), None)
-                conn.reconnect(attempts=1, delay=0)
-        except mysql.connector.Error as again:
-            log.warning("recovering after %s failed: %s", exc, again)
+            except self._errors as again:
+                log.debug("rollback after %s failed: %s", exc, again)
+        if self._client.errno(exc) not in CONNECTION_ERRNOS:
+            return
+        self._cursors.pop(id(conn), None)
+        for role, (known, args) in self._connections.items():
+            if known is not conn:
+                continue
+            try:
+                fresh = self._client.connect(args)
+            except self._errors as again:
+                log.warning("reconnecting after %s failed: %s", exc, again)
+                return
+            self._connections[role] = (fresh, args)
+            if role == "primary":
+                self._primary = fresh
+            else:
+                self._replica = fresh
 
     def _fetch(self, conn: Any, statement: str, params: list[object]) -> Status:
-        cursor = self._cursor(conn)
-        cursor.execute(statement, params)
-        return Status(ok=True, rows=len(cursor.fetchall()))
+        rows = self._client.fetch(conn, self._cursor(conn), statement, params)
+        return Status(ok=True, rows=rows)
 
     def _execute(self, conn: Any, operation: Operation) -> Status:
         dataset = self._dataset
@@ -171,10 +186,13 @@ class MySQLDriver:
         # news: the row and its tag rows in one transaction (one logical write).
         tag_params = sql.tags_params(self._dataset, records)
         tags_statement = self._statement("tags", len(tag_params) // 3)
-        conn.start_transaction()
-        self._cursor(conn).execute(statement, params)
-        self._cursor(conn).execute(tags_statement, tag_params)
+        cursor = self._cursor(conn)
+        self._in_transaction = True
+        cursor.execute("START TRANSACTION")
+        cursor.execute(statement, params)
+        cursor.execute(tags_statement, tag_params)
         conn.commit()
+        self._in_transaction = False
         return Status(ok=True, rows=len(records))
 
     def _query_all(self, statement: str, params: tuple[object, ...] = ()) -> list[Any]:
@@ -194,11 +212,7 @@ class MySQLDriver:
             version=settings.get("version", "unknown"),
             settings=settings,
             cache_bytes=int(pool) if pool and pool.isdigit() else None,
-            client={
-                "driver": "mysql-connector-python",
-                "version": str(mysql.connector.__version__),
-                "implementation": implementation(),
-            },
+            client=self._client.describe(),
         )
 
     def storage(self) -> StorageSample:
@@ -210,15 +224,14 @@ class MySQLDriver:
         for cursor in self._cursors.values():
             try:
                 cursor.close()
-            except mysql.connector.Error as exc:
+            except self._errors as exc:
                 log.debug("closing cursor: %s", exc)
         self._cursors = {}
-        for conn in (self._primary, self._replica):
-            if conn is not None:
-                try:
-                    conn.close()
-                except mysql.connector.Error as exc:
-                    log.debug("closing connection: %s", exc)
+        for conn, _ in self._connections.values():
+            try:
+                conn.close()
+            except self._errors as exc:
+                log.debug("closing connection: %s", exc)
 
 
 def _build(dataset: DatasetGenerator, kind: str, size: int) -> str:
