@@ -16,7 +16,9 @@ K8S_VERSION="v1.34.4"
 HELM_VERSION="v3.19.0"
 K8S_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 # libmariadb-dev + pkg-config: the runner's mysqlclient driver compiles against them.
-DEBIAN_PACKAGES=(etcd-server mariadb-server mariadb-client sysbench libmariadb-dev pkg-config)
+# chromium + chromium-driver: the report and results-browser tests render pages headless.
+DEBIAN_PACKAGES=(etcd-server mariadb-server mariadb-client sysbench libmariadb-dev pkg-config
+  chromium chromium-driver)
 # Oracle MySQL is only in Debian's unstable suite: it runs from a chroot of it.
 MYSQL_ROOT="$TOOLS_DIR/mysql-root"
 MYSQL_SUITE="sid"

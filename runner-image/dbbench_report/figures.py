@@ -1,0 +1,193 @@
+"""The numbers the report shows, derived from a Run (pure).
+
+Every figure comes from the merged step summaries and series files as the
+runner wrote them; nothing is re-measured here. Repeats are combined with
+mean, sample standard deviation and range; cost uses hardware.pricePerHour.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dbbench_report.reading import Run, Step
+
+LATENCY_KEYS = ("p50", "p95", "p99", "p999", "max")
+LATENCY_LABELS = {"p50": "p50", "p95": "p95", "p99": "p99", "p999": "p99.9", "max": "max"}
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Mean and spread of one figure over a phase's repeats."""
+
+    values: tuple[float, ...]
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.values) if self.values else 0.0
+
+    @property
+    def low(self) -> float:
+        return min(self.values) if self.values else 0.0
+
+    @property
+    def high(self) -> float:
+        return max(self.values) if self.values else 0.0
+
+    @property
+    def stdev(self) -> float | None:
+        return statistics.stdev(self.values) if self.n >= 2 else None
+
+    @property
+    def spread_percent(self) -> float | None:
+        """(max - min) / mean, in percent: how far apart the repeats landed."""
+        if self.n < 2 or self.mean == 0:
+            return None
+        return (self.high - self.low) / self.mean * 100.0
+
+
+def phase_spec(run: Run, phase: str) -> Mapping[str, Any]:
+    return next((p for p in run.phases if p.get("name") == phase), {})
+
+
+def target_spec(run: Run, target: str) -> Mapping[str, Any]:
+    return next((t for t in run.targets if t.get("name") == target), {})
+
+
+def records_per_operation(run: Run, phase: str) -> int:
+    """Records one operation writes in an insert phase (its batch size)."""
+    spec = phase_spec(run, phase)
+    return int(spec.get("batchSize") or 1) if spec.get("type") == "insert" else 1
+
+
+def throughput(run: Run, target: str, phase: str) -> Spread:
+    return Spread(tuple(float(s.summary.get("throughput") or 0.0) for s in _steps(run, target, phase)))
+
+
+def latency(run: Run, target: str, phase: str, key: str) -> Spread:
+    return Spread(
+        tuple(float((s.summary.get("latencyMs") or {}).get(key) or 0.0)
+              for s in _steps(run, target, phase))
+    )  # fmt: skip
+
+
+def _steps(run: Run, target: str, phase: str) -> list[Step]:
+    return sorted(run.steps_of(target, phase), key=lambda s: s.repeat)
+
+
+@dataclass(frozen=True)
+class Line:
+    label: str
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+
+
+def _label(step: Step, repeats: int) -> str:
+    return f"{step.target} (repeat {step.repeat})" if repeats > 1 else step.target
+
+
+def stability_lines(run: Run, phase: str) -> list[Line]:
+    """Rate per reportEvery window against work done: records for inserts, else operations."""
+    per = records_per_operation(run, phase)
+    steps = [s for t in run.target_names() for s in _steps(run, t, phase)]
+    repeats = max((s.repeat for s in steps), default=1)
+    return [
+        Line(
+            _label(s, repeats),
+            tuple(float(w.operations * per) for w in s.windows),
+            tuple(w.rate * per for w in s.windows),
+        )
+        for s in steps
+        if s.windows
+    ]
+
+
+def latency_lines(run: Run, phase: str) -> list[Line]:
+    """Mean latency (ms) per wall-clock second over all operation types, from the step's start."""
+    steps = [s for t in run.target_names() for s in _steps(run, t, phase)]
+    repeats = max((s.repeat for s in steps), default=1)
+    lines: list[Line] = []
+    for step in steps:
+        totals: dict[int, tuple[int, int]] = {}
+        for second in step.seconds:
+            ops, micros = totals.get(second.epoch_second, (0, 0))
+            totals[second.epoch_second] = (ops + second.operations, micros + second.latency_sum_us)
+        if not totals:
+            continue
+        first = min(totals)
+        xs = sorted(totals)
+        lines.append(
+            Line(
+                _label(step, repeats),
+                tuple(float(t - first) for t in xs),
+                tuple(totals[t][1] / totals[t][0] / 1000.0 if totals[t][0] else 0.0 for t in xs),
+            )
+        )
+    return lines
+
+
+STORAGE_KINDS = (("data", "data_bytes"), ("index", "index_bytes"), ("on disk", "storage_bytes"))
+
+
+def storage_lines(run: Run, target: str) -> list[Line]:
+    """Data, index and on-disk bytes (MiB) against records, over all of a target's steps."""
+    samples = sorted(
+        (sample for s in run.steps_of(target) for sample in s.storage), key=lambda x: x.epoch
+    )
+    if not samples:
+        return []
+    xs = tuple(float(s.records) for s in samples)
+    return [
+        Line(f"{target} {label}", xs, tuple(getattr(s, attr) / 2**20 for s in samples))
+        for label, attr in STORAGE_KINDS
+    ]
+
+
+def last_storage(run: Run, target: str) -> Mapping[str, Any] | None:
+    """The target's storage at the end of its last step (the summary's last sample)."""
+    steps = run.steps_of(target)
+    for step in reversed(steps):
+        storage = step.summary.get("storage")
+        if storage:
+            return dict(storage)
+    return None
+
+
+def database_pods(target: Mapping[str, Any]) -> int:
+    """Database pods a target's price applies to (config servers and routers not counted)."""
+    if target.get("external"):
+        return 1
+    topology = target.get("topology") or "standalone"
+    defaults = {"standalone": 1, "replicaSet": 3, "sharded": 3, "primaryReplica": 2}
+    members = int(target.get("members") or defaults.get(str(topology), 1))
+    shards = int(target.get("shards") or 1) if topology == "sharded" else 1
+    return members * shards
+
+
+def cost_per_million(price_per_hour: float, pods: int, ops_per_second: float) -> float | None:
+    """Price of the hardware for the time one million operations take."""
+    if ops_per_second <= 0:
+        return None
+    return price_per_hour * pods * 1_000_000 / (ops_per_second * 3600.0)
+
+
+def price_per_hour(run: Run) -> float | None:
+    value = (run.spec.get("hardware") or {}).get("pricePerHour")
+    return None if value is None else float(value)
+
+
+def client_cpu(summary: Mapping[str, Any]) -> tuple[float | None, bool | None]:
+    """(client CPU per operation in µs, client-bound flag): None when the runner did not record it."""
+    cpu = summary.get("clientCpuPerOpUs")
+    bound = summary.get("clientBound")
+    return (None if cpu is None else float(cpu)), (None if bound is None else bool(bound))
+
+
+def operation_types(steps: Sequence[Step]) -> list[str]:
+    return sorted({k for s in steps for k in (s.summary.get("operationsByType") or {})})

@@ -1,0 +1,282 @@
+"""The report's sections, each a pure function of the Run returning HTML."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from html import escape
+from typing import Any
+
+from dbbench_report import figures as f
+from dbbench_report import plots
+from dbbench_report.cells import NA, mapping, mib, num, raw, row, table, text
+from dbbench_report.reading import Run, Step
+
+
+def section(key: str, title: str, body: str) -> str:
+    return (
+        f'<section id="{key}" data-section="{key}"><h2>{escape(title)}</h2>{body}</section>'
+    )
+
+
+def chart(key: str, title: str, svg: str, series: int) -> str:
+    return (
+        f'<figure class="chart" data-chart="{escape(key)}" data-series="{series}">'
+        f"<figcaption>{escape(title)}</figcaption>{svg}</figure>"
+    )
+
+
+def overview(run: Run) -> str:
+    meta, spec = run.meta, run.spec
+    dataset = spec.get("dataset") or {}
+    rows = [
+        row([text("run"), text(run.title)]),
+        row([text("uid"), text(meta.get("uid"))]),
+        row([text("started"), text(meta.get("startedAt"))]),
+        row([text("completed"), text(meta.get("completedAt"))]),
+        row([text("targets"), text(", ".join(run.target_names()))]),
+        row([text("phases"), text(", ".join(run.phase_names()))]),
+        row([text("data set"), text(
+            f"{dataset.get('shape')}: {dataset.get('records'):,} records of "
+            f"{dataset.get('recordSize', 1024)} bytes, seed {dataset.get('seed', 42)}"
+        )]),
+        row([text("repeats"), text(spec.get("repeats", 1))]),
+        row([text("cache"), text(spec.get("cache", "warm"))]),
+    ]  # fmt: skip
+    if run.missing:
+        rows.append(row([text("steps without results"), text(", ".join(run.missing))]))
+    return section("overview", "Overview", table("overview", ["", ""], rows))
+
+
+def _client_cells(summary: Mapping[str, Any]) -> list[str]:
+    cpu, bound = f.client_cpu(summary)
+    flag = NA if bound is None else ('<b class="flag">client-bound</b>' if bound else "no")
+    return [num("clientCpuPerOpUs", cpu, 1), raw(flag, "clientBound")]
+
+
+def throughput(run: Run) -> str:
+    headers = ["target", "phase", "repeat", "type", "status", "operations", "errors",
+               "throughput (ops/s)", "records/s", *(f"{f.LATENCY_LABELS[k]} (ms)"
+               for k in f.LATENCY_KEYS), "client CPU (µs/op)", "client-bound"]  # fmt: skip
+    rows = []
+    for step in run.steps:
+        s = step.summary
+        latency = s.get("latencyMs") or {}
+        duration = float(s.get("durationSeconds") or 0.0)
+        records = int(s.get("records") or 0)
+        rows.append(row(
+            [text(step.target), text(step.phase), text(step.repeat), text(step.type),
+             text(s.get("status"), "status"), num("operations", int(s.get("operations") or 0)),
+             num("errors", int(s.get("errors") or 0)), num("throughput", s.get("throughput")),
+             num("recordsPerSecond", records / duration if records and duration else None),
+             *(num(f"latencyMs.{k}", latency.get(k), 3) for k in f.LATENCY_KEYS),
+             *_client_cells(s)],
+            {"target": step.target, "phase": step.phase, "repeat": step.repeat},
+        ))  # fmt: skip
+    note = (
+        "<p>Throughput is operations per second over the measured time (warm-up excluded); "
+        "latency percentiles come from the merged HDR histograms of every runner pod. A phase "
+        "flagged client-bound was limited by the runner's CPU, not by the database.</p>"
+    )
+    by_type = []
+    for step in run.steps:
+        for kind, values in sorted((step.summary.get("operationsByType") or {}).items()):
+            latency = values.get("latencyMs") or {}
+            by_type.append(row(
+                [text(step.target), text(step.phase), text(step.repeat), text(kind),
+                 num("operations", int(values.get("operations") or 0)),
+                 num("errors", int(values.get("errors") or 0)),
+                 num("throughput", values.get("throughput")),
+                 *(num(f"latencyMs.{k}", latency.get(k), 3) for k in f.LATENCY_KEYS)],
+                {"target": step.target, "phase": step.phase, "repeat": step.repeat, "op": kind},
+            ))  # fmt: skip
+    types = table("operations", ["target", "phase", "repeat", "operation", "operations",
+                                 "errors", "throughput (ops/s)",
+                                 *(f"{f.LATENCY_LABELS[k]} (ms)" for k in f.LATENCY_KEYS)],
+                  by_type)  # fmt: skip
+    return section(
+        "throughput",
+        "Throughput and latency per target and phase",
+        note + table("throughput", headers, rows) + "<h3>By operation type</h3>" + types,
+    )
+
+
+def side_by_side(run: Run) -> str:
+    targets, phases = run.target_names(), run.phase_names()
+    headers = ["phase"] + [f"{t} {what}" for t in targets for what in ("ops/s", "p99 (ms)")]
+    rows = [
+        row([text(p)] + [cell for t in targets for cell in (
+            num(f"throughput.mean.{t}", f.throughput(run, t, p).mean
+                if run.steps_of(t, p) else None),
+            num(f"latencyMs.p99.mean.{t}", f.latency(run, t, p, "p99").mean
+                if run.steps_of(t, p) else None, 3),
+        )], {"phase": p})
+        for p in phases
+    ]  # fmt: skip
+    bars = {t: [f.throughput(run, t, p).mean for p in phases] for t in targets}
+    svg = plots.bar_chart("Throughput by phase and target (mean over repeats)", phases, bars,
+                          ylabel="ops/s")  # fmt: skip
+    return section(
+        "side-by-side",
+        "Targets side by side",
+        table("side-by-side", headers, rows)
+        + chart("side-by-side", "Throughput by phase and target", svg, len(targets)),
+    )
+
+
+def stability(run: Run) -> str:
+    parts = [
+        "<p>Rate over each window of <code>reportEvery</code> operations, against the work "
+        "done so far (records inserted for insert phases): flat lines are stable; dips show "
+        "flushes, checkpoints or an index outgrowing memory.</p>"
+    ]
+    for phase in run.phase_names():
+        lines = f.stability_lines(run, phase)
+        if not lines:
+            continue
+        every = f.phase_spec(run, phase).get("reportEvery", 100000)
+        insert = f.phase_spec(run, phase).get("type") == "insert"
+        unit = "records" if insert else "operations"
+        title = f"Stability: {phase} ({unit}/s per window of {every:,} operations)"
+        svg = plots.line_chart(
+            title, lines, xlabel=f"{unit} {'inserted' if insert else 'done'}", ylabel=f"{unit}/s"
+        )
+        parts.append(chart(f"stability-{phase}", title, svg, len(lines)))
+    return section("stability", "Stability", "".join(parts))
+
+
+def latency_over_time(run: Run) -> str:
+    parts = ["<p>Mean latency of each wall-clock second over all operation types.</p>"]
+    for phase in run.phase_names():
+        lines = f.latency_lines(run, phase)
+        if not lines:
+            continue
+        title = f"Latency over time: {phase}"
+        svg = plots.line_chart(title, lines, xlabel="seconds since start", ylabel="mean ms")
+        parts.append(chart(f"latency-{phase}", title, svg, len(lines)))
+    return section("latency", "Latency over time", "".join(parts))
+
+
+def storage(run: Run) -> str:
+    lines = [line for t in run.target_names() for line in f.storage_lines(run, t)]
+    rows = []
+    for target in run.target_names():
+        last = f.last_storage(run, target) or {}
+        rows.append(row(
+            [text(target), num("records", last.get("records")),
+             num("dataMiB", mib(last.get("dataBytes")), 2),
+             num("indexMiB", mib(last.get("indexBytes")), 2),
+             num("storageMiB", mib(last.get("storageBytes")), 2)],
+            {"target": target},
+        ))  # fmt: skip
+    title = "Storage growth: data, index and on-disk size vs records"
+    body = table("storage", ["target", "records", "data (MiB)", "index (MiB)", "on disk (MiB)"],
+                 rows)  # fmt: skip
+    if lines:
+        svg = plots.line_chart(title, lines, xlabel="records", ylabel="MiB", marker=True)
+        body += chart("storage", title, svg, len(lines))
+    return section("storage", "Storage growth", body)
+
+
+def repeats(run: Run) -> str:
+    headers = ["target", "phase", "repeats", "mean ops/s", "min", "max", "stdev", "spread (%)",
+               "mean p99 (ms)"]  # fmt: skip
+    rows = []
+    for target in run.target_names():
+        for phase in run.phase_names():
+            tp = f.throughput(run, target, phase)
+            if tp.n == 0:
+                continue
+            rows.append(row(
+                [text(target), text(phase), num("repeats", tp.n), num("mean", tp.mean),
+                 num("min", tp.low), num("max", tp.high), num("stdev", tp.stdev),
+                 num("spreadPercent", tp.spread_percent),
+                 num("p99.mean", f.latency(run, target, phase, "p99").mean, 3)],
+                {"target": target, "phase": phase},
+            ))  # fmt: skip
+    note = (
+        "<p>Each non-insert phase runs <code>repeats</code> times back to back; spread is "
+        "(max − min) / mean of the repeats' throughput.</p>"
+    )
+    return section("repeats", "Repeats: mean and spread", note + table("repeats", headers, rows))
+
+
+def cost(run: Run) -> str:
+    price = f.price_per_hour(run)
+    if price is None:
+        return section(
+            "cost", "Cost", "<p>Not computed: set <code>hardware.pricePerHour</code>.</p>"
+        )
+    rows = []
+    for target in run.target_names():
+        pods = f.database_pods(f.target_spec(run, target))
+        for phase in run.phase_names():
+            if not run.steps_of(target, phase):
+                continue
+            mean = f.throughput(run, target, phase).mean
+            rows.append(row(
+                [text(target), text(phase), num("pods", pods), num("throughput.mean", mean),
+                 num("costPerMillion", f.cost_per_million(price, pods, mean), 4)],
+                {"target": target, "phase": phase},
+            ))  # fmt: skip
+    note = (
+        f"<p>Price per database pod and hour: <b data-key='pricePerHour' data-value='{price!r}'>"
+        f"{price:g}</b>. Cost per million operations = price × pods × 10⁶ / (ops/s × 3600); "
+        "config servers and mongos are not counted.</p>"
+    )
+    headers = ["target", "phase", "database pods", "mean ops/s", "cost per million ops"]
+    return section("cost", "Cost", note + table("cost", headers, rows))
+
+
+def _client(client: Any) -> str:
+    if isinstance(client, Mapping):
+        implementation = client.get("implementation")
+        name = f"{client.get('driver', '?')} {client.get('version', '')}".strip()
+        return f"{name} ({implementation})" if implementation else name
+    return str(client or NA)
+
+
+def _environment_cells(run: Run, target: str) -> dict[str, str]:
+    spec = f.target_spec(run, target)
+    steps: list[Step] = run.steps_of(target)
+    env = steps[-1].environment if steps else {}
+    server = env.get("server") or {}
+    runner = env.get("runner") or {}
+    pod = env.get("pod") or {}
+    hardware = run.spec.get("hardware") or {}
+    summary = steps[-1].summary if steps else {}
+    topology = "external" if spec.get("external") else spec.get("topology", "standalone")
+    sharded = topology == "sharded"
+    return {
+        "engine": escape(str(spec.get("engine", NA))),
+        "server version": escape(str(server.get("version") or summary.get("serverVersion"))),
+        "topology": escape(str(topology)),
+        "durability": escape(str(spec.get("durability", "safe"))),
+        "settings in force": mapping(server.get("settings")),
+        "engine cache (MiB)": escape(f"{mib(server.get('cacheBytes')) or 0:,.0f}"),
+        "data-to-cache ratio": escape(
+            NA if env.get("dataToCacheRatio") is None else f"{env['dataToCacheRatio']:.3f}"
+        ),
+        "cache state": escape(str(run.spec.get("cache", "warm"))),
+        "node": escape(str(pod.get("node") or pod.get("hostname") or NA)),
+        "node labels": mapping(hardware.get("nodeSelector")),
+        "resources": mapping({
+            k: ", ".join(f"{n}={q}" for n, q in sorted(v.items()))
+            for k, v in (hardware.get("resources") or {}).items()
+        }),
+        "runner pods × threads": escape(f"{summary.get('podCount', NA)} × {summary.get('threads', NA)}"),
+        "runner processes": escape(str(pod.get("processes", NA))),
+        "client library": escape(_client(runner.get("client"))),
+        "runner image": escape(str(runner.get("image") or NA)),
+        "shard key": escape("_id (hashed)" if sharded else NA),
+    }  # fmt: skip
+
+
+def environment(run: Run) -> str:
+    targets = run.target_names()
+    cells = {t: _environment_cells(run, t) for t in targets}
+    fields = list(next(iter(cells.values()))) if cells else []
+    rows = [
+        row([text(field)] + [raw(cells[t][field], t) for t in targets], {"field": field})
+        for field in fields
+    ]
+    return section("environment", "Environment", table("environment", ["", *targets], rows))

@@ -1,0 +1,138 @@
+"""Real result sets, laid out as the results service lays them out.
+
+A BenchmarkRun spec is planned and turned into step files by the operator's own
+builders (`planning.plan`, `runner_jobs.build_step_config`); each step runs the
+runner CLI (`python -m dbbench_runner run`) against a real MariaDB into
+``pod-0/``, the results service's own merge (`dbbench_results.steps.merge_step`)
+combines the pods into the step directory, and the operator's
+`collecting.build_run_summary` writes the run's ``summary.json``. Only the
+transport (HTTP uploads) is left out: the files are the ones a cluster run
+leaves on the claim.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dbbench_operator.addressing import TargetAccess
+from dbbench_operator.collecting import build_run_summary
+from dbbench_operator.model import SecretKeyRef, parse_spec
+from dbbench_operator.naming import RunRef
+from dbbench_operator.planning import plan
+from dbbench_operator.runner_jobs import build_step_config, step_dir
+from dbbench_results.steps import merge_step
+from tests.fixtures.mariadb import MariaDBServer
+
+NAMESPACE = "bench"
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """Where one generated run lives and what it was."""
+
+    root: Path  # the claim
+    run: RunRef
+    spec: dict[str, Any]
+
+    @property
+    def path(self) -> Path:
+        return self.root / self.run.namespace / self.run.name / self.run.uid
+
+
+def small_spec(threads: int, repeats: int, price: float | None) -> dict[str, Any]:
+    """An insert + mix + query run on two external MariaDB targets, at test size."""
+    hardware: dict[str, Any] = {"exclusive": False}
+    if price is not None:
+        hardware["pricePerHour"] = price
+    external = {"uriSecretRef": {"name": "targets", "key": "uri"}}
+    return {
+        "targets": [
+            {"name": "safe", "engine": "mariadb", "durability": "safe", "external": external},
+            {"name": "fast", "engine": "mariadb", "durability": "fast", "external": external},
+        ],
+        "hardware": hardware,
+        "runner": {"threads": threads, "processes": 1},
+        "dataset": {"shape": "indexed4", "records": 1000, "recordSize": 256, "seed": 11},
+        "phases": [
+            {"name": "load", "type": "insert", "batchSize": 1, "reportEvery": 150},
+            {
+                "name": "oltp",
+                "type": "mix",
+                "mix": {"read": 80, "update": 15, "scan": 5},
+                "operations": 800,
+                "reportEvery": 200,
+            },
+            {
+                "name": "queries",
+                "type": "query",
+                "queries": ["indexedEquality", "twoFieldProjection", "sortSkip"],
+                "operations": 200,
+                "reportEvery": 50,
+            },
+        ],
+        "repeats": repeats,
+        "timeout": "30m",
+    }
+
+
+def _run_step(config: dict[str, Any], work: Path, out: Path) -> None:
+    work.mkdir(parents=True, exist_ok=True)
+    path = work / "step.yaml"
+    path.write_text(yaml.safe_dump(config))
+    result = subprocess.run(
+        [sys.executable, "-m", "dbbench_runner", "run", "--config", str(path), "--out", str(out)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    if result.returncode != 0:
+        raise RuntimeError(f"runner failed ({result.returncode}):\n{result.stderr[-3000:]}")
+
+
+def generate_run(
+    root: Path,
+    work: Path,
+    name: str,
+    uid: str,
+    servers: dict[str, MariaDBServer],
+    spec_body: dict[str, Any],
+) -> RunDir:
+    """Run every planned step of `spec_body` against `servers` (by target name)."""
+    spec = parse_spec(spec_body)
+    run = RunRef(name=name, namespace=NAMESPACE, uid=uid)
+    out = RunDir(root, run, spec_body)
+    steps = plan(spec)
+    access = TargetAccess(engine="mariadb", uri_secret=SecretKeyRef(name="targets", key="uri"))
+    uri_files: dict[str, Path] = {}
+    work.mkdir(parents=True, exist_ok=True)
+    for target, server in servers.items():
+        # What the user's Secret would hold; mounted as a file in a runner pod.
+        uri = work / f"{name}-{target}.uri"
+        database = f"{name}_{target}".replace("-", "_")
+        uri.write_text(f"mysql://root:{server.root_password}@127.0.0.1:{server.port}/{database}")
+        uri_files[target] = uri
+    merged: dict[int, dict[str, Any]] = {}
+    for step in steps:
+        config = build_step_config(spec, step, access)
+        config["target"]["uriFile"] = str(uri_files[step.target])
+        # Frequent storage samples so that a 2-second load still draws a growth curve.
+        config["storageEvery"] = 0.25
+        directory = out.path / step_dir(step)
+        _run_step(config, work / name / step.key, directory / "pod-0")
+        merged[step.index] = merge_step(directory, 1)
+    status_targets = [
+        {"name": t, "serverVersion": next(merged[s.index]["serverVersion"] for s in steps
+                                          if s.target == t)}
+        for t in servers
+    ]  # fmt: skip
+    summary = build_run_summary(
+        run, spec, steps, merged, started_at="2026-01-01T00:00:00Z",
+        completed_at="2026-01-01T00:10:00Z", status_targets=status_targets,
+    )  # fmt: skip
+    (out.path / "summary.json").write_text(json.dumps(summary, indent=1))
+    return out
