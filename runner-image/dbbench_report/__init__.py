@@ -20,6 +20,7 @@ def write_report(run_dir: Path) -> Path:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(html)
+        Path(temp).chmod(0o644)  # mkstemp makes it 0600; reports are for every reader
         Path(temp).replace(target)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
