@@ -20,9 +20,7 @@ def num(key: str, value: float | int | None, digits: int = 1) -> str:
     if value is None:
         return f'<td class="na" data-key="{escape(key)}">{NA}</td>'
     text = f"{value:,}" if isinstance(value, int) else fmt(float(value), digits)
-    return (
-        f'<td class="num" data-key="{escape(key)}" data-value="{value!r}">{escape(text)}</td>'
-    )
+    return f'<td class="num" data-key="{escape(key)}" data-value="{value!r}">{escape(text)}</td>'
 
 
 def text(value: Any, key: str = "") -> str:
@@ -37,9 +35,7 @@ def raw(html: str, key: str = "") -> str:
 
 
 def row(cells: Iterable[str], attrs: Mapping[str, Any] | None = None) -> str:
-    attributes = "".join(
-        f' data-{escape(k)}="{escape(str(v))}"' for k, v in (attrs or {}).items()
-    )
+    attributes = "".join(f' data-{escape(k)}="{escape(str(v))}"' for k, v in (attrs or {}).items())
     return f"<tr{attributes}>{''.join(cells)}</tr>"
 
 

@@ -67,7 +67,9 @@ def records_per_operation(run: Run, phase: str) -> int:
 
 
 def throughput(run: Run, target: str, phase: str) -> Spread:
-    return Spread(tuple(float(s.summary.get("throughput") or 0.0) for s in _steps(run, target, phase)))
+    return Spread(
+        tuple(float(s.summary.get("throughput") or 0.0) for s in _steps(run, target, phase))
+    )
 
 
 def latency(run: Run, target: str, phase: str, key: str) -> Spread:
@@ -183,7 +185,7 @@ def price_per_hour(run: Run) -> float | None:
 
 
 def client_cpu(summary: Mapping[str, Any]) -> tuple[float | None, bool | None]:
-    """(client CPU per operation in µs, client-bound flag): None when the runner did not record it."""
+    """(client CPU µs per operation, client-bound flag); None where the runner did not say."""
     cpu = summary.get("clientCpuPerOpUs")
     bound = summary.get("clientBound")
     return (None if cpu is None else float(cpu)), (None if bound is None else bool(bound))

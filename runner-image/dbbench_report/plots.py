@@ -7,19 +7,20 @@ and searchable; a fixed hash salt keeps the output of the same data identical.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import matplotlib as mpl
 
 mpl.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import EngFormatter  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter
 
-from dbbench_report.figures import Line  # noqa: E402
+from dbbench_report.figures import Line
 
-_STYLE = {
+_STYLE: dict[str, Any] = {
     "svg.fonttype": "none",
     "svg.hashsalt": "dbbench",
     "font.size": 9,
@@ -42,7 +43,7 @@ def _svg(figure: Figure) -> str:
 def line_chart(
     title: str, lines: Sequence[Line], *, xlabel: str, ylabel: str, marker: bool = False
 ) -> str:
-    with mpl.rc_context(_STYLE):
+    with mpl.rc_context(cast(Any, _STYLE)):
         figure, axes = plt.subplots(figsize=(8, 3.4))
         for line in lines:
             style = next((d for k, d in _DASHES.items() if line.label.endswith(f" {k}")), "-")
@@ -62,10 +63,10 @@ def line_chart(
 
 
 def bar_chart(
-    title: str, groups: Sequence[str], bars: dict[str, Sequence[float]], *, ylabel: str
+    title: str, groups: Sequence[str], bars: Mapping[str, Sequence[float]], *, ylabel: str
 ) -> str:
     """Grouped bars: one group per phase, one bar per target."""
-    with mpl.rc_context(_STYLE):
+    with mpl.rc_context(cast(Any, _STYLE)):
         figure, axes = plt.subplots(figsize=(8, 3.4))
         width = 0.8 / max(len(bars), 1)
         for i, (label, values) in enumerate(bars.items()):

@@ -161,16 +161,22 @@ def read_step(run_dir: Path, entry: Mapping[str, Any]) -> Step:
             ),
             seconds=tuple(
                 Second(
-                    int(r["epochSecond"]), r["operation"], int(r["operations"]),
-                    int(r["errors"]), int(r["latencySumUs"]),
-                )  # fmt: skip
+                    int(r["epochSecond"]),
+                    r["operation"],
+                    int(r["operations"]),
+                    int(r["errors"]),
+                    int(r["latencySumUs"]),
+                )
                 for r in _rows(directory / "series-seconds.csv")
             ),
             storage=tuple(
                 StorageSample(
-                    float(r["epoch"]), int(r["dataBytes"]), int(r["indexBytes"]),
-                    int(r["storageBytes"]), int(r["records"]),
-                )  # fmt: skip
+                    float(r["epoch"]),
+                    int(r["dataBytes"]),
+                    int(r["indexBytes"]),
+                    int(r["storageBytes"]),
+                    int(r["records"]),
+                )
                 for r in storage_rows
             ),
         )

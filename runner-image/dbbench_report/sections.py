@@ -13,9 +13,7 @@ from dbbench_report.reading import Run, Step
 
 
 def section(key: str, title: str, body: str) -> str:
-    return (
-        f'<section id="{key}" data-section="{key}"><h2>{escape(title)}</h2>{body}</section>'
-    )
+    return f'<section id="{key}" data-section="{key}"><h2>{escape(title)}</h2>{body}</section>'
 
 
 def chart(key: str, title: str, svg: str, series: int) -> str:
@@ -195,7 +193,7 @@ def repeats(run: Run) -> str:
             ))  # fmt: skip
     note = (
         "<p>Each non-insert phase runs <code>repeats</code> times back to back; spread is "
-        "(max − min) / mean of the repeats' throughput.</p>"
+        "(max - min) / mean of the repeats' throughput.</p>"
     )
     return section("repeats", "Repeats: mean and spread", note + table("repeats", headers, rows))
 
@@ -220,7 +218,7 @@ def cost(run: Run) -> str:
             ))  # fmt: skip
     note = (
         f"<p>Price per database pod and hour: <b data-key='pricePerHour' data-value='{price!r}'>"
-        f"{price:g}</b>. Cost per million operations = price × pods × 10⁶ / (ops/s × 3600); "
+        f"{price:g}</b>. Cost per million operations = price &times; pods &times; 10<sup>6</sup> / (ops/s &times; 3600); "
         "config servers and mongos are not counted.</p>"
     )
     headers = ["target", "phase", "database pods", "mean ops/s", "cost per million ops"]
@@ -263,7 +261,8 @@ def _environment_cells(run: Run, target: str) -> dict[str, str]:
             k: ", ".join(f"{n}={q}" for n, q in sorted(v.items()))
             for k, v in (hardware.get("resources") or {}).items()
         }),
-        "runner pods × threads": escape(f"{summary.get('podCount', NA)} × {summary.get('threads', NA)}"),
+        "runner pods x threads": escape(f"{summary.get('podCount')} x "
+                                        f"{summary.get('threads')}"),
         "runner processes": escape(str(pod.get("processes", NA))),
         "client library": escape(_client(runner.get("client"))),
         "runner image": escape(str(runner.get("image") or NA)),

@@ -3,7 +3,6 @@ with two MariaDB targets (durability safe vs fast) and insert + mix + query phas
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +26,7 @@ class ResultSets:
 
 
 @pytest.fixture(scope="session")
-def result_sets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ResultSets]:
+def result_sets(tmp_path_factory: pytest.TempPathFactory) -> ResultSets:
     base = tmp_path_factory.mktemp("results")
     servers = {
         name: start_mariadb(base / f"mariadb-{name}", server_id=i + 1, extra_args=args)
@@ -47,4 +46,4 @@ def result_sets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ResultSets
     finally:
         for server in servers.values():
             server.stop()
-    yield ResultSets(root, baseline, candidate)
+    return ResultSets(root, baseline, candidate)

@@ -97,9 +97,9 @@ def test_repeats_side_by_side_and_cost_are_computed_from_the_summaries(
 def test_environment_names_what_was_measured(result_sets: ResultSets) -> None:
     html = write_report(result_sets.baseline.path).read_text()
     step = _steps(result_sets.baseline.path)[0]
-    env = json.loads(
-        (result_sets.baseline.path / step["path"] / "environment.json").read_text()
-    )["pods"][0]
+    env = json.loads((result_sets.baseline.path / step["path"] / "environment.json").read_text())[
+        "pods"
+    ][0]
     assert env["server"]["version"] in html
     client = env["runner"]["client"]
     assert f"{client['driver']} {client['version']} ({client['implementation']})" in html

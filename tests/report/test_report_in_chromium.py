@@ -39,12 +39,15 @@ def test_report_renders_without_console_errors_and_charts_draw(
         ]  # fmt: skip
         charts = driver.find_elements(By.CSS_SELECTOR, "figure.chart")
         assert len(charts) == 8
-        svg_titles = {t.text for t in driver.find_elements(By.CSS_SELECTOR, "figure.chart svg text")}
+        svg_titles = {
+            t.text for t in driver.find_elements(By.CSS_SELECTOR, "figure.chart svg text")
+        }
         assert "Stability: load (records/s per window of 150 operations)" in svg_titles
         assert "Storage growth: data, index and on-disk size vs records" in svg_titles
         for figure in charts:
             svg = figure.find_element(By.TAG_NAME, "svg")
-            assert svg.size["width"] > 300 and svg.size["height"] > 150, figure.text
+            assert svg.size["width"] > 300, figure.text
+            assert svg.size["height"] > 150, figure.text
             driver.execute_script("arguments[0].scrollIntoView()", svg)
             # axes, text and at least one drawn line or bar: well above a blank frame
             assert ink(svg.screenshot_as_png) > 0.03, figure.get_attribute("data-chart")

@@ -1,0 +1,1 @@
+"""`dbbench` (also `kubectl dbbench`): list, inspect, fetch, report and compare runs."""

@@ -1,0 +1,3 @@
+from dbbench_cli.cli import main
+
+raise SystemExit(main())

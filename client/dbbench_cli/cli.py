@@ -1,0 +1,101 @@
+"""dbbench: read the results of BenchmarkRuns.
+
+  dbbench list [-A]                      runs with phase and progress
+  dbbench get RUN                        a run's results per target, phase and repeat
+  dbbench fetch RUN --out DIR [--url U]  copy the run's files from the results browser
+  dbbench report DIR                     write DIR/report.html from fetched results
+  dbbench compare RUN_OR_DIR...          one table: ops/s and p99 side by side, relative
+                                         differences to the first, and whether repeats
+                                         say the difference is noise
+
+Installed as `dbbench` and as `kubectl-dbbench` (so `kubectl dbbench ...` works).
+The results browser URL comes from --url or DBBENCH_URL (default
+http://127.0.0.1:8081, where `kubectl port-forward` puts it; see docs/chart.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from dbbench_cli import tables
+from dbbench_cli.fetching import fetch, run_prefix
+from dbbench_cli.kube import Api, CliError, connect, finished_run, get_run, list_runs
+from dbbench_report import ResultsError, read_run, write_report
+from dbbench_report.comparing import compare, table
+
+DEFAULT_URL = "http://127.0.0.1:8081"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dbbench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--kubeconfig", default=None, help="default: $KUBECONFIG, ~/.kube/config")
+    parser.add_argument("-n", "--namespace", default=None, help="default: the context's")
+    parser.add_argument("--url", default=os.environ.get("DBBENCH_URL", DEFAULT_URL),
+                        help="results browser (default $DBBENCH_URL or %(default)s)")  # fmt: skip
+    commands = parser.add_subparsers(dest="command", required=True)
+    listing = commands.add_parser("list", help="runs with phase and progress")
+    listing.add_argument("-A", "--all-namespaces", action="store_true")
+    commands.add_parser("get", help="a run's results").add_argument("run")
+    fetching = commands.add_parser("fetch", help="copy a finished run's files")
+    fetching.add_argument("run")
+    fetching.add_argument("--out", type=Path, required=True)
+    commands.add_parser("report", help="write DIR/report.html").add_argument("dir", type=Path)
+    comparing = commands.add_parser("compare", help="compare runs or fetched directories")
+    comparing.add_argument("runs", nargs="+", metavar="RUN_OR_DIR")
+    return parser
+
+
+def _fetch(api: Api, url: str, name: str, out: Path) -> Path:
+    run = finished_run(api, name)
+    prefix = run_prefix(run)
+    fetch(url, prefix, out)
+    return out
+
+
+def _compare(args: argparse.Namespace) -> str:
+    if len(args.runs) < 2:
+        raise CliError("compare needs at least two runs or directories")
+    api: Api | None = None
+    with tempfile.TemporaryDirectory(prefix="dbbench-") as scratch:
+        directories = []
+        for index, item in enumerate(args.runs):
+            path = Path(item)
+            if path.is_dir():
+                directories.append(path)
+                continue
+            if os.sep in item or item.startswith("."):
+                raise CliError(f"{item}: no such directory")
+            api = api or connect(args.kubeconfig, args.namespace)
+            directories.append(_fetch(api, args.url, item, Path(scratch) / str(index)))
+        runs = [read_run(d) for d in directories]
+        return table(runs, compare(runs))
+
+
+def run(args: argparse.Namespace) -> str:
+    if args.command == "report":
+        return f"wrote {write_report(args.dir)}\n"
+    if args.command == "compare":
+        return _compare(args)
+    api = connect(args.kubeconfig, args.namespace)
+    if args.command == "list":
+        return tables.runs_table(list_runs(api, args.all_namespaces))
+    if args.command == "get":
+        return tables.run_table(get_run(api, args.run))
+    out = _fetch(api, args.url, args.run, args.out)
+    return f"fetched {args.run} into {out}\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        sys.stdout.write(run(args))
+    except (CliError, ResultsError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,239 @@
+"""The results browser: a read-only web view of the results root.
+
+    GET /                                         runs with their status, links to reports
+    GET /runs/<ns>/<run>/<uid>/                   the run's report.html (rendered if absent)
+    GET /runs/<ns>/<run>/<uid>/files/<path>       one result file
+    GET /api/runs                                 the runs, as JSON
+    GET /api/runs/<ns>/<run>/<uid>/files          the run's files, as JSON (for `dbbench fetch`)
+    GET /healthz
+
+Nothing else: every other method is 405, every other path 404. Paths are the
+results service's plain names (dbbench_results.paths), and resolved paths must
+stay under the root, so no request reaches outside it. It runs as its own
+process (`python -m dbbench_results.browser`) next to the results service,
+with the claim mounted read-only, and needs no token: it serves results only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import mimetypes
+import re
+import signal
+import threading
+from dataclasses import dataclass
+from html import escape
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import FrameType
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from dbbench_report import REPORT, ResultsError, read_run, render
+from dbbench_results.paths import PathRefusedError, RunId, relative
+
+log = logging.getLogger(__name__)
+
+_RUN = r"/(?P<ns>[^/]+)/(?P<name>[^/]+)/(?P<uid>[^/]+)"
+_REPORT = re.compile(r"^/runs" + _RUN + r"/?$")
+_FILE = re.compile(r"^/runs" + _RUN + r"/files/(?P<path>.+)$")
+_FILES = re.compile(r"^/api/runs" + _RUN + r"/files$")
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    namespace: str
+    name: str
+    uid: str
+    status: str
+    steps_done: int
+    steps_total: int | None
+    completed: str | None
+
+    @property
+    def href(self) -> str:
+        return f"/runs/{self.namespace}/{self.name}/{self.uid}/"
+
+
+def _steps_done(run_dir: Path) -> int:
+    return sum(
+        1 for p in run_dir.glob("*/*/*/summary.json") if not p.parent.name.startswith("pod-")
+    )
+
+
+def _entry(run: RunId, run_dir: Path) -> RunEntry:
+    summary_path = run_dir / "summary.json"
+    if not summary_path.is_file():
+        return RunEntry(run.namespace, run.name, run.uid, "in progress",
+                        _steps_done(run_dir), None, None)  # fmt: skip
+    try:
+        summary = json.loads(summary_path.read_text())
+    except ValueError:
+        summary = {}
+    steps = summary.get("steps") or []
+    results = [s.get("result") for s in steps]
+    failed = [r for r in results if r is None or r.get("status") != "succeeded"]
+    status = "finished" if not failed else f"finished, {len(failed)} step(s) not succeeded"
+    completed = (summary.get("run") or {}).get("completedAt")
+    return RunEntry(run.namespace, run.name, run.uid, status,
+                    sum(r is not None for r in results), len(steps), completed)  # fmt: skip
+
+
+def scan(root: Path) -> list[RunEntry]:
+    """Every run under the root: finished (its summary.json is there) or in progress."""
+    entries = []
+    for run_dir in sorted(root.glob("*/*/*")):
+        try:
+            run = RunId.parse(*run_dir.relative_to(root).parts)
+        except PathRefusedError:
+            continue
+        if run_dir.is_dir():
+            entries.append(_entry(run, run_dir))
+    return entries
+
+
+def index_page(entries: list[RunEntry]) -> str:
+    rows = "".join(
+        f"<tr data-run='{escape(e.namespace)}/{escape(e.name)}'><td>{escape(e.namespace)}</td>"
+        f"<td><a href='{escape(e.href)}'>{escape(e.name)}</a></td><td>{escape(e.uid)}</td>"
+        f"<td data-key='status'>{escape(e.status)}</td>"
+        f"<td>{e.steps_done}{'' if e.steps_total is None else f' / {e.steps_total}'}</td>"
+        f"<td>{escape(e.completed or '')}</td></tr>"
+        for e in entries
+    )
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>dbbench results"
+        "</title><style>body{font-family:system-ui,sans-serif;margin:1.5rem}table{border-"
+        "collapse:collapse}td,th{border:1px solid #ddd;padding:.2rem .5rem}</style></head>"
+        "<body><h1>dbbench results</h1><table data-table='runs'><thead><tr><th>namespace</th>"
+        "<th>run</th><th>uid</th><th>status</th><th>steps</th><th>completed</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></body></html>\n"
+    )
+
+
+class Handler(BaseHTTPRequestHandler):
+    server_version = "dbbench-browser/0.1"
+    protocol_version = "HTTP/1.1"
+    root: Path  # set on the subclass made by `make_server`
+
+    def do_GET(self) -> None:
+        self._serve(head=False)
+
+    def do_HEAD(self) -> None:
+        self._serve(head=True)
+
+    def _refuse(self) -> None:
+        self._send(HTTPStatus.METHOD_NOT_ALLOWED, b"read-only: GET and HEAD only\n",
+                   "text/plain", head=False, extra={"Allow": "GET, HEAD"})  # fmt: skip
+
+    do_PUT = do_POST = do_DELETE = do_PATCH = do_OPTIONS = _refuse  # noqa: N815
+
+    def _serve(self, *, head: bool) -> None:
+        try:
+            status, body, kind = self._route(unquote(urlsplit(self.path).path))
+        except PathRefusedError as exc:
+            status, body, kind = HTTPStatus.BAD_REQUEST, f"path refused: {exc}\n", "text/plain"
+        except ResultsError as exc:
+            status, body, kind = HTTPStatus.NOT_FOUND, f"{exc}\n", "text/plain"
+        except Exception:
+            log.exception("GET %s failed", self.path)
+            status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, "internal error\n", "text/plain"
+        data = body if isinstance(body, bytes) else body.encode()
+        self._send(status, data, kind, head=head)
+
+    def _send(self, status: HTTPStatus, data: bytes, kind: str, *, head: bool,
+              extra: dict[str, str] | None = None) -> None:  # fmt: skip
+        self.send_response(status)
+        self.send_header("Content-Type", kind if "charset" in kind or not kind.startswith("text")
+                         else f"{kind}; charset=utf-8")  # fmt: skip
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("X-Content-Type-Options", "nosniff")
+        for key, value in (extra or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        if not head:
+            self.wfile.write(data)
+
+    def _run_dir(self, match: re.Match[str]) -> Path:
+        run = RunId.parse(match["ns"], match["name"], match["uid"])
+        return self._confined(self.root / run.namespace / run.name / run.uid)
+
+    def _confined(self, path: Path) -> Path:
+        resolved = path.resolve()
+        if not resolved.is_relative_to(self.root.resolve()):
+            raise PathRefusedError("outside the results root")
+        return resolved
+
+    def _route(self, path: str) -> tuple[HTTPStatus, str | bytes, str]:  # noqa: PLR0911
+        if path == "/healthz":
+            return HTTPStatus.OK, "ok\n", "text/plain"
+        if path == "/":
+            return HTTPStatus.OK, index_page(scan(self.root)), "text/html"
+        if path == "/api/runs":
+            runs = [{**e.__dict__, "href": e.href} for e in scan(self.root)]
+            return HTTPStatus.OK, json.dumps(runs), "application/json"
+        if match := _REPORT.match(path):
+            run_dir = self._run_dir(match)
+            report = run_dir / REPORT
+            if report.is_file():
+                return HTTPStatus.OK, report.read_bytes(), "text/html"
+            return HTTPStatus.OK, render(read_run(run_dir)), "text/html"
+        if match := _FILES.match(path):
+            return HTTPStatus.OK, json.dumps(self._list(self._run_dir(match))), "application/json"
+        if match := _FILE.match(path):
+            run_dir = self._run_dir(match)
+            file = self._confined(run_dir / relative(match["path"]))
+            if not file.is_file():
+                return HTTPStatus.NOT_FOUND, f"no such file: {match['path']}\n", "text/plain"
+            kind = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+            if file.suffix in (".csv", ".hlog"):
+                kind = "text/plain"
+            return HTTPStatus.OK, file.read_bytes(), kind
+        return HTTPStatus.NOT_FOUND, f"not found: {path}\n", "text/plain"
+
+    @staticmethod
+    def _list(run_dir: Path) -> list[str]:
+        if not run_dir.is_dir():
+            raise ResultsError(f"no such run: {run_dir.name}")
+        names = (p.relative_to(run_dir) for p in run_dir.rglob("*") if p.is_file())
+        return sorted(str(n) for n in names if not any(s.startswith(".") for s in n.parts))
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+        log.info("%s " + format, self.address_string(), *args)
+
+
+def make_server(host: str, port: int, root: Path) -> ThreadingHTTPServer:
+    handler = type("BrowserHandler", (Handler,), {"root": Path(root)})
+    return ThreadingHTTPServer((host, port), handler)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="dbbench_results.browser",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--root", type=Path, required=True, help="results root (read-only)")
+    parser.add_argument("--host", default="0.0.0.0")  # noqa: S104 - a Service fronts it
+    parser.add_argument("--port", type=int, default=8081)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    server = make_server(args.host, args.port, args.root)
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        del signum, frame
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    logging.info("browsing %s on %s:%d", args.root, args.host, server.server_address[1])
+    server.serve_forever()
+    server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
