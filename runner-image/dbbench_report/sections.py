@@ -218,7 +218,8 @@ def cost(run: Run) -> str:
             ))  # fmt: skip
     note = (
         f"<p>Price per database pod and hour: <b data-key='pricePerHour' data-value='{price!r}'>"
-        f"{price:g}</b>. Cost per million operations = price &times; pods &times; 10<sup>6</sup> / (ops/s &times; 3600); "
+        f"{price:g}</b>. Cost per million operations = price &times; pods &times; "
+        "10<sup>6</sup> / (ops/s &times; 3600); "
         "config servers and mongos are not counted.</p>"
     )
     headers = ["target", "phase", "database pods", "mean ops/s", "cost per million ops"]

@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from dbbench_results.paths import PathRefusedError, RunId, relative, step_dir
+from dbbench_results.reports import is_run_summary, render_in_background
 from dbbench_results.steps import StepIncompleteError, merge_step, step_progress
 from dbbench_results.store import IncompleteUploadError, Store
 from dbbench_results.tokens import token_matches
@@ -128,6 +129,8 @@ class Handler(BaseHTTPRequestHandler):
         except IncompleteUploadError as exc:
             self.close_connection = True
             raise HttpError(HTTPStatus.BAD_REQUEST, str(exc)) from exc
+        if is_run_summary(path):
+            render_in_background(self.config.store.run_dir(run))
         return HTTPStatus.CREATED, {"path": str(path), "bytes": written}
 
     def _get(self, run: RunId, path: PurePosixPath) -> tuple[HTTPStatus, Any]:

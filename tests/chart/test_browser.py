@@ -1,0 +1,49 @@
+"""The results browser in the chart: off by default; when enabled, a read-only
+container in the results pod (claim mounted readOnly) and a ClusterIP Service."""
+
+from __future__ import annotations
+
+from tests.chart.helm import by_kind, one, render, template
+
+ENABLED = {"results": {"browser": {"enabled": True}}}
+
+
+def test_off_by_default() -> None:
+    manifests = render()
+    pod = one(manifests, "Deployment", component="results")["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["containers"]] == ["results"]
+    services = [s for s in by_kind(manifests, "Service")
+                if s["metadata"]["labels"].get("app.kubernetes.io/component") == "results-browser"]  # fmt: skip
+    assert services == []
+
+
+def test_enabled_browser_is_read_only_and_reached_through_its_service() -> None:
+    manifests = render(ENABLED, release="bench")
+    pod = one(manifests, "Deployment", component="results")["spec"]["template"]["spec"]
+    browser = next(c for c in pod["containers"] if c["name"] == "browser")
+    assert browser["command"] == [
+        "python", "-m", "dbbench_results.browser", "--root=/results", "--port=8081",
+    ]  # fmt: skip
+    mounts = {m["name"]: m for m in browser["volumeMounts"]}
+    assert mounts["results"] == {"name": "results", "mountPath": "/results", "readOnly": True}
+    assert browser["securityContext"]["readOnlyRootFilesystem"] is True
+    assert browser["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert {"name": "MPLCONFIGDIR", "value": "/tmp/matplotlib"} in browser["env"]
+    assert browser["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": "browser"}
+    service = one(manifests, "Service", component="results-browser")
+    assert service["metadata"]["name"] == "bench-dbbench-browser"
+    assert service["spec"]["type"] == "ClusterIP"
+    assert service["spec"]["ports"] == [
+        {"name": "http", "port": 8081, "targetPort": "browser", "protocol": "TCP"}
+    ]
+    assert service["spec"]["selector"]["app.kubernetes.io/component"] == "results"
+
+
+def test_service_type_and_port_are_values_and_checked() -> None:
+    values = {"results": {"browser": {"enabled": True, "service": {"port": 9000}}}}
+    service = one(render(values), "Service", component="results-browser")
+    assert service["spec"]["ports"][0]["port"] == 9000
+    bad = template({"results": {"browser": {"enabled": True, "service": {"type": "Ingress"}}}},
+                   check=False)  # fmt: skip
+    assert bad.returncode != 0
+    assert "type" in bad.stderr

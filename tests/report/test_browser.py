@@ -1,0 +1,105 @@
+"""The results browser, a real server, seen through headless Chromium and plain
+HTTP: the index lists runs with their status, a report opens, traversal and
+writes are refused."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import shutil
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from tests.report.browser_server import browser_server
+from tests.report.chromium import chromium, console_errors
+from tests.report.conftest import ResultSets
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def claim(result_sets: ResultSets, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The two finished runs plus one still running (no run summary yet)."""
+    root = tmp_path_factory.mktemp("browse") / "claim"
+    shutil.copytree(result_sets.root, root)
+    running = root / "bench" / "running" / "0b7e1c2a-0000-4000-8000-000000000003"
+    shutil.copytree(result_sets.baseline.path / "safe" / "load", running / "safe" / "load")
+    # A secret next to the claim: what a traversal would try to read.
+    (root.parent / "secret.txt").write_text("not for browsers")
+    return root
+
+
+@pytest.fixture(scope="module")
+def url(claim: Path) -> Iterator[str]:
+    with browser_server(claim, claim.parent / "browser.log") as base:
+        yield base
+
+
+def raw_request(url: str, method: str, path: str) -> tuple[int, str]:
+    """A request with the path sent exactly as given (no client-side normalisation)."""
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
+    try:
+        connection.putrequest(method, path, skip_accept_encoding=True)
+        connection.putheader("Content-Length", "0")
+        connection.endheaders()
+        answer = connection.getresponse()
+        return answer.status, answer.read().decode(errors="replace")
+    finally:
+        connection.close()
+
+
+def test_index_lists_runs_and_a_report_opens(url: str, tmp_path: Path) -> None:
+    with chromium(tmp_path / "profile") as driver:
+        driver.get(url + "/")
+        assert driver.title == "dbbench results"
+        rows = {r.get_attribute("data-run"): r for r in
+                driver.find_elements(By.CSS_SELECTOR, "table[data-table=runs] tbody tr")}  # fmt: skip
+        assert set(rows) == {"bench/baseline", "bench/candidate", "bench/running"}
+        status = rows["bench/baseline"].find_element(By.CSS_SELECTOR, "[data-key=status]")
+        assert status.text == "finished"
+        assert "10 / 10" in rows["bench/baseline"].text
+        running = rows["bench/running"].find_element(By.CSS_SELECTOR, "[data-key=status]")
+        assert running.text == "in progress"
+        rows["bench/baseline"].find_element(By.LINK_TEXT, "baseline").click()
+        assert driver.title == "dbbench report: bench/baseline"
+        assert len(driver.find_elements(By.CSS_SELECTOR, "figure.chart svg")) == 8
+        assert console_errors(driver) == []
+
+
+def test_path_traversal_is_refused(url: str) -> None:
+    run = "/runs/bench/baseline/0b7e1c2a-0000-4000-8000-000000000001"
+    for path in (
+        f"{run}/files/../../../../secret.txt",
+        f"{run}/files/%2e%2e/%2e%2e/%2e%2e/%2e%2e/secret.txt",
+        "/runs/bench/baseline/..%2f..%2f..%2fsecret.txt/",
+        "/runs/../../secret.txt/",
+        f"{run}/files/safe/load/1/.hidden",
+    ):
+        status, body = raw_request(url, "GET", path)
+        assert status in (400, 404), (path, status)
+        assert "not for browsers" not in body
+
+
+def test_no_write_endpoints(url: str, claim: Path) -> None:
+    before = sorted(p.relative_to(claim) for p in claim.rglob("*"))
+    for method in ("PUT", "POST", "DELETE", "PATCH"):
+        status, _ = raw_request(url, method, "/runs/bench/baseline/x/files/summary.json")
+        assert status == 405
+    assert sorted(p.relative_to(claim) for p in claim.rglob("*")) == before
+
+
+def test_files_and_listing_serve_what_is_on_the_claim(url: str, result_sets: ResultSets) -> None:
+    prefix = "bench/baseline/0b7e1c2a-0000-4000-8000-000000000001"
+    with urllib.request.urlopen(f"{url}/api/runs/{prefix}/files", timeout=30) as answer:
+        files = json.loads(answer.read())
+    assert "summary.json" in files
+    assert "safe/oltp/2/histograms/read.hlog" in files
+    with urllib.request.urlopen(f"{url}/runs/{prefix}/files/safe/oltp/2/summary.json") as answer:
+        served = answer.read()
+    assert served == (result_sets.baseline.path / "safe/oltp/2/summary.json").read_bytes()

@@ -1,0 +1,134 @@
+"""`dbbench list | get | fetch | compare RUN` against the real kube-apiserver, with
+BenchmarkRuns whose status is patched as the operator patches it, and files
+fetched from a real results browser."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.model.helpers import CRD_FILE
+from tests.model.test_admission import wait_established
+from tests.report.browser_server import browser_server
+from tests.report.conftest import ResultSets
+from tests.report.test_compare import dbbench
+
+pytestmark = pytest.mark.integration
+
+NAMESPACE = "dbbench-cli-test"
+
+
+@pytest.fixture(scope="module")
+def cluster(kube_cluster: Any) -> Iterator[Any]:
+    kube_cluster.kubectl(
+        "apply", "--server-side", "--force-conflicts", "--field-manager=dbbench-cli-test",
+        "-f", str(CRD_FILE),
+    )  # fmt: skip
+    wait_established(kube_cluster)
+    kube_cluster.kubectl("create", "namespace", NAMESPACE)
+    yield kube_cluster
+    kube_cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+
+
+def create_run(cluster: Any, tmp_path: Path, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    # The spec's external targets need the Secret name only at admission.
+    manifest = {"apiVersion": "dbbench.io/v1alpha1", "kind": "BenchmarkRun",
+                "metadata": {"name": name, "namespace": NAMESPACE}, "spec": spec}  # fmt: skip
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(manifest))
+    created = cluster.kubectl("create", "-f", str(path), "-o", "json")
+    return dict(json.loads(created.stdout))
+
+
+def patch_status(cluster: Any, name: str, status: dict[str, Any]) -> None:
+    cluster.kubectl(
+        "patch", "benchmarkrun", name, "-n", NAMESPACE, "--subresource=status",
+        "--type=merge", "-p", json.dumps({"status": status}),
+    )  # fmt: skip
+
+
+def status_from(run_dir: Path, phase: str, uid: str) -> dict[str, Any]:
+    """The status the operator records for a finished run: its step results per target."""
+    summary = json.loads((run_dir / "summary.json").read_text())
+    targets: dict[str, list[dict[str, Any]]] = {}
+    for step in summary["steps"]:
+        targets.setdefault(step["target"], []).append(step["result"])
+    return {
+        "phase": phase,
+        "resultsPath": f"dbbench-results/{NAMESPACE}/x/{uid}/",
+        "targets": [{"name": t, "phases": p} for t, p in targets.items()],
+    }
+
+
+def kube(cluster: Any, *args: str) -> Any:
+    return dbbench("--kubeconfig", str(cluster.kubeconfig), "-n", NAMESPACE, *args)
+
+
+def test_list_get_fetch_and_compare_runs(
+    cluster: Any, result_sets: ResultSets, tmp_path: Path
+) -> None:
+    claim = tmp_path / "claim"
+    runs = {}
+    for name, source in (("baseline", result_sets.baseline), ("candidate", result_sets.candidate)):
+        created = create_run(cluster, tmp_path, name, source.spec)
+        uid = created["metadata"]["uid"]
+        runs[name] = uid
+        # The claim as the results service keeps it: <namespace>/<run>/<uid>/.
+        shutil.copytree(source.path, claim / NAMESPACE / name / uid)
+        patch_status(cluster, name, status_from(source.path, "Succeeded", uid))
+    create_run(cluster, tmp_path, "unfinished", result_sets.baseline.spec)
+    patch_status(cluster, "unfinished", {"phase": "Running"})
+
+    listed = kube(cluster, "list")
+    assert listed.returncode == 0, listed.stderr
+    lines = [line.split() for line in listed.stdout.splitlines()]
+    assert lines[0] == ["NAMESPACE", "NAME", "PHASE", "TARGETS", "PROGRESS", "AGE"]
+    assert {tuple(line[1:4]) for line in lines[1:]} == {
+        ("baseline", "Succeeded", "safe,fast"),
+        ("candidate", "Succeeded", "safe,fast"),
+        ("unfinished", "Running", "safe,fast"),
+    }
+
+    got = kube(cluster, "get", "baseline")
+    assert got.returncode == 0, got.stderr
+    assert "Phase:     Succeeded" in got.stdout
+    table = [line.split() for line in got.stdout.splitlines() if line.startswith(("safe", "fast"))]
+    assert len(table) == 10
+    summary = json.loads((result_sets.baseline.path / "summary.json").read_text())
+    first = summary["steps"][0]["result"]  # safe/load/1 as the status rounds it
+    assert table[0][:4] == ["safe", "load", "1", "succeeded"]
+    assert table[0][4] == f"{first['operations']:,}"
+    assert table[0][5] == f"{first['throughput']:,.1f}"
+    assert table[0][7] == f"{first['latencyMs']['p99']:,.3f}"
+
+    with browser_server(claim, tmp_path / "browser.log") as url:
+        out = tmp_path / "fetched"
+        fetched = kube(cluster, "--url", url, "fetch", "baseline", "--out", str(out))
+        assert fetched.returncode == 0, fetched.stderr
+        for path in (result_sets.baseline.path).rglob("*"):
+            if path.is_file():
+                relative = path.relative_to(result_sets.baseline.path)
+                assert (out / relative).read_bytes() == path.read_bytes(), relative
+        by_name = kube(cluster, "--url", url, "compare", "baseline", "candidate")
+        by_dir = dbbench("compare", str(result_sets.baseline.path), str(result_sets.candidate.path))
+        assert by_name.returncode == 0, by_name.stderr
+        assert by_name.stdout == by_dir.stdout
+
+        unfinished = kube(
+            cluster, "--url", url, "fetch", "unfinished", "--out", str(tmp_path / "u")
+        )
+        assert unfinished.returncode == 1
+        assert "run unfinished is Running" in unfinished.stderr
+    unknown = kube(cluster, "get", "nosuchrun")
+    assert unknown.returncode == 1
+    assert f"no BenchmarkRun 'nosuchrun' in namespace '{NAMESPACE}'" in unknown.stderr
+    unreachable = kube(cluster, "--url", "http://127.0.0.1:9", "fetch", "baseline", "--out",
+                       str(tmp_path / "x"))  # fmt: skip
+    assert unreachable.returncode == 1
+    assert "cannot reach the results browser" in unreachable.stderr
