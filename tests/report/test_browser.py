@@ -58,8 +58,8 @@ def test_index_lists_runs_and_a_report_opens(url: str, tmp_path: Path) -> None:
     with chromium(tmp_path / "profile") as driver:
         driver.get(url + "/")
         assert driver.title == "dbbench results"
-        rows = {r.get_attribute("data-run"): r for r in
-                driver.find_elements(By.CSS_SELECTOR, "table[data-table=runs] tbody tr")}  # fmt: skip
+        found = driver.find_elements(By.CSS_SELECTOR, "table[data-table=runs] tbody tr")
+        rows = {r.get_attribute("data-run"): r for r in found}
         assert set(rows) == {"bench/baseline", "bench/candidate", "bench/running"}
         status = rows["bench/baseline"].find_element(By.CSS_SELECTOR, "[data-key=status]")
         assert status.text == "finished"
