@@ -134,6 +134,7 @@ def build_step_config(
         "records": records,
         "recordSize": spec.dataset.record_size,
         "seed": spec.dataset.seed,
+        "tagsIndex": spec.dataset.tags_index,
     }
     if table is not None:
         dataset.update(table.step_fields(step, spec.dataset.records))

@@ -170,6 +170,8 @@ class Handler(BaseHTTPRequestHandler):
     def _route(self, path: str) -> tuple[HTTPStatus, str | bytes, str]:  # noqa: PLR0911
         if path == "/healthz":
             return HTTPStatus.OK, "ok\n", "text/plain"
+        if path == "/favicon.ico":  # browsers ask; an empty answer keeps their console clean
+            return HTTPStatus.NO_CONTENT, b"", "image/x-icon"
         if path == "/":
             return HTTPStatus.OK, index_page(scan(self.root)), "text/html"
         if path == "/api/runs":

@@ -146,6 +146,14 @@ class Dataset(_Model):
     # any earlier phase wrote, so client-numbered keys never collide. Unset: 1
     # for insert phases, records + 1 otherwise.
     first_record: int | None = Field(default=None, ge=1)
+    # news only: index the Tags (MongoDB multikey / MySQL news_tags.tag) or not.
+    tags_index: bool = True
+
+    @model_validator(mode="after")
+    def _tags_for_news(self) -> Dataset:
+        if not self.tags_index and self.shape != "news":
+            raise ValueError("tagsIndex: only the news shape has Tags; remove tagsIndex")
+        return self
 
 
 class Mix(_Model):
@@ -153,10 +161,11 @@ class Mix(_Model):
     insert: float = Field(default=0, ge=0)
     update: float = Field(default=0, ge=0)
     scan: float = Field(default=0, ge=0)
+    read_modify_write: float = Field(default=0, ge=0)
 
     @model_validator(mode="after")
     def _positive(self) -> Mix:
-        if self.read + self.insert + self.update + self.scan <= 0:
+        if self.read + self.insert + self.update + self.scan + self.read_modify_write <= 0:
             raise ValueError("read: the mix proportions must add up to more than 0")
         return self
 

@@ -54,7 +54,16 @@ class Query:
     secondary_ok: bool = False
 
 
-Operation = Insert | Read | Update | Scan | Query
+@dataclass(frozen=True, slots=True)
+class ReadModifyWrite:
+    """YCSB F: read one record, then update it; one operation, timed from the read."""
+
+    key: str | int
+    fields: Record
+    kind: str = "readModifyWrite"
+
+
+Operation = Insert | Read | Update | Scan | Query | ReadModifyWrite
 
 
 @dataclass(slots=True)

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from dbbench_operator.model import (
     ALLOWED_SETTINGS,
     BenchmarkRunSpec,
+    Dataset,
     Distribution,
     Mix,
     Phase,
@@ -85,7 +86,7 @@ def test_every_cross_field_rule_has_an_invalid_manifest() -> None:
         except ValidationError:
             continue  # refused by the schema, before any cross-field rule
         tripped |= {rule.cel for rule, _, _ in broken_rules(spec)}
-    models = (Target, Phase, Mix, Distribution, Runner, BenchmarkRunSpec)
+    models = (Target, Phase, Mix, Distribution, Runner, Dataset, BenchmarkRunSpec)
     untested = [r.message for m in models for r in m.RULES if r.cel not in tripped]
     assert untested == []
 

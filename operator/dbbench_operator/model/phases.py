@@ -41,12 +41,23 @@ class Mix(ApiModel):
         le=1000,
         description="Weight of short range scans (100 records from a key).",
     )
+    read_modify_write: int = Field(
+        default=0,
+        ge=0,
+        le=1000,
+        description=(
+            "Weight of read-modify-write operations (YCSB F): read one record by key, then "
+            "update it; measured as one operation (readModifyWrite) from the read's start."
+        ),
+    )
 
     RULES = (
         Rule(
-            cel="self.read + self.insert + self.update + self.scan > 0",
-            message="mix: read + insert + update + scan must add up to more than 0",
-            holds=lambda m: m.read + m.insert + m.update + m.scan > 0,
+            cel="self.read + self.insert + self.update + self.scan + self.readModifyWrite > 0",
+            message=(
+                "mix: read + insert + update + scan + readModifyWrite must add up to more than 0"
+            ),
+            holds=lambda m: m.read + m.insert + m.update + m.scan + m.read_modify_write > 0,
         ),
     )
 

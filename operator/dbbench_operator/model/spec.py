@@ -62,6 +62,23 @@ class Dataset(ApiModel):
         le=2**62,
         description="Seed of the data and key generators; same seed, same records and keys.",
     )
+    tags_index: bool = Field(
+        default=True,
+        description=(
+            "news only: index the Tags (a multikey index in MongoDB, an index on "
+            "news_tags.tag in MySQL/MariaDB). Field benchmark 5 loads with and without it. "
+            "Default true."
+        ),
+    )
+
+    RULES = (
+        Rule(
+            cel="self.tagsIndex || self.shape == 'news'",
+            message="tagsIndex: only the news shape has Tags; remove tagsIndex or use shape news",
+            field="tagsIndex",
+            holds=lambda d: d.tags_index or d.shape == "news",
+        ),
+    )
 
     @property
     def collection(self) -> str:

@@ -19,4 +19,6 @@ def generator_for(dataset: Dataset) -> DatasetGenerator:
         "news": News,
         "ycsb": Ycsb,
     }
+    if dataset.shape == "news":
+        return News(dataset.seed, dataset.record_size, tags_index=dataset.tags_index)
     return shapes[dataset.shape](dataset.seed, dataset.record_size)

@@ -19,7 +19,16 @@ from pymongo.write_concern import WriteConcern
 from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator
 from dbbench_runner.drivers.base import ServerInfo, StorageSample, with_retries
-from dbbench_runner.operations import Insert, Operation, Query, Read, Scan, Status, Update
+from dbbench_runner.operations import (
+    Insert,
+    Operation,
+    Query,
+    Read,
+    ReadModifyWrite,
+    Scan,
+    Status,
+    Update,
+)
 from dbbench_runner.schema import mongodb as schema
 
 log = logging.getLogger(__name__)
@@ -140,6 +149,11 @@ class MongoDriver:
                 return Status(ok=True, rows=rows)
             case Scan(start_key=start, count=count):
                 return self._find(schema.scan_find(self._key, start, count))
+            case ReadModifyWrite(key=key, fields=fields):
+                # Read from the primary (the write follows), then write what was read.
+                self._writes.find_one({self._key: key})
+                result = self._writes.update_one({self._key: key}, {"$set": fields})
+                return Status(ok=True, rows=result.modified_count if self._acknowledged else 1)
             case Query(kind=name, number=number, number1=number1):
                 return self._find(schema.query_find(name, number, number1))
         raise TypeError(f"unknown operation {operation!r}")

@@ -18,7 +18,16 @@ from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator
 from dbbench_runner.drivers.base import ServerInfo, StorageSample, with_retries
 from dbbench_runner.drivers.mysql_clients import ConnectArgs, MySQLClient, client_for
-from dbbench_runner.operations import Insert, Operation, Query, Read, Scan, Status, Update
+from dbbench_runner.operations import (
+    Insert,
+    Operation,
+    Query,
+    Read,
+    ReadModifyWrite,
+    Scan,
+    Status,
+    Update,
+)
 from dbbench_runner.schema import mysql as sql
 
 log = logging.getLogger(__name__)
@@ -172,6 +181,12 @@ class MySQLDriver:
                 return Status(ok=True, rows=cursor.rowcount)
             case Scan(start_key=start, count=count):
                 return self._fetch(conn, self._statement("scan", count), [start])
+            case ReadModifyWrite(key=key, fields=fields):
+                # Autocommit: the read and the write are two statements, as in YCSB F.
+                self._fetch(conn, self._statement("read"), [key])
+                cursor = self._cursor(conn)
+                cursor.execute(self._statement("update"), sql.update_params(dataset, key, fields))
+                return Status(ok=True, rows=cursor.rowcount)
             case Query(kind=name, number=number, number1=number1):
                 params = sql.query_params(name, number, number1)
                 return self._fetch(conn, sql.QUERIES[name], params)

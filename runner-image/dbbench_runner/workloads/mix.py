@@ -17,7 +17,7 @@ from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator
 from dbbench_runner.distributions import make_chooser, recency_ranks
 from dbbench_runner.keyspace import new_record_number
-from dbbench_runner.operations import Insert, Operation, Read, Scan, Update
+from dbbench_runner.operations import Insert, Operation, Read, ReadModifyWrite, Scan, Update
 
 
 def mix_operations(
@@ -28,8 +28,9 @@ def mix_operations(
     loaded = config.dataset.records
     # New records are numbered after everything earlier phases wrote (firstRecord).
     base = config.first_new_record - 1
-    kinds = ("read", "insert", "update", "scan")
-    weights = [phase.mix.read, phase.mix.insert, phase.mix.update, phase.mix.scan]
+    kinds = ("read", "insert", "update", "scan", "readModifyWrite")
+    weights = [phase.mix.read, phase.mix.insert, phase.mix.update, phase.mix.scan,
+               phase.mix.read_modify_write]  # fmt: skip
     cumulative = list(itertools.accumulate(weights))
     total = cumulative[-1]
     secondary = phase.read_preference != "primary"
@@ -57,5 +58,7 @@ def mix_operations(
             yield Read(dataset.key(number), secondary_ok=secondary)
         elif kind == "update":
             yield Update(dataset.key(number), dataset.update(number, version))
+        elif kind == "readModifyWrite":
+            yield ReadModifyWrite(dataset.key(number), dataset.update(number, version))
         else:
             yield Scan(dataset.key(number), phase.scan_length, secondary_ok=secondary)
