@@ -6,7 +6,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -76,5 +75,5 @@ def test_tags_index_is_refused_outside_news() -> None:
     raw = {"target": {"name": "t", "engine": "mariadb", "host": "h"},
            "dataset": {"shape": "ycsb", "records": 10, "tagsIndex": False},
            "phase": {"name": "p", "type": "insert"}}  # fmt: skip
-    with pytest.raises(ConfigError, match="dataset.tagsIndex: only the news shape has Tags"):
+    with pytest.raises(ConfigError, match=r"dataset\.tagsIndex: only the news shape has Tags"):
         parse_config(raw)
