@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dbbench_local.mariadb import start_mariadb
+from dbbench_local.mariadb import MariaDBServer, start_mariadb
 from tests.report.generate import RunDir, generate_run, small_spec
 
 # Settings the durability profiles put in force (docs/topologies.md).
@@ -28,11 +28,12 @@ class ResultSets:
 @pytest.fixture(scope="session")
 def result_sets(tmp_path_factory: pytest.TempPathFactory) -> ResultSets:
     base = tmp_path_factory.mktemp("results")
-    servers = {
-        name: start_mariadb(base / f"mariadb-{name}", server_id=i + 1, extra_args=args)
-        for i, (name, args) in enumerate(PROFILES.items())
-    }
+    servers: dict[str, MariaDBServer] = {}
     try:
+        for i, (name, args) in enumerate(PROFILES.items()):
+            # Started inside the try: a server started before a later one fails is stopped.
+            servers[name] = start_mariadb(base / f"mariadb-{name}", server_id=i + 1,
+                                          extra_args=args)  # fmt: skip
         root = base / "claim"
         work = base / "work"
         baseline = generate_run(
