@@ -1,0 +1,41 @@
+"""The report's arithmetic on hand-picked values (pure): spread, cost, noise."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbbench_report.comparing import Cell, Row
+from dbbench_report.figures import Spread, cost_per_million, database_pods
+
+
+def test_spread_of_repeats() -> None:
+    s = Spread((90.0, 100.0, 110.0))
+    assert (s.n, s.mean, s.low, s.high) == (3, 100.0, 90.0, 110.0)
+    assert s.stdev == pytest.approx(10.0)
+    assert s.spread_percent == pytest.approx(20.0)
+    assert Spread((5.0,)).stdev is None
+    assert Spread((5.0,)).spread_percent is None
+
+
+def test_cost_per_million_operations() -> None:
+    # 1,000 ops/s: a million takes 1,000 s; 3 pods at 0.36/h cost 3 * 0.36 * 1000/3600
+    assert cost_per_million(0.36, 3, 1000.0) == pytest.approx(0.3)
+    assert cost_per_million(1.0, 1, 0.0) is None
+    assert database_pods({"name": "x", "external": {"uriSecretRef": {}}}) == 1
+    assert database_pods({"topology": "replicaSet"}) == 3
+    assert database_pods({"topology": "sharded", "shards": 3, "members": 1}) == 3
+    assert database_pods({"topology": "primaryReplica", "members": 2}) == 2
+
+
+def _row(a: tuple[float, ...], b: tuple[float, ...]) -> Row:
+    return Row("t", "p", (Cell(Spread(a), Spread((1.0,))), Cell(Spread(b), Spread((2.0,)))))
+
+
+def test_noise_flag_from_overlapping_repeats() -> None:
+    assert _row((100.0, 110.0), (105.0, 120.0)).noise(1) == "noise"
+    assert _row((100.0, 110.0), (111.0, 120.0)).noise(1) == "significant"
+    assert _row((100.0,), (150.0, 160.0)).noise(1) == "1 repeat"
+    row = _row((100.0, 110.0), (126.0, 105.0))
+    assert row.relative(1) == pytest.approx((115.5 - 105.0) / 105.0 * 100)
+    assert row.relative(1, "p99") == pytest.approx(100.0)
+    assert Row("t", "p", (None, Cell(Spread((1.0,)), Spread((1.0,))))).noise(1) == "missing"
