@@ -1,0 +1,34 @@
+"""The MariaDB `examples/field/*small*.yaml` run to Succeeded on the real node,
+one after another, and leave a report.html next to their results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from dbbench_local.install import Kube
+from tests.e2e.conftest import apply_run, results_files, wait_phase
+
+pytestmark = pytest.mark.e2e
+
+FIELD = Path(__file__).resolve().parents[2] / "examples" / "field"
+# cache: cold needs the chart's coldCache.allowPrivilegedPods; MongoDB cannot run here.
+MARIADB_SMALL = sorted(
+    p for p in FIELD.glob("*small*.yaml")
+    if "mongodb" not in p.read_text() and "cache: cold" not in p.read_text()
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("path", MARIADB_SMALL, ids=lambda p: p.name)
+def test_small_field_example_succeeds(kube: Kube, path: Path) -> None:
+    body: dict[str, Any] = yaml.safe_load(path.read_text())
+    name = body["metadata"]["name"]
+    apply_run(kube, name, body["spec"])
+    status = wait_phase(kube, name, ("Succeeded", "Failed"), timeout=1800)
+    assert status["phase"] == "Succeeded", status.get("conditions")
+    files = results_files(kube, status)
+    assert "summary.json" in files
+    assert "report.html" in files
