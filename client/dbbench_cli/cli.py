@@ -30,25 +30,45 @@ from dbbench_report.comparing import compare, table
 DEFAULT_URL = "http://127.0.0.1:8081"
 
 
+def _common() -> argparse.ArgumentParser:
+    """Options taken before or after the command: `dbbench -n x get r`, `dbbench get r -n x`."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--kubeconfig", default=argparse.SUPPRESS,
+                        help="default: $KUBECONFIG, ~/.kube/config")  # fmt: skip
+    common.add_argument("-n", "--namespace", default=argparse.SUPPRESS,
+                        help="default: the context's")  # fmt: skip
+    common.add_argument("--url", default=argparse.SUPPRESS,
+                        help=f"results browser (default $DBBENCH_URL or {DEFAULT_URL})")  # fmt: skip
+    return common
+
+
 def _parser() -> argparse.ArgumentParser:
+    common = _common()
     parser = argparse.ArgumentParser(
-        prog="dbbench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--kubeconfig", default=None, help="default: $KUBECONFIG, ~/.kube/config")
-    parser.add_argument("-n", "--namespace", default=None, help="default: the context's")
-    parser.add_argument("--url", default=os.environ.get("DBBENCH_URL", DEFAULT_URL),
-                        help="results browser (default $DBBENCH_URL or %(default)s)")  # fmt: skip
+        prog="dbbench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[common],
+    )  # fmt: skip
     commands = parser.add_subparsers(dest="command", required=True)
-    listing = commands.add_parser("list", help="runs with phase and progress")
+    listing = commands.add_parser("list", help="runs with phase and progress", parents=[common])
     listing.add_argument("-A", "--all-namespaces", action="store_true")
-    commands.add_parser("get", help="a run's results").add_argument("run")
-    fetching = commands.add_parser("fetch", help="copy a finished run's files")
+    commands.add_parser("get", help="a run's results", parents=[common]).add_argument("run")
+    fetching = commands.add_parser("fetch", help="copy a finished run's files", parents=[common])
     fetching.add_argument("run")
     fetching.add_argument("--out", type=Path, required=True)
-    commands.add_parser("report", help="write DIR/report.html").add_argument("dir", type=Path)
-    comparing = commands.add_parser("compare", help="compare runs or fetched directories")
+    reporting = commands.add_parser("report", help="write DIR/report.html", parents=[common])
+    reporting.add_argument("dir", type=Path)
+    comparing = commands.add_parser("compare", help="compare runs or fetched directories",
+                                    parents=[common])  # fmt: skip
     comparing.add_argument("runs", nargs="+", metavar="RUN_OR_DIR")
     return parser
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    args = _parser().parse_args(argv)
+    args.kubeconfig = getattr(args, "kubeconfig", None)
+    args.namespace = getattr(args, "namespace", None)
+    args.url = getattr(args, "url", None) or os.environ.get("DBBENCH_URL", DEFAULT_URL)
+    return args
 
 
 def _fetch(api: Api, url: str, name: str, out: Path) -> Path:
@@ -92,7 +112,7 @@ def run(args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = parse(argv)
     try:
         sys.stdout.write(run(args))
     except (CliError, ResultsError) as exc:
