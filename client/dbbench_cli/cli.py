@@ -37,8 +37,10 @@ def _common() -> argparse.ArgumentParser:
                         help="default: $KUBECONFIG, ~/.kube/config")  # fmt: skip
     common.add_argument("-n", "--namespace", default=argparse.SUPPRESS,
                         help="default: the context's")  # fmt: skip
-    common.add_argument("--url", default=argparse.SUPPRESS,
-                        help=f"results browser (default $DBBENCH_URL or {DEFAULT_URL})")  # fmt: skip
+    common.add_argument(
+        "--url", default=argparse.SUPPRESS,
+        help=f"results browser (default $DBBENCH_URL or {DEFAULT_URL})",
+    )  # fmt: skip
     return common
 
 
