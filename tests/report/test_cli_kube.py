@@ -5,7 +5,10 @@ fetched from a real results browser."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from dbbench_local.controlplane import tool
 from tests.model.helpers import CRD_FILE
 from tests.model.test_admission import wait_established
 from tests.report.browser_server import browser_server
@@ -132,3 +136,18 @@ def test_list_get_fetch_and_compare_runs(
                        str(tmp_path / "x"))  # fmt: skip
     assert unreachable.returncode == 1
     assert "cannot reach the results browser" in unreachable.stderr
+
+
+def test_kubectl_finds_the_plugin(cluster: Any, tmp_path: Path) -> None:
+    """`kubectl dbbench` runs the installed `kubectl-dbbench` (kubectl's plugin lookup)."""
+    spec = {"targets": [{"name": "db", "engine": "mariadb"}],
+            "phases": [{"name": "load", "type": "insert"}]}  # fmt: skip
+    create_run(cluster, tmp_path, "plugin-run", spec)
+    env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}  # fmt: skip
+    kubectl = tool("kubectl")
+    result = subprocess.run([kubectl, "dbbench", "list", "-n", NAMESPACE], env=env,
+                            capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert any(line.split()[1:3] == ["plugin-run", "Pending"]
+               for line in result.stdout.splitlines()[1:])  # fmt: skip
