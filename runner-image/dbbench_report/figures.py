@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dbbench_report.reading import Run, Step
+from dbbench_report.reading import Run, Step, Window
 
 LATENCY_KEYS = ("p50", "p95", "p99", "p999", "max")
 LATENCY_LABELS = {"p50": "p50", "p95": "p95", "p99": "p99", "p999": "p99.9", "max": "max"}
@@ -94,20 +94,27 @@ def _label(step: Step, repeats: int) -> str:
     return f"{step.target} (repeat {step.repeat})" if repeats > 1 else step.target
 
 
+def _window_point(window: Window, insert: bool, per: int) -> tuple[float, float]:
+    if not insert:
+        return window.operations, window.rate
+    if window.records is not None and window.records_rate is not None:
+        return window.records, window.records_rate  # counted by the runner
+    return window.operations * per, window.rate * per  # older files: operations x batch
+
+
 def stability_lines(run: Run, phase: str) -> list[Line]:
     """Rate per reportEvery window against work done: records for inserts, else operations."""
     per = records_per_operation(run, phase)
+    insert = phase_spec(run, phase).get("type") == "insert"
     steps = [s for t in run.target_names() for s in _steps(run, t, phase)]
     repeats = max((s.repeat for s in steps), default=1)
-    return [
-        Line(
-            _label(s, repeats),
-            tuple(float(w.operations * per) for w in s.windows),
-            tuple(w.rate * per for w in s.windows),
-        )
-        for s in steps
-        if s.windows
-    ]
+    lines = []
+    for step in steps:
+        points = [_window_point(w, insert, per) for w in step.windows]
+        if points:
+            lines.append(Line(_label(step, repeats), tuple(x for x, _ in points),
+                              tuple(y for _, y in points)))  # fmt: skip
+    return lines
 
 
 def latency_lines(run: Run, phase: str) -> list[Line]:

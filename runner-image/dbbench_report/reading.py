@@ -26,11 +26,22 @@ class ResultsError(ValueError):
 
 @dataclass(frozen=True)
 class Window:
-    """One stability window: `operations` done at its end, its rate."""
+    """One stability window: work done at its end, and its rates.
 
-    operations: int
+    Runners that count records (insert phases) also write `records` and
+    `recordsPerSecond`; older result files have operations only (None here).
+    """
+
+    operations: float
     seconds: float
     rate: float
+    records: float | None = None
+    records_rate: float | None = None
+
+
+def _optional(row: dict[str, str], key: str) -> float | None:
+    value = row.get(key)
+    return None if value in (None, "") else float(value)
 
 
 @dataclass(frozen=True)
@@ -156,7 +167,13 @@ def read_step(run_dir: Path, entry: Mapping[str, Any]) -> Step:
             summary=_json(directory / "summary.json"),
             environment=_environment(_json(directory / "environment.json")),
             windows=tuple(
-                Window(int(r["operations"]), float(r["windowSeconds"]), float(r["opsPerSecond"]))
+                Window(
+                    float(r["operations"]),
+                    float(r["windowSeconds"]),
+                    float(r["opsPerSecond"]),
+                    _optional(r, "records"),
+                    _optional(r, "recordsPerSecond"),
+                )
                 for r in _rows(directory / "series-ops.csv")
             ),
             seconds=tuple(
@@ -175,7 +192,7 @@ def read_step(run_dir: Path, entry: Mapping[str, Any]) -> Step:
                     int(r["dataBytes"]),
                     int(r["indexBytes"]),
                     int(r["storageBytes"]),
-                    int(r["records"]),
+                    int(float(r["records"])),
                 )
                 for r in storage_rows
             ),

@@ -51,6 +51,13 @@ def _client_cells(summary: Mapping[str, Any]) -> list[str]:
     return [num("clientCpuPerOpUs", cpu, 1), raw(flag, "clientBound")]
 
 
+def _records_rate(summary: Mapping[str, Any], records: int, duration: float) -> float | None:
+    if not records:
+        return None
+    rate = summary.get("recordsPerSecond")  # written by current runners
+    return float(rate) if rate is not None else (records / duration if duration else None)
+
+
 def throughput(run: Run) -> str:
     headers = ["target", "phase", "repeat", "type", "status", "operations", "errors",
                "throughput (ops/s)", "records/s", *(f"{f.LATENCY_LABELS[k]} (ms)"
@@ -65,7 +72,7 @@ def throughput(run: Run) -> str:
             [text(step.target), text(step.phase), text(step.repeat), text(step.type),
              text(s.get("status"), "status"), num("operations", int(s.get("operations") or 0)),
              num("errors", int(s.get("errors") or 0)), num("throughput", s.get("throughput")),
-             num("recordsPerSecond", records / duration if records and duration else None),
+             num("recordsPerSecond", _records_rate(s, records, duration)),
              *(num(f"latencyMs.{k}", latency.get(k), 3) for k in f.LATENCY_KEYS),
              *_client_cells(s)],
             {"target": step.target, "phase": step.phase, "repeat": step.repeat},
@@ -123,7 +130,8 @@ def side_by_side(run: Run) -> str:
 
 def stability(run: Run) -> str:
     parts = [
-        "<p>Rate over each window of <code>reportEvery</code> operations, against the work "
+        "<p>Rate over each window of <code>reportEvery</code> records (insert phases) or "
+        "operations (the others), against the work "
         "done so far (records inserted for insert phases): flat lines are stable; dips show "
         "flushes, checkpoints or an index outgrowing memory.</p>"
     ]
@@ -134,7 +142,7 @@ def stability(run: Run) -> str:
         every = f.phase_spec(run, phase).get("reportEvery", 100000)
         insert = f.phase_spec(run, phase).get("type") == "insert"
         unit = "records" if insert else "operations"
-        title = f"Stability: {phase} ({unit}/s per window of {every:,} operations)"
+        title = f"Stability: {phase} ({unit}/s per window of {every:,} {unit})"
         svg = plots.line_chart(
             title, lines, xlabel=f"{unit} {'inserted' if insert else 'done'}", ylabel=f"{unit}/s"
         )

@@ -42,7 +42,7 @@ def test_report_renders_without_console_errors_and_charts_draw(
         svg_titles = {
             t.text for t in driver.find_elements(By.CSS_SELECTOR, "figure.chart svg text")
         }
-        assert "Stability: load (records/s per window of 150 operations)" in svg_titles
+        assert "Stability: load (records/s per window of 150 records)" in svg_titles
         assert "Storage growth: data, index and on-disk size vs records" in svg_titles
         for figure in charts:
             svg = figure.find_element(By.TAG_NAME, "svg")
