@@ -63,8 +63,10 @@ def test_read_modify_write_reads_then_updates(
     assert summary["errors"] == 0
     rmw = by_type["readModifyWrite"]
     assert rmw["operations"] > 100
-    # every read-modify-write changed its row (fresh field values per version)
-    assert rmw["rows"] == rmw["operations"]
+    # Each read-modify-write updates its row. MySQL counts *changed* rows, and two
+    # connections can write the same values (same version) to a hot zipfian key,
+    # so a few may report 0 rows.
+    assert 0.9 * rmw["operations"] <= rmw["rows"] <= rmw["operations"]
     generator = generator_for(config.dataset)
     stored = rows(mariadb, database, "SELECT * FROM usertable")
     original = {generator.key(n): generator.record(n) for n in range(1, 301)}
