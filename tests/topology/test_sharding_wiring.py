@@ -59,6 +59,9 @@ def test_shard_key_reaches_status_step_file_and_environment() -> None:
     assert config["target"]["shardKey"] == "Number: hashed"
     parsed = parse_config({**config, "pod": {**config["pod"], "index": 0}})
     info = ServerInfo(engine="mongodb", version="8.0")
-    assert environment(parsed, info, None, 1)["target"]["shardKey"] == "Number: hashed"
+    assert (
+        environment(parsed, info, None, 1, cpu_budget=1.0, noop_loop={})["target"]["shardKey"]
+        == "Number: hashed"
+    )
     single = next(s for s in plan(spec) if s.target == "single")
     assert "shardKey" not in build_step_config(spec, single, target_access(RUN, spec, 0))["target"]
