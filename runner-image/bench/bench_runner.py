@@ -28,6 +28,7 @@ import json
 import os
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,6 +48,8 @@ from bench import trixie_chroot  # noqa: E402
 from dbbench_local.mariadb import MariaDBServer, start_mariadb  # noqa: E402
 
 DURATION_S = int(os.environ.get("BENCH_DURATION", "10"))
+# Interleaved rounds; medians are printed (one noisy minute must not decide a ratio).
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 TABLE_SIZE = 100_000
 CONNECTIONS = (1, 4)
 DRIVERS = ("mysqlclient", "mysql-connector-python")
@@ -209,7 +212,8 @@ def _bare_worker(args: tuple[str, dict[str, object], int, float]) -> tuple[int, 
         key = index * 7919
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            key = key * 1103515245 + 12345
+            # Masked: an unbounded LCG grows a big int that costs more each call.
+            key = (key * 1103515245 + 12345) & 0x7FFFFFFF
             cursor.execute(statement, (key % TABLE_SIZE + 1,))
             cursor.fetchall()
             counts[index] += 1
@@ -317,11 +321,66 @@ def runner_row(name: str, result: RunnerResult) -> Row:
     )
 
 
+def one_round(
+    server: MariaDBServer,
+    host: Launcher,
+    chroot: Launcher | None,
+    threads: int,
+    name: str,
+) -> tuple[list[Row], str]:
+    """Every row once, back to back; the chroot's failure (if any) as the second value."""
+    phase = {"type": "mix", "mix": {"read": 100}, "duration": DURATION_S}
+    output, sb_cpu = sysbench(server, "run", threads)
+    sb_rate, sb_ops = sysbench_qps(output)
+    rows = [Row("sysbench oltp_point_select", sb_rate, sb_cpu / sb_ops * 1e6)]
+    output, text_cpu = sysbench(server, "run", threads, text_protocol=True)
+    text_rate, text_ops = sysbench_qps(output)
+    rows.append(
+        Row("sysbench, text protocol", text_rate, text_cpu / text_ops * 1e6, "--db-ps-mode=disable")
+    )
+    for driver in DRIVERS:
+        label = f"runner, {driver}" + (" (default)" if driver == "mysqlclient" else "")
+        result = runner(server, host, f"{name}-{driver}", phase, threads, driver=driver)
+        rows.append(runner_row(label, result))
+    for library in DRIVERS:
+        rate, cpu = bare_loop(server, library, threads)
+        rows.append(Row(f"bare loop, {library}", rate, cpu, "no runner around it"))
+    if chroot is not None:
+        try:
+            cext = runner(server, chroot, name, phase, threads, driver=DRIVERS[1])
+        except (subprocess.SubprocessError, OSError, KeyError, ValueError) as exc:
+            return rows, f"runner in the chroot failed: {failure(exc)}"
+        rows.append(runner_row(f"runner, connector ({trixie_chroot.SUITE})", cext))
+    return rows, ""
+
+
+def median_rows(rounds: list[list[Row]]) -> list[Row]:
+    """Each row's median rate and CPU over the rounds; ratios to sysbench taken
+    within each round (the same minutes), and their range shown when rounds > 1."""
+    merged = []
+    for index, row in enumerate(rounds[0]):
+        same = [r[index] for r in rounds if index < len(r)]
+        ratios = [r[index].rate / r[0].rate for r in rounds if index < len(r)]
+        note = row.note
+        if len(same) > 1:
+            note = f"x sysbench {min(ratios):.2f}-{max(ratios):.2f} over {len(same)} rounds; {note}"
+        merged.append(
+            Row(
+                row.name,
+                statistics.median(r.rate for r in same),
+                statistics.median(r.cpu_per_op_us for r in same),
+                note,
+            )
+        )
+    return merged
+
+
 def compare_point_reads(
     server: MariaDBServer, host: Launcher, chroot: Launcher | None, chroot_status: str
 ) -> None:
     """sysbench, the runner with each driver, the bare loops and the chroot runner,
-    one after the other for each connection count: the same minutes for every row."""
+    one after the other for each connection count and round: the same minutes for
+    every row. Rounds interleave the rows, so a noisy minute touches all of them."""
     conn = mysql.connector.connect(**server.connect_args())
     conn.cursor().execute("CREATE DATABASE sbtest")
     conn.close()
@@ -329,39 +388,18 @@ def compare_point_reads(
     runner(server, host, "load", {"type": "insert", "batchSize": 500}, 2)
     print(
         f"\n{'point reads by key':<34}{'conns':>6}{'ops/s':>12}{'x sysbench':>11}"
-        f"{'CPU µs/op':>14}{'x sysbench':>12}  (client CPU per operation)"
+        f"{'CPU µs/op':>14}{'x sysbench':>12}  (client CPU per operation; medians of "
+        f"{ROUNDS} round{'s' if ROUNDS > 1 else ''})"
     )
-    phase = {"type": "mix", "mix": {"read": 100}, "duration": DURATION_S}
     for threads in CONNECTIONS:
-        output, sb_cpu = sysbench(server, "run", threads)
-        sb_rate, sb_ops = sysbench_qps(output)
-        rows = [Row("sysbench oltp_point_select", sb_rate, sb_cpu / sb_ops * 1e6)]
-        output, text_cpu = sysbench(server, "run", threads, text_protocol=True)
-        text_rate, text_ops = sysbench_qps(output)
-        rows.append(
-            Row(
-                "sysbench, text protocol",
-                text_rate,
-                text_cpu / text_ops * 1e6,
-                "--db-ps-mode=disable",
-            )
-        )
-        for driver in DRIVERS:
-            label = f"runner, {driver}" + (" (default)" if driver == "mysqlclient" else "")
-            result = runner(server, host, f"reads{threads}-{driver}", phase, threads, driver=driver)
-            rows.append(runner_row(label, result))
-        for library in DRIVERS:
-            rate, cpu = bare_loop(server, library, threads)
-            rows.append(Row(f"bare loop, {library}", rate, cpu, "no runner around it"))
-        if chroot is not None:
-            try:
-                cext = runner(server, chroot, f"reads{threads}", phase, threads, driver=DRIVERS[1])
-            except (subprocess.SubprocessError, OSError, KeyError, ValueError) as exc:
-                chroot_status = f"runner in the chroot failed: {failure(exc)}"
-                chroot = None
-            else:
-                rows.append(runner_row(f"runner, connector ({trixie_chroot.SUITE})", cext))
-        print_rows(threads, rows)
+        rounds = []
+        for round_number in range(ROUNDS):
+            name = f"reads{threads}-{round_number}"
+            rows, failed = one_round(server, host, chroot, threads, name)
+            rounds.append(rows)
+            if failed:
+                chroot, chroot_status = None, failed
+        print_rows(threads, median_rows(rounds))
     if chroot is None:
         print(f"NO {trixie_chroot.SUITE} chroot rows (connector C extension): {chroot_status}")
 

@@ -85,7 +85,7 @@ class Checkpoints:
         return sum(self.counts)
 
 
-@dataclass
+@dataclass(slots=True)
 class SecondBucket:
     """Per operation type, within one wall-clock second (epoch seconds)."""
 
