@@ -56,6 +56,9 @@ class RunMeta:
     server_version: str
     series_unit: SeriesUnit
     stopped: bool = False
+    # False only for a pod whose share of a counted phase is empty (more
+    # connections than operations); otherwise measuring nothing is a failure.
+    expects_operations: bool = True
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -98,6 +101,16 @@ def _series_rows(series: list[Window]) -> list[list[object]]:
     ]
 
 
+def _failure_reason(empty: bool, error_rate: float, max_error_rate: float) -> str:
+    if empty:
+        return (
+            "no operation was measured: the workload ended during warm-up or no "
+            "operation completed in the measured window; lengthen duration, shorten "
+            "warmup or check the database"
+        )
+    return f"error rate {error_rate:.4f} exceeds maxErrorRate {max_error_rate}"
+
+
 def summarize(
     meta: RunMeta,
     m: Measurements,
@@ -108,7 +121,10 @@ def summarize(
     operations = m.operations
     errors = m.error_count
     error_rate = errors / operations if operations else 0.0
-    failed = error_rate > meta.max_error_rate
+    # A phase that measured nothing has no figures to publish: it fails, saying
+    # why, instead of reporting 0 ops/s as a result.
+    empty = operations == 0 and meta.expects_operations and not meta.stopped
+    failed = empty or error_rate > meta.max_error_rate
     total = LatencyHistogram()
     by_type: dict[str, object] = {}
     for kind, histogram in sorted(m.histograms.items()):
@@ -131,11 +147,7 @@ def summarize(
         "phase": meta.phase,
         "type": meta.type,
         "status": "failed" if failed else ("stopped" if meta.stopped else "succeeded"),
-        "reason": (
-            f"error rate {error_rate:.4f} exceeds maxErrorRate {meta.max_error_rate}"
-            if failed
-            else None
-        ),
+        "reason": _failure_reason(empty, error_rate, meta.max_error_rate) if failed else None,
         "pods": list(meta.pods),
         "podCount": meta.pod_count,
         "threads": meta.threads,

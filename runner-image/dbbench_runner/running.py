@@ -144,6 +144,7 @@ def run_step(config: StepConfig, out: Path) -> int:
         server_version=info.version,
         series_unit=series_unit(config.phase.type),
         stopped=stopped,
+        expects_operations=expected_pod_operations(config) != 0,
     )
     client = pod_usage(
         config.pod.index,

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 from dbbench_runner.drivers.base import StorageSample
@@ -125,3 +126,19 @@ def test_histogram_range_clamps_extremes() -> None:
     m.record("read", 10**13, OK, 1.0)
     assert m.histograms["read"].get_total_count() == 2
     assert new_histogram().get_total_count() == 0
+
+
+def test_a_phase_that_measured_nothing_fails_saying_why(tmp_path: Path) -> None:
+    storage = [StorageRow(1000.0, StorageSample(10, 5, 20, 100), before=0, written=0)]
+    summary = write_results(tmp_path / "a", meta((0,), 1000.0, 1010.0), Measurements(), storage, {})
+    assert summary["status"] == "failed"
+    assert "no operation was measured" in str(summary["reason"])
+    stopped = replace(meta((0,), 1000.0, 1010.0), stopped=True)
+    assert write_results(tmp_path / "b", stopped, Measurements(), storage, {})["status"] == (
+        "stopped"
+    )
+    # A pod whose share of a counted phase is empty is not a failure.
+    idle = replace(meta((1,), 1000.0, 1010.0), expects_operations=False)
+    assert write_results(tmp_path / "c", idle, Measurements(), storage, {})["status"] == (
+        "succeeded"
+    )
