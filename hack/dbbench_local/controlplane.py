@@ -12,8 +12,6 @@ import contextlib
 import os
 import secrets
 import shutil
-import signal
-import socket
 import ssl
 import subprocess
 import time
@@ -25,6 +23,8 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from dbbench_local.processes import free_port, stop_pid
+
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
@@ -32,12 +32,6 @@ REPO = Path(__file__).resolve().parents[2]
 TOOLS_BIN = Path(os.environ.get("TOOLS_DIR", REPO / ".tools")) / "bin"
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 15.0
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def tool(name: str) -> str:
@@ -170,14 +164,7 @@ class ControlPlane:
             proc = self.procs.pop(name, None)
             if proc is None:
                 continue
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=STOP_TIMEOUT)
+            stop_pid(proc.pid, proc, STOP_TIMEOUT)
 
     # -- clients ---------------------------------------------------------------
 

@@ -10,10 +10,7 @@ Every query is a table scan: use it for correctness, never for speed.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -21,7 +18,7 @@ from pathlib import Path
 
 import pymongo
 
-from dbbench_local.mariadb import free_port
+from dbbench_local.processes import free_port, log_tail, stop_pid
 
 FERRETDB = "ferretdb"
 START_TIMEOUT_S = 30.0
@@ -50,34 +47,7 @@ class FerretDBServer:
 
     def stop(self) -> None:
         """SIGTERM by PID, wait, SIGKILL after a timeout; idempotent."""
-        if not self._alive():
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_TIMEOUT_S
-        while self._alive() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if self._alive():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-            if self._process is not None:
-                self._process.wait(timeout=STOP_TIMEOUT_S)
-
-    def _alive(self) -> bool:
-        if self._process is not None:
-            return self._process.poll() is None  # also reaps the child
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
-
-def _log_tail(log: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log file)"
+        stop_pid(self.pid, self._process, STOP_TIMEOUT_S, poll=0.05)
 
 
 def _wait_ready(server: FerretDBServer) -> None:
@@ -87,7 +57,7 @@ def _wait_ready(server: FerretDBServer) -> None:
         if server._process is not None and server._process.poll() is not None:
             raise RuntimeError(
                 f"ferretdb exited with {server._process.returncode} during start-up:\n"
-                f"{_log_tail(server.log)}"
+                f"{log_tail(server.log)}"
             )
         client: pymongo.MongoClient[dict[str, object]] = pymongo.MongoClient(
             server.uri, serverSelectionTimeoutMS=500, connectTimeoutMS=500
@@ -103,7 +73,7 @@ def _wait_ready(server: FerretDBServer) -> None:
         time.sleep(0.1)
     raise RuntimeError(
         f"ferretdb did not answer within {START_TIMEOUT_S:.0f}s (last error: {last_error}):\n"
-        f"{_log_tail(server.log)}"
+        f"{log_tail(server.log)}"
     )
 
 

@@ -11,12 +11,9 @@ starts a server stops it.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -25,6 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import mysql.connector
+
+from dbbench_local.processes import free_port, log_tail, stop_pid
+
+__all__ = ["MariaDBServer", "free_port", "start_mariadb"]
 
 MARIADBD = "/usr/sbin/mariadbd"
 INSTALL_DB = "mariadb-install-db"
@@ -55,44 +56,7 @@ class MariaDBServer:
 
     def stop(self) -> None:
         """SIGTERM by PID, wait, SIGKILL after a timeout; idempotent."""
-        if not _alive(self.pid, self._process):
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if not _alive(self.pid, self._process):
-                return
-            time.sleep(0.1)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
-        if self._process is not None:
-            self._process.wait(timeout=STOP_TIMEOUT_S)
-
-
-def _alive(pid: int, process: subprocess.Popen[bytes] | None) -> bool:
-    if process is not None:
-        # poll() also reaps the child so it does not linger as a zombie.
-        return process.poll() is None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def free_port() -> int:
-    """A loopback port that is free right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _log_tail(log: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log file)"
+        stop_pid(self.pid, self._process, STOP_TIMEOUT_S)
 
 
 def _socket_path(run_dir: Path) -> Path:
@@ -124,7 +88,7 @@ def _install(datadir: Path, tmpdir: Path, log: Path) -> None:
             env={**os.environ, "TMPDIR": str(tmpdir)},
         )
     if result.returncode != 0:
-        raise RuntimeError(f"mariadb-install-db failed ({result.returncode}):\n{_log_tail(log)}")
+        raise RuntimeError(f"mariadb-install-db failed ({result.returncode}):\n{log_tail(log)}")
 
 
 def _wait_ready(
@@ -135,7 +99,7 @@ def _wait_ready(
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(
-                f"mariadbd exited with {process.returncode} during start-up:\n{_log_tail(log)}"
+                f"mariadbd exited with {process.returncode} during start-up:\n{log_tail(log)}"
             )
         if sock.exists():
             try:
@@ -147,7 +111,7 @@ def _wait_ready(
         time.sleep(0.2)
     raise RuntimeError(
         f"mariadbd did not accept connections within {START_TIMEOUT_S:.0f}s "
-        f"(last error: {last_error}):\n{_log_tail(log)}"
+        f"(last error: {last_error}):\n{log_tail(log)}"
     )
 
 

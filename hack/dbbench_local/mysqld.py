@@ -29,7 +29,7 @@ from pathlib import Path, PurePosixPath
 
 import mysql.connector
 
-from dbbench_local.mariadb import free_port
+from dbbench_local.processes import free_port, log_tail, pid_alive, stop_pid
 
 ROOT_DIR_NAME = "mysql-root"
 MYSQLD = PurePosixPath("/usr/sbin/mysqld")
@@ -114,32 +114,11 @@ class MySQLServer:
 
     def stop(self) -> None:
         """SIGTERM by PID, wait, SIGKILL after a timeout, remove the work dir; idempotent."""
-        self.terminate()
-        deadline = time.monotonic() + STOP_TIMEOUT_S
-        while self._alive() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if self._alive():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-            if self._process is not None:
-                self._process.wait(timeout=STOP_TIMEOUT_S)
+        stop_pid(self.pid, self._process, STOP_TIMEOUT_S)
         self.root.remove(self.work)
 
     def _alive(self) -> bool:
-        if self._process is not None:
-            return self._process.poll() is None  # also reaps the child
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
-
-def _log_tail(log: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log file)"
+        return pid_alive(self.pid, self._process)
 
 
 def initialize_template(root: MySQLRoot) -> PurePosixPath:
@@ -155,7 +134,7 @@ def initialize_template(root: MySQLRoot) -> PurePosixPath:
     )
     result = subprocess.run(argv, capture_output=True, check=False)
     if result.returncode != 0:
-        detail = _log_tail(root.host(work / "init.err"))
+        detail = log_tail(root.host(work / "init.err"))
         root.remove(work)
         raise RuntimeError(f"mysqld --initialize failed ({result.returncode}):\n{detail}")
     # Each copy must generate its own server UUID (replication refuses equal ones).
@@ -170,7 +149,7 @@ def _wait_ready(server: MySQLServer) -> None:
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
             raise RuntimeError(
-                f"mysqld exited with {process.returncode} during start-up:\n{_log_tail(server.log)}"
+                f"mysqld exited with {process.returncode} during start-up:\n{log_tail(server.log)}"
             )
         if server.socket.exists():
             try:
@@ -183,7 +162,7 @@ def _wait_ready(server: MySQLServer) -> None:
         time.sleep(0.2)
     raise RuntimeError(
         f"mysqld did not accept connections within {START_TIMEOUT_S:.0f}s "
-        f"(last error: {last_error}):\n{_log_tail(server.log)}"
+        f"(last error: {last_error}):\n{log_tail(server.log)}"
     )
 
 

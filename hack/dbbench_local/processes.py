@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -88,3 +89,51 @@ def load(path: Path) -> list[Started]:
     if not path.exists():
         return []
     return [Started(**item) for item in json.loads(path.read_text())]
+
+
+# Servers started by tests and tools (MariaDB, mysqld, FerretDB, the control
+# plane) are children of the process that stops them: the Popen reaps them.
+
+
+def free_port() -> int:
+    """A loopback port that is free right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def log_tail(log: Path, lines: int = 30) -> str:
+    """The end of a server's log, for start-up errors."""
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log file)"
+
+
+def pid_alive(pid: int, process: subprocess.Popen[bytes] | None = None) -> bool:
+    if process is not None:
+        # poll() also reaps the child so it does not linger as a zombie.
+        return process.poll() is None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def stop_pid(
+    pid: int, process: subprocess.Popen[bytes] | None, timeout: float, poll: float = 0.1
+) -> None:
+    """SIGTERM by PID, wait, SIGKILL after ``timeout``; a no-op if it is already gone."""
+    if not pid_alive(pid, process):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid, process) and time.monotonic() < deadline:
+        time.sleep(poll)
+    if pid_alive(pid, process):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        if process is not None:
+            process.wait(timeout=timeout)
