@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -36,3 +39,33 @@ def gen_crd_module() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@contextlib.contextmanager
+def crd_and_namespace(kube_cluster: Any, namespace: str, manager: str) -> Iterator[Any]:
+    """The session control plane with the CRD applied (server-side, as `manager`)
+    and a fresh namespace, deleted afterwards."""
+    kube_cluster.kubectl(
+        "apply", "--server-side", "--force-conflicts", f"--field-manager={manager}",
+        "-f", str(CRD_FILE),
+    )  # fmt: skip
+    wait_established(kube_cluster)
+    kube_cluster.kubectl("create", "namespace", namespace)
+    try:
+        yield kube_cluster
+    finally:
+        kube_cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+
+
+def wait_established(cluster: Any, timeout: float = 60) -> None:
+    # Polled rather than `kubectl wait`: that fails while status.conditions is still unset.
+    query = '{.status.conditions[?(@.type=="Established")].status}'
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = cluster.kubectl(
+            "get", "crd", "benchmarkruns.dbbench.io", "-o", f"jsonpath={query}", check=False
+        )
+        if result.stdout.strip() == "True":
+            return
+        time.sleep(0.5)
+    raise AssertionError("the BenchmarkRun CRD did not become Established")

@@ -15,7 +15,7 @@ import pytest
 from dbbench_operator.model import parse_spec
 from dbbench_operator.model.status import BenchmarkRunStatus
 
-from .helpers import CRD_FILE, EXAMPLES, INVALID, expected_message, load
+from .helpers import EXAMPLES, INVALID, crd_and_namespace, expected_message, load
 
 pytestmark = pytest.mark.integration
 
@@ -25,28 +25,8 @@ NAMESPACE = "dbbench-model-test"
 @pytest.fixture(scope="module")
 def cluster(kube_cluster: Any) -> Iterator[Any]:
     """The session control plane with the CRD installed and a test namespace."""
-    kube_cluster.kubectl(
-        "apply", "--server-side", "--force-conflicts", "--field-manager=dbbench-model-test",
-        "-f", str(CRD_FILE),
-    )  # fmt: skip
-    wait_established(kube_cluster)
-    kube_cluster.kubectl("create", "namespace", NAMESPACE)
-    yield kube_cluster
-    kube_cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
-
-
-def wait_established(cluster: Any, timeout: float = 60) -> None:
-    # Polled rather than `kubectl wait`: that fails while status.conditions is still unset.
-    query = '{.status.conditions[?(@.type=="Established")].status}'
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = cluster.kubectl(
-            "get", "crd", "benchmarkruns.dbbench.io", "-o", f"jsonpath={query}", check=False
-        )
-        if result.stdout.strip() == "True":
-            return
-        time.sleep(0.5)
-    raise AssertionError("the BenchmarkRun CRD did not become Established")
+    with crd_and_namespace(kube_cluster, NAMESPACE, "dbbench-model-test") as cluster:
+        yield cluster
 
 
 def dry_run_create(cluster: Any, path: Path) -> Any:

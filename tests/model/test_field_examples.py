@@ -18,8 +18,7 @@ from dbbench_operator.model import check, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.topology.rendering import render
 
-from .helpers import CRD_FILE, REPO, load
-from .test_admission import wait_established
+from .helpers import REPO, crd_and_namespace, load
 
 FIELD = sorted((REPO / "examples" / "field").glob("*.yaml"))
 SMALL = [p for p in FIELD if "small" in p.name]
@@ -50,14 +49,8 @@ def test_header_says_what_it_reproduces_and_the_spec_is_sound(path: Path) -> Non
 
 @pytest.fixture(scope="module")
 def cluster(kube_cluster: Any) -> Iterator[Any]:
-    kube_cluster.kubectl(
-        "apply", "--server-side", "--force-conflicts", "--field-manager=dbbench-field-test",
-        "-f", str(CRD_FILE),
-    )  # fmt: skip
-    wait_established(kube_cluster)
-    kube_cluster.kubectl("create", "namespace", NAMESPACE)
-    yield kube_cluster
-    kube_cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+    with crd_and_namespace(kube_cluster, NAMESPACE, "dbbench-field-test") as cluster:
+        yield cluster
 
 
 @pytest.mark.integration

@@ -17,8 +17,7 @@ import pytest
 import yaml
 
 from dbbench_local.controlplane import tool
-from tests.model.helpers import CRD_FILE
-from tests.model.test_admission import wait_established
+from tests.model.helpers import crd_and_namespace
 from tests.report.browser_server import browser_server
 from tests.report.conftest import ResultSets
 from tests.report.test_compare import dbbench
@@ -30,14 +29,8 @@ NAMESPACE = "dbbench-cli-test"
 
 @pytest.fixture(scope="module")
 def cluster(kube_cluster: Any) -> Iterator[Any]:
-    kube_cluster.kubectl(
-        "apply", "--server-side", "--force-conflicts", "--field-manager=dbbench-cli-test",
-        "-f", str(CRD_FILE),
-    )  # fmt: skip
-    wait_established(kube_cluster)
-    kube_cluster.kubectl("create", "namespace", NAMESPACE)
-    yield kube_cluster
-    kube_cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
+    with crd_and_namespace(kube_cluster, NAMESPACE, "dbbench-cli-test") as cluster:
+        yield cluster
 
 
 def create_run(cluster: Any, tmp_path: Path, name: str, spec: dict[str, Any]) -> dict[str, Any]:
