@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from dbbench_operator.topology.rendering import render
 from dbbench_operator.topology.request import Hardware, Storage, TopologyRequest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -91,3 +94,27 @@ def helm_on_path() -> str:
         pytest.fail("helm not found in .tools/bin or PATH: run `make tools`")
     os.environ.setdefault("DBBENCH_HELM", found)
     return found
+
+
+@pytest.fixture(scope="module")
+def namespace(kube_cluster: Any, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A namespace per test module: the module's NAMESPACE."""
+    name = request.module.NAMESPACE
+    kube_cluster.kubectl("create", "namespace", name)
+    yield name
+    kube_cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+def server_dry_run(
+    kube_cluster: Any, combo: tuple[str, str, int, int], namespace: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A combination rendered and applied with --dry-run=server: (rendered, accepted)."""
+    engine, topology, members, shards = combo
+    docs = render(make_request(engine, topology, members, shards, namespace=namespace))
+    result = kube_cluster.kubectl(
+        "apply", "--dry-run=server", "-n", namespace, "-f", "-", "-o", "yaml",
+        input=yaml.safe_dump_all(docs),
+    )  # fmt: skip
+    accepted = [item for doc in yaml.safe_load_all(result.stdout) if doc
+                for item in (doc.get("items") or [doc])]  # fmt: skip
+    return docs, accepted

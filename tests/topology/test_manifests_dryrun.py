@@ -2,39 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
 
 from dbbench_operator.topology.rendering import render
-from tests.topology.conftest import COMBINATIONS, combo_id, make_request
+from tests.topology.conftest import COMBINATIONS, combo_id, make_request, server_dry_run
 
 pytestmark = pytest.mark.integration
 
 NAMESPACE = "dbbench-topology-dryrun"
 
 
-@pytest.fixture(scope="module")
-def namespace(kube_cluster: Any) -> Iterator[str]:
-    kube_cluster.kubectl("create", "namespace", NAMESPACE)
-    yield NAMESPACE
-    kube_cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
-
-
 @pytest.mark.parametrize("combo", COMBINATIONS, ids=combo_id)
 def test_server_side_dry_run_accepts_manifests(
     kube_cluster: Any, namespace: str, helm_on_path: str, combo: tuple[str, str, int, int]
 ) -> None:
-    engine, topology, members, shards = combo
-    docs = render(make_request(engine, topology, members, shards, namespace=namespace))
-    result = kube_cluster.kubectl(
-        "apply", "--dry-run=server", "-n", namespace, "-f", "-", "-o", "yaml",
-        input=yaml.safe_dump_all(docs),
-    )  # fmt: skip
-    accepted = [item for doc in yaml.safe_load_all(result.stdout) if doc
-                for item in (doc.get("items") or [doc])]  # fmt: skip
+    docs, accepted = server_dry_run(kube_cluster, combo, namespace)
     assert sorted((d["kind"], d["metadata"]["name"]) for d in accepted) == sorted(
         (d["kind"], d["metadata"]["name"]) for d in docs
     )
