@@ -5,15 +5,12 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import mysql.connector
 import pytest
 
 from dbbench_operator.topology.mysql_replication import (
-    Member,
-    ReplicationCredentials,
     ReplicationReadiness,
     ensure_replication,
 )
@@ -21,28 +18,17 @@ from dbbench_operator.topology.replication_flags import SEMI_SYNC_TIMEOUT_MS, ro
 from dbbench_operator.topology.sql_session import ConnectorSession, connect
 from tests.fixtures.mariadb import MariaDBServer
 from tests.topology.conftest import make_request
+from tests.topology.replication_support import (
+    CREDS,
+    RecordingSession,
+    members,
+    until_ready,
+    write_and_read,
+)
 
 pytestmark = pytest.mark.integration
 
-CREDS = ReplicationCredentials(user="dbbench_repl", password="s3cret-repl.pw")
 READ_PREFIXES = ("SELECT", "SHOW")
-
-
-@dataclass
-class RecordingSession:
-    """A real connection that remembers every statement sent through it."""
-
-    inner: ConnectorSession
-    executed: list[str] = field(default_factory=list)
-    queried: list[str] = field(default_factory=list)
-
-    def execute(self, sql: str) -> None:
-        self.executed.append(sql)
-        self.inner.execute(sql)
-
-    def query(self, sql: str) -> list[dict[str, Any]]:
-        self.queried.append(sql)
-        return self.inner.query(sql)
 
 
 def _session(server: MariaDBServer) -> ConnectorSession:
@@ -68,46 +54,10 @@ def group(
         session.inner.close()
 
 
-def _members(
-    servers: list[MariaDBServer], sessions: list[RecordingSession]
-) -> tuple[Member, list[Member]]:
-    members = [
-        Member(f"db-{i}", "127.0.0.1", s.port, sess)
-        for i, (s, sess) in enumerate(zip(servers, sessions, strict=True))
-    ]
-    return members[0], members[1:]
-
-
 def _until_ready(
     servers: list[MariaDBServer], sessions: list[RecordingSession], *, semi_sync: bool = False
 ) -> ReplicationReadiness:
-    primary, replicas = _members(servers, sessions)
-    deadline = time.monotonic() + 30
-    while True:
-        result = ensure_replication(primary, replicas, CREDS, "mariadb", semi_sync=semi_sync)
-        if result.ready or result.failure or time.monotonic() > deadline:
-            return result
-        time.sleep(0.3)
-
-
-def _write_and_read(sessions: list[RecordingSession], value: str) -> list[Any]:
-    primary = sessions[0].inner
-    primary.execute("CREATE DATABASE IF NOT EXISTS bench")
-    primary.execute("CREATE TABLE IF NOT EXISTS bench.t (id INT PRIMARY KEY, v VARCHAR(32))")
-    primary.execute(f"REPLACE INTO bench.t VALUES (1, '{value}')")
-    deadline = time.monotonic() + 20
-    while True:
-        rows = [_read_row(s) for s in sessions[1:]]
-        if all(r == [{"v": value}] for r in rows) or time.monotonic() > deadline:
-            return rows
-        time.sleep(0.2)
-
-
-def _read_row(session: RecordingSession) -> list[dict[str, Any]] | str:
-    try:
-        return session.inner.query("SELECT v FROM bench.t WHERE id = 1")
-    except mysql.connector.Error as exc:  # the table may not have arrived yet
-        return str(exc)
+    return until_ready(servers, sessions, "mariadb", semi_sync=semi_sync)
 
 
 def _gtids(sessions: list[RecordingSession]) -> tuple[str, list[str]]:
@@ -121,7 +71,7 @@ def test_row_reaches_every_replica_and_gtids_match(group: Any) -> None:
     first = _until_ready(servers, sessions)
     assert first.ready, first.message
     assert first.reason == "Ready"
-    assert _write_and_read(sessions, "hello") == [[{"v": "hello"}], [{"v": "hello"}]]
+    assert write_and_read(sessions, "hello") == [[{"v": "hello"}], [{"v": "hello"}]]
     assert _until_ready(servers, sessions).ready
     primary_pos, replica_pos = _gtids(sessions)
     assert primary_pos
@@ -163,14 +113,14 @@ def test_broken_replica_is_repaired_by_next_pass(group: Any, breakage: list[str]
     broken = sessions[2]
     for statement in breakage:
         broken.inner.execute(statement)
-    primary, replicas = _members(servers, sessions)
+    primary, replicas = members(servers, sessions)
     seen = ensure_replication(primary, replicas, CREDS, "mariadb")
     assert seen.replicas[1].reconfigured
     assert not seen.replicas[0].reconfigured
     repaired = _until_ready(servers, sessions)
     assert repaired.ready, repaired.message
     assert (
-        _write_and_read(sessions, f"after-{breakage[-1][:12]}")
+        write_and_read(sessions, f"after-{breakage[-1][:12]}")
         == [[{"v": f"after-{breakage[-1][:12]}"}]] * 2
     )
 
@@ -180,7 +130,7 @@ def test_waiting_reason_names_the_count(group: Any) -> None:
     assert _until_ready(servers, sessions).ready
     # A replica whose SQL thread hits a duplicate key stops with an error
     # (DML: MariaDB replays DDL idempotently by default).
-    _write_and_read(sessions, "base")
+    write_and_read(sessions, "base")
     sessions[2].inner.execute("SET GLOBAL read_only=OFF")
     sessions[2].inner.execute("INSERT INTO bench.t VALUES (5, 'replica')")
     sessions[0].inner.execute("INSERT INTO bench.t VALUES (5, 'primary')")
@@ -195,7 +145,7 @@ def test_waiting_reason_names_the_count(group: Any) -> None:
     deadline = time.monotonic() + 30
     while _read_id5(sessions[1]) != [{"v": "primary"}] and time.monotonic() < deadline:
         time.sleep(0.2)
-    primary, replicas = _members(servers, sessions)
+    primary, replicas = members(servers, sessions)
     result = ensure_replication(primary, replicas, CREDS, "mariadb")
     assert not result.ready
     assert result.reason == "WaitingForReplicas 1/2"
@@ -218,7 +168,7 @@ def test_semi_sync_for_strict(group: Any) -> None:
             break
         time.sleep(0.2)
     assert clients == [{"Variable_name": "Rpl_semi_sync_master_clients", "Value": "2"}]
-    assert _write_and_read(sessions, "semi") == [[{"v": "semi"}], [{"v": "semi"}]]
+    assert write_and_read(sessions, "semi") == [[{"v": "semi"}], [{"v": "semi"}]]
     yes_tx = primary.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_yes_tx'")
     assert int(yes_tx[0]["Value"]) >= 1
     for session in sessions:
@@ -263,7 +213,7 @@ def test_strict_fails_loudly_when_semi_sync_falls_back(group: Any) -> None:
         session.inner.execute("STOP SLAVE IO_THREAD")
     primary.execute("SET GLOBAL rpl_semi_sync_master_timeout=300")
     primary.execute("INSERT INTO dbbench_setup.semi_sync_probe VALUES (2, NOW(6), 0)")
-    first, replicas = _members(servers, sessions)
+    first, replicas = members(servers, sessions)
     seen = ensure_replication(first, replicas, CREDS, "mariadb", semi_sync=True)
     assert not seen.ready
     assert seen.failure.startswith("semi-synchronous replication fell back to asynchronous")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import mysql.connector
@@ -17,34 +16,20 @@ import pytest
 
 from dbbench_operator.topology.external import probe
 from dbbench_operator.topology.mysql_replication import (
-    Member,
-    ReplicationCredentials,
     ReplicationReadiness,
     ensure_replication,
 )
-from dbbench_operator.topology.sql_session import ConnectorSession, connect
+from dbbench_operator.topology.sql_session import connect
 from tests.fixtures.mysql import MySQLServer
+from tests.topology.replication_support import (
+    CREDS,
+    RecordingSession,
+    members,
+    until_ready,
+    write_and_read,
+)
 
 pytestmark = pytest.mark.integration
-
-CREDS = ReplicationCredentials(user="dbbench_repl", password="s3cret-repl.pw")
-
-
-@dataclass
-class RecordingSession:
-    """A real connection that remembers every statement sent through it."""
-
-    inner: ConnectorSession
-    executed: list[str] = field(default_factory=list)
-    queried: list[str] = field(default_factory=list)
-
-    def execute(self, sql: str) -> None:
-        self.executed.append(sql)
-        self.inner.execute(sql)
-
-    def query(self, sql: str) -> list[dict[str, Any]]:
-        self.queried.append(sql)
-        return self.inner.query(sql)
 
 
 Group = tuple[list[MySQLServer], list[RecordingSession]]
@@ -68,43 +53,9 @@ def group(mysql_factory: Callable[..., list[MySQLServer]]) -> Iterator[Group]:
         session.inner.close()
 
 
-def _members(group: Group) -> tuple[Member, list[Member]]:
-    servers, sessions = group
-    members = [
-        Member(f"db-{i}", "127.0.0.1", s.port, sess)
-        for i, (s, sess) in enumerate(zip(servers, sessions, strict=True))
-    ]
-    return members[0], members[1:]
-
-
 def _until_ready(group: Group, *, semi_sync: bool = False) -> ReplicationReadiness:
-    primary, replicas = _members(group)
-    deadline = time.monotonic() + 60
-    while True:
-        result = ensure_replication(primary, replicas, CREDS, "mysql", semi_sync=semi_sync)
-        if result.ready or time.monotonic() > deadline:
-            return result
-        time.sleep(0.3)
-
-
-def _write_and_read(sessions: list[RecordingSession], value: str) -> list[Any]:
-    primary = sessions[0].inner
-    primary.execute("CREATE DATABASE IF NOT EXISTS bench")
-    primary.execute("CREATE TABLE IF NOT EXISTS bench.t (id INT PRIMARY KEY, v VARCHAR(32))")
-    primary.execute(f"REPLACE INTO bench.t VALUES (1, '{value}')")
-    deadline = time.monotonic() + 30
-    while True:
-        rows = [_read_row(s) for s in sessions[1:]]
-        if all(r == [{"v": value}] for r in rows) or time.monotonic() > deadline:
-            return rows
-        time.sleep(0.2)
-
-
-def _read_row(session: RecordingSession) -> list[dict[str, Any]] | str:
-    try:
-        return session.inner.query("SELECT v FROM bench.t WHERE id = 1")
-    except mysql.connector.Error as exc:  # the table may not have arrived yet
-        return str(exc)
+    # As these tests always polled: up to 60 s, and past a reported failure.
+    return until_ready(*group, "mysql", semi_sync=semi_sync, timeout=60, stop_on_failure=False)
 
 
 def _gtids(sessions: list[RecordingSession]) -> list[str]:
@@ -125,7 +76,7 @@ def test_row_reaches_every_replica_and_gtids_match(group: Group) -> None:
     first = _until_ready(group)
     assert first.ready, first.message
     assert first.reason == "Ready"
-    assert _write_and_read(sessions, "hello") == [[{"v": "hello"}], [{"v": "hello"}]]
+    assert write_and_read(sessions, "hello") == [[{"v": "hello"}], [{"v": "hello"}]]
     assert _until_ready(group).ready
     primary_set, *replica_sets = _gtids(sessions)
     assert primary_set
@@ -176,21 +127,21 @@ def test_broken_replica_is_repaired_by_next_pass(group: Group, breakage: list[st
     broken = sessions[2]
     for statement in breakage:
         broken.inner.execute(statement)
-    primary, replicas = _members(group)
+    primary, replicas = members(*group)
     seen = ensure_replication(primary, replicas, CREDS, "mysql")
     assert seen.replicas[1].reconfigured
     assert not seen.replicas[0].reconfigured
     repaired = _until_ready(group)
     assert repaired.ready, repaired.message
     value = f"after-{breakage[-1][:12]}"
-    assert _write_and_read(sessions, value) == [[{"v": value}]] * 2
+    assert write_and_read(sessions, value) == [[{"v": value}]] * 2
 
 
 def test_waiting_reason_names_the_count(group: Group) -> None:
     _, sessions = group
     assert _until_ready(group).ready
     # A replica whose SQL thread hits a duplicate key stops with an error.
-    _write_and_read(sessions, "base")
+    write_and_read(sessions, "base")
     replica = sessions[2].inner
     replica.execute("SET SESSION sql_log_bin=0")  # keep the replica's GTID set clean
     replica.execute("SET GLOBAL super_read_only=OFF")
@@ -208,7 +159,7 @@ def test_waiting_reason_names_the_count(group: Group) -> None:
     deadline = time.monotonic() + 30
     while _read_id5(sessions[1]) != [{"v": "primary"}] and time.monotonic() < deadline:
         time.sleep(0.2)
-    primary, replicas = _members(group)
+    primary, replicas = members(*group)
     # Under load the healthy replica can still be reported catching up on the
     # first pass (0/2); the count must settle at 1/2 within bounded time.
     deadline = time.monotonic() + 30
@@ -241,7 +192,7 @@ def test_semi_sync_for_strict(group: Group) -> None:
             break
         time.sleep(0.2)
     assert clients == [{"Variable_name": "Rpl_semi_sync_source_clients", "Value": "2"}]
-    assert _write_and_read(sessions, "semi") == [[{"v": "semi"}], [{"v": "semi"}]]
+    assert write_and_read(sessions, "semi") == [[{"v": "semi"}], [{"v": "semi"}]]
     yes_tx = primary.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_source_yes_tx'")
     assert int(yes_tx[0]["Value"]) >= 1
     no_tx = primary.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_source_no_tx'")
