@@ -3,6 +3,7 @@ one after another, and leave a report.html next to their results."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,12 @@ def test_small_field_example_succeeds(kube: Kube, path: Path) -> None:
     apply_run(kube, name, body["spec"])
     status = wait_phase(kube, name, ("Succeeded", "Failed"), timeout=1800)
     assert status["phase"] == "Succeeded", status.get("conditions")
+    # The results service renders report.html in the background once the run's
+    # summary.json arrives (dbbench_results.reports): allow it a minute.
+    deadline = time.monotonic() + 60
     files = results_files(kube, status)
+    while "report.html" not in files and time.monotonic() < deadline:
+        time.sleep(2)
+        files = results_files(kube, status)
     assert "summary.json" in files
     assert "report.html" in files
