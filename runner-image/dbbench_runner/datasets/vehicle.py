@@ -134,6 +134,11 @@ class Vehicle:
             Lookup("rfr_type", _named(RFR_TYPES)),
             Lookup("item_location", _named(LOCATIONS)),
         )
+        # name -> id per lookup table (a model's name is its last value), for the relational side
+        self._ids = {
+            lookup.table: {row[-1]: int(str(row[0])) for row in lookup.rows}
+            for lookup in self.lookups
+        }
         self._areas = areas
         self._models = models
         self._rfrs = rfrs
@@ -144,6 +149,13 @@ class Vehicle:
 
     def key(self, number: int) -> int:
         return number
+
+    def lookup_id(self, table: str, name: object) -> int:
+        """The id of `name` in lookup table `table` (ValueError when unknown)."""
+        try:
+            return self._ids[table][name]
+        except KeyError:
+            raise ValueError(f"{table}: no row named {name!r}") from None
 
     def vehicle(self, number: int) -> int:
         """The VehicleID of test `number`: a pure function of (seed, number)."""
