@@ -46,8 +46,9 @@ def records(vehicle: Vehicle) -> list[dict[str, object]]:
 def test_fields_are_in_range_and_from_the_lookups(
     vehicle: Vehicle, records: list[dict[str, object]]
 ) -> None:
-    sections = {rfr: SECTIONS[section - 1] for rfr, section, _ in vehicle.lookups[9].rows}  # type: ignore[index,misc]
-    texts = {row[0]: row[2] for row in vehicle.lookups[9].rows}
+    rfr = next(lookup for lookup in vehicle.lookups if lookup.table == "rfr")
+    sections = {row[0]: SECTIONS[int(str(row[1])) - 1] for row in rfr.rows}
+    texts = {row[0]: row[2] for row in rfr.rows}
     for number, record in enumerate(records, start=1):
         assert record["TestID"] == number
         assert record["TestDate"] == TEST_DATE_BASE + number
