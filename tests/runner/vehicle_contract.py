@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dbbench_runner.datasets import generator_for
 from dbbench_runner.datasets.vehicle import Vehicle
 from dbbench_runner.running import run_step
@@ -41,8 +43,11 @@ class VehicleSqlContract:
     def latest(self, target: dict[str, Any], vehicle_id: int) -> dict[str, Any]:
         return rebuild(self.sql(target, schema.READ_STATEMENT, vehicle_id))
 
-    def test_vehicle_load_read_mix_update(self, target: dict[str, Any], tmp_path: Path) -> None:
-        load = {"type": "insert", "batchSize": 20, "reportEvery": 40}
+    @pytest.mark.parametrize("id_mode", ["client", "server"])
+    def test_vehicle_load_read_mix_update(
+        self, target: dict[str, Any], id_mode: str, tmp_path: Path
+    ) -> None:
+        load = {"type": "insert", "idMode": id_mode, "batchSize": 20, "reportEvery": 40}
         config = self.step(target, "vehicle", RECORDS, load)  # type: ignore[attr-defined]
         assert config.threads == 2
         assert run_step(config, tmp_path / "load") == 0
@@ -54,6 +59,11 @@ class VehicleSqlContract:
         tables = self.sql(target, "SELECT table_name AS t FROM information_schema.tables "
                           "WHERE table_schema = %s", target["database"])  # fmt: skip
         assert sorted(r["t"] for r in tables) == sorted(schema.TABLES)
+        keys = self.sql(target, "SELECT index_name AS i FROM information_schema.statistics "
+                        "WHERE table_schema = %s AND table_name = 'vehicle_test'",
+                        target["database"])  # fmt: skip
+        primary = {"client": {"PRIMARY"}, "server": {"ix_TestID"}}[id_mode]
+        assert {r["i"] for r in keys} == {*primary, "ix_VehicleID_TestDate"}
         assert len(schema.TABLES) == 14
         records = [generator.record(n) for n in range(1, RECORDS + 1)]
         self.check_counts(target, records)
