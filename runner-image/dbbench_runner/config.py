@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic.alias_generators import to_camel
 
 Engine = Literal["mongodb", "mysql", "mariadb"]
-Shape = Literal["flat45", "indexed4", "news", "ycsb"]
+Shape = Literal["flat45", "indexed4", "news", "vehicle", "ycsb"]
 PhaseType = Literal["insert", "mix", "query", "pointReads"]
 WriteConcern = Literal["unacknowledged", "acknowledged", "journaled", "majority"]
 QueryName = Literal["indexedEquality", "twoFieldProjection", "sortSkip", "scan100"]

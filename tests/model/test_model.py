@@ -138,7 +138,11 @@ def test_topology_dependent_defaults() -> None:
 
 
 def test_query_phase_defaults_to_all_queries() -> None:
-    spec = parse_spec(spec_with(phases=[{"name": "q", "type": "query", "duration": "1m"}]))
+    spec = parse_spec(
+        spec_with(
+            dataset={"shape": "indexed4"}, phases=[{"name": "q", "type": "query", "duration": "1m"}]
+        )
+    )
     assert spec.phases[0].effective_queries == (
         "indexedEquality",
         "twoFieldProjection",

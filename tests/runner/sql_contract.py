@@ -19,6 +19,7 @@ from dbbench_runner.datasets import DatasetGenerator
 from dbbench_runner.schema import mysql as schema
 
 from .contract import DriverContract
+from .vehicle_contract import VehicleSqlContract
 
 
 class SqlServer(Protocol):
@@ -47,7 +48,7 @@ def rows(server: SqlServer, database: str, statement: str) -> list[dict[str, Any
         conn.close()
 
 
-class SqlContract(DriverContract):
+class SqlContract(DriverContract, VehicleSqlContract):
     """Abstract: subclasses set `engine` and define the fixture `server`."""
 
     engine: ClassVar[str]
@@ -84,6 +85,15 @@ class SqlContract(DriverContract):
     @pytest.fixture(autouse=True)
     def _server(self, server: SqlServer) -> None:
         self.server = server
+
+    def sql(self, target: dict[str, Any], statement: str, *params: object) -> list[dict[str, Any]]:
+        conn = connect(self.server, target["database"])
+        try:
+            cursor = conn.cursor(dictionary=True)
+            cursor.execute(statement, params)
+            return list(cursor.fetchall())
+        finally:
+            conn.close()
 
     def stored(
         self, target: dict[str, Any], dataset: DatasetGenerator, id_mode: str

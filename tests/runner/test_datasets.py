@@ -11,7 +11,7 @@ from dbbench_runner.datasets import generator_for, record_size
 from dbbench_runner.datasets.indexed4 import NUMBER1_RANGE, NUMBER_RANGE
 from dbbench_runner.datasets.news import CREATE_TIME_BASE, TAG_POOL, USERS, News
 
-SHAPES = ["flat45", "indexed4", "news", "ycsb"]
+SHAPES = ["flat45", "indexed4", "news", "vehicle", "ycsb"]
 
 
 def chi_square_uniform(counts: list[int]) -> float:

@@ -53,8 +53,8 @@ class FakeCollection:
     def insert_many(self, documents: list[dict[str, Any]], **kwargs: Any) -> None:
         self._record("insert_many", documents, **kwargs)
 
-    def find_one(self, filter: dict[str, Any]) -> dict[str, Any] | None:
-        self._record("find_one", filter)
+    def find_one(self, filter: dict[str, Any], **kwargs: Any) -> dict[str, Any] | None:
+        self._record("find_one", filter, **kwargs)
         return {"_id": 1}
 
     def find(self, filter: dict[str, Any], **kwargs: Any) -> list[dict[str, Any]]:

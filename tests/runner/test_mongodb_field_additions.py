@@ -8,7 +8,7 @@ from typing import Any
 from pymongo import WriteConcern
 
 from dbbench_runner.config import parse_config
-from dbbench_runner.operations import ReadModifyWrite
+from dbbench_runner.operations import Read, ReadModifyWrite
 from tests.runner.test_mongodb_driver import driver, last, step
 
 
@@ -40,3 +40,14 @@ def test_news_without_the_tags_index() -> None:
     d.prepare()
     names: list[Any] = [kw["name"] for _, m, _, kw, _ in calls if m == "create_index"]
     assert names == ["ix_CategoryID", "ix_CreateTime", "ix_UserID"]
+
+
+def test_vehicle_reads_the_latest_test_through_its_index() -> None:
+    config = step("vehicle", type="mix", mix={"read": 1}, operations=10,
+                  readPreference="secondaryPreferred")  # fmt: skip
+    d, calls = driver(config)
+    d.prepare()
+    indexes = [(args, kw["name"]) for _, m, args, kw, _ in calls if m == "create_index"]
+    assert indexes == [(([("VehicleID", 1), ("TestDate", -1)],), "ix_VehicleID_TestDate")]
+    d.execute(Read(17, secondary_ok=True))
+    assert last(calls)[1:4] == ("find_one", ({"VehicleID": 17},), {"sort": [("TestDate", -1)]})

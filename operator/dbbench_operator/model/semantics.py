@@ -158,13 +158,13 @@ def _storage_holds_dataset(spec: BenchmarkRunSpec) -> Iterator[Problem]:
     records = max(spec.dataset.records, inserted)
     # Sharded targets spread the data; the least sharded target needs the most.
     fewest_shards = min(t.shards or 1 for t in deployed)
-    needed = Decimal(records * spec.dataset.record_size) / fewest_shards
+    needed = Decimal(records * spec.dataset.approximate_record_bytes) / fewest_shards
     volume = parse_quantity(spec.hardware.storage.size)
     if needed > volume:
         yield Problem(
             "spec.hardware.storage.size",
             f"the data alone is about {format_bytes(needed)} per data volume ({records} records "
-            f"x {spec.dataset.record_size} bytes, before indexes) but storage.size is "
+            f"x {spec.dataset.approximate_record_bytes} bytes, before indexes) but storage.size is "
             f"{spec.hardware.storage.size}; raise storage.size",
         )
 

@@ -31,14 +31,17 @@ class Dataset(ApiModel):
     """The records every target is loaded with, generated deterministically from
     `seed`: every runner pod and every repeat can regenerate any record."""
 
-    shape: Literal["flat45", "indexed4", "news", "ycsb"] = Field(
+    shape: Literal["flat45", "indexed4", "news", "vehicle", "ycsb"] = Field(
         default="flat45",
         description=(
             "Record layout. flat45: about 45 fields, one the md5 hex of the record number "
             "(the key), the rest constant. indexed4: Number, Number1, Date (indexed) and a "
             "Data filler; the shape the `query` phase's queries are defined on. news: news "
-            "items with indexed ID, CategoryID, CreateTime, UserID and a Tags array. ycsb: "
-            "YCSB usertable (key + field0..field9). Default flat45."
+            "items with indexed ID, CategoryID, CreateTime, UserID and a Tags array. vehicle: "
+            "vehicle-inspection tests with 0-8 failure items (field benchmark 4); reads fetch "
+            "a vehicle's latest test (14 joined tables in MySQL/MariaDB, one document in "
+            "MongoDB), updates change Mileage. ycsb: YCSB usertable (key + field0..field9). "
+            "Default flat45."
         ),
     )
     records: int = Field(
@@ -53,7 +56,8 @@ class Dataset(ApiModel):
         le=16_777_216,
         description=(
             "Approximate size of one record in bytes (default 1024), reached by the filler "
-            "field of flat45, indexed4 and ycsb; news records keep their natural size."
+            "field of flat45, indexed4 and ycsb; news and vehicle records keep their natural "
+            "size."
         ),
     )
     seed: int = Field(
@@ -81,6 +85,11 @@ class Dataset(ApiModel):
     )
 
     @property
+    def approximate_record_bytes(self) -> int:
+        """Payload bytes of one record: recordSize, or the shape's natural size."""
+        return NATURAL_RECORD_BYTES.get(self.shape, self.record_size)
+
+    @property
     def collection(self) -> str:
         """The table/collection the runner loads this shape into (its `table`)."""
         return DATASET_COLLECTIONS[self.shape]
@@ -91,8 +100,12 @@ DATASET_COLLECTIONS = {
     "flat45": "flat45",
     "indexed4": "indexed4",
     "news": "news",
+    "vehicle": "vehicle_test",
     "ycsb": "usertable",
 }
+# Shapes whose records have a size of their own (recordSize does not apply):
+# vehicle's documents average about 1,260 bytes (the runner's tests check it).
+NATURAL_RECORD_BYTES = {"vehicle": 1260}
 # The database the runner uses unless told otherwise.
 BENCHMARK_DATABASE = "dbbench"
 
@@ -200,6 +213,18 @@ class BenchmarkRunSpec(ApiModel):
             holds=lambda s: (
                 all(t.engine == "mongodb" for t in s.targets)
                 or all(p.write_concern != "unacknowledged" for p in s.phases)
+            ),
+        ),
+        Rule(
+            cel="self.dataset.shape == 'indexed4' || !self.phases.exists(p, p.type == 'query')",
+            message=(
+                "phases[].type: query runs field benchmark 2's queries, defined on the indexed4 "
+                "shape; use dataset.shape indexed4 or another phase type (vehicle and news "
+                "reads are type mix or pointReads)"
+            ),
+            field="phases",
+            holds=lambda s: (
+                s.dataset.shape == "indexed4" or all(p.type != "query" for p in s.phases)
             ),
         ),
         Rule(

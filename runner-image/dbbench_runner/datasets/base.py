@@ -13,7 +13,7 @@ from typing import Literal, Protocol
 
 MASK64 = (1 << 64) - 1
 Record = dict[str, object]
-ColumnKind = Literal["key_str", "key_int", "str", "int", "datetime", "tags"]
+ColumnKind = Literal["key_str", "key_int", "str", "int", "datetime", "tags", "items"]
 
 
 def splitmix64(value: int) -> int:
@@ -78,6 +78,11 @@ class DatasetGenerator(Protocol):
 
     def key(self, number: int) -> str | int: ...
 
+    def read_key(self, number: int) -> str | int:
+        """What a read of record `number` looks up: its key, but for vehicle the
+        record's VehicleID (a read fetches that vehicle's latest test)."""
+        ...
+
     def record(self, number: int) -> Record: ...
 
     def update(self, number: int, version: int) -> Record: ...
@@ -88,7 +93,9 @@ def record_size(record: Record) -> int:
     total = 0
     for value in record.values():
         if isinstance(value, list):
-            total += sum(len(str(item)) for item in value)
+            total += sum(
+                record_size(item) if isinstance(item, dict) else len(str(item)) for item in value
+            )
         else:
             total += len(str(value))
     return total

@@ -39,6 +39,9 @@ class Flat45:
     def key(self, number: int) -> str:
         return hashlib.md5(str(number).encode(), usedforsecurity=False).hexdigest()
 
+    def read_key(self, number: int) -> str:
+        return self.key(number)
+
     def record(self, number: int) -> Record:
         record: Record = {"md5": self.key(number)}
         record.update(self._constant)

@@ -38,6 +38,9 @@ class Indexed4:
     def key(self, number: int) -> int:
         return number
 
+    def read_key(self, number: int) -> int:
+        return self.key(number)
+
     def record(self, number: int) -> Record:
         return {
             "id": number,

@@ -56,6 +56,9 @@ class News:
     def key(self, number: int) -> int:
         return number
 
+    def read_key(self, number: int) -> int:
+        return self.key(number)
+
     def category(self, number: int) -> int:
         position = (number - 1) % self._ends[-1]
         return bisect.bisect_right(self._ends, position) + 1

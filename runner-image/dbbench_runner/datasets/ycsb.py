@@ -29,6 +29,9 @@ class Ycsb:
     def key(self, number: int) -> str:
         return f"user{splitmix64(number)}"
 
+    def read_key(self, number: int) -> str:
+        return self.key(number)
+
     def record(self, number: int) -> Record:
         record: Record = {"YCSB_KEY": self.key(number)}
         for i in range(FIELD_COUNT):

@@ -141,7 +141,9 @@ class MongoDriver:
                     self._writes.insert_many(docs, ordered=False)
                 return Status(ok=True, rows=len(docs))
             case Read(key=key):
-                found = self._reads.find_one({self._key: key})
+                query, sort = schema.read_query(self._dataset, self._key, key)
+                options = {"sort": sort} if sort else {}
+                found = self._reads.find_one(query, **options)
                 return Status(ok=True, rows=0 if found is None else 1)
             case Update(key=key, fields=fields):
                 result = self._writes.update_one({self._key: key}, {"$set": fields})

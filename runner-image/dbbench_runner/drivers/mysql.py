@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 CONNECTION_ERRNOS = {2006, 2013, 2055}
 # Access denied / unknown database: retrying cannot help.
 PERMANENT_ERRNOS = {1044, 1045, 1049, 1698}
+DEADLOCK = 1213
+FILL_ATTEMPTS = 5
 
 
 def _connect(client: MySQLClient, config: StepConfig, args: ConnectArgs) -> Any:
@@ -76,7 +78,9 @@ class MySQLDriver:
         self._primary: Any = connections["primary"][0]
         self._replica: Any | None = connections["replica"][0] if "replica" in connections else None
         self._cursors: dict[int, Any] = {}
-        self._has_tags = sql.tags_column(dataset) is not None
+        self._has_children = sql.has_child_table(dataset)
+        # vehicle's read joins one row per item; such a read counts the one object it rebuilds.
+        self._joined_reads = sql.read_is_joined(dataset)
         self._in_transaction = False
         # Statement texts depend only on (kind, batch size): build each once.
         self._statements: dict[tuple[str, int], str] = {}
@@ -110,8 +114,22 @@ class MySQLDriver:
             cursor.execute(f"USE `{database}`")
             for statement in sql.create_statements(self._dataset, self._config.phase.id_mode):
                 cursor.execute(statement)
+            for statement, params in sql.fill_statements(self._dataset):
+                self._fill(cursor, statement, params)
         finally:
             cursor.close()
+
+    def _fill(self, cursor: Any, statement: str, params: list[object]) -> None:
+        """INSERT IGNORE of fixed rows; pods filling at once may deadlock: retry."""
+        for attempt in range(FILL_ATTEMPTS):
+            try:
+                cursor.execute(statement, params)
+            except self._errors as exc:
+                if self._client.errno(exc) != DEADLOCK or attempt == FILL_ATTEMPTS - 1:
+                    raise
+                log.info("filling a lookup table deadlocked; retrying")
+            else:
+                return
 
     def _statement(self, kind: str, size: int = 0) -> str:
         key = (kind, size)
@@ -172,7 +190,10 @@ class MySQLDriver:
             case Insert(records=records):
                 return self._insert(conn, records)
             case Read(key=key):
-                return self._fetch(conn, self._statement("read"), [key])
+                status = self._fetch(conn, self._statement("read"), [key])
+                if self._joined_reads:
+                    status.rows = min(status.rows, 1)
+                return status
             case Update(key=key, fields=fields):
                 params = sql.update_params(dataset, key, fields)
                 statement = self._statement("update")
@@ -183,7 +204,8 @@ class MySQLDriver:
                 return self._fetch(conn, self._statement("scan", count), [start])
             case ReadModifyWrite(key=key, fields=fields):
                 # Autocommit: the read and the write are two statements, as in YCSB F.
-                self._fetch(conn, self._statement("read"), [key])
+                # The read fetches the record the write changes, by its key.
+                self._fetch(conn, self._statement("record"), [key])
                 cursor = self._cursor(conn)
                 cursor.execute(self._statement("update"), sql.update_params(dataset, key, fields))
                 return Status(ok=True, rows=cursor.rowcount)
@@ -195,17 +217,19 @@ class MySQLDriver:
     def _insert(self, conn: Any, records: tuple[dict[str, object], ...]) -> Status:
         statement = self._statement("insert", len(records))
         params = sql.insert_params(self._dataset, records)
-        if not self._has_tags:
+        if not self._has_children:
             self._cursor(conn).execute(statement, params)
             return Status(ok=True, rows=len(records))
-        # news: the row and its tag rows in one transaction (one logical write).
-        tag_params = sql.tags_params(self._dataset, records)
-        tags_statement = self._statement("tags", len(tag_params) // 3)
+        # news, vehicle: the rows and their child rows (tags, items) in one
+        # transaction (one logical write); a batch may have no items.
+        child_params = sql.child_params(self._dataset, records)
         cursor = self._cursor(conn)
         self._in_transaction = True
         cursor.execute("START TRANSACTION")
         cursor.execute(statement, params)
-        cursor.execute(tags_statement, tag_params)
+        if child_params:
+            rows = len(child_params) // sql.child_width(self._dataset)
+            cursor.execute(self._statement("child", rows), child_params)
         conn.commit()
         self._in_transaction = False
         return Status(ok=True, rows=len(records))
@@ -231,7 +255,9 @@ class MySQLDriver:
         )
 
     def storage(self) -> StorageSample:
-        rows = self._query_all(sql.storage_statement(), (self._config.target.database,))
+        rows = self._query_all(
+            sql.storage_statement(), (self._dataset.table, self._config.target.database)
+        )
         data, index, total, records = (int(v) for v in rows[0])
         return StorageSample(data, index, total, records)
 
@@ -252,12 +278,14 @@ class MySQLDriver:
 def _build(dataset: DatasetGenerator, kind: str, size: int) -> str:
     if kind == "read":
         return sql.read_statement(dataset)
+    if kind == "record":
+        return sql.record_read_statement(dataset)
     if kind == "update":
         return sql.update_statement(dataset)
     if kind == "scan":
         return sql.scan_statement(dataset, size)
     if kind == "insert":
         return sql.insert_statement(dataset, size)
-    if kind == "tags":
-        return sql.tags_statement(dataset, size)
+    if kind == "child":
+        return sql.child_statement(dataset, size)
     raise ValueError(f"unknown statement kind {kind}")

@@ -4,14 +4,19 @@
   (an ObjectId is assigned) and the key stays an ordinary field, indexed except
   for flat45 (benchmark 1's case b).
 - news Tags: an ascending index on the array field (a multikey index).
+- vehicle: one document per test, Items embedded and lookup texts in it; an
+  index on (VehicleID, TestDate descending), and a read finds the vehicle's
+  latest test.
 Pure: returns documents; the driver sends them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from dbbench_runner.datasets.base import DatasetGenerator, Record
+from dbbench_runner.datasets.vehicle import Vehicle
 
 ASCENDING = 1
 DESCENDING = -1
@@ -35,7 +40,20 @@ def indexes(dataset: DatasetGenerator, id_mode: str) -> list[IndexSpec]:
         if column.indexed:
             direction = DESCENDING if column.descending else ASCENDING
             specs.append(IndexSpec(((column.name, direction),), f"ix_{column.name}"))
+    if isinstance(dataset, Vehicle):
+        specs.append(IndexSpec(LATEST_TEST, "ix_VehicleID_TestDate"))
     return specs
+
+
+LATEST_TEST = (("VehicleID", ASCENDING), ("TestDate", DESCENDING))
+
+
+def read_query(dataset: DatasetGenerator, key_field: str, key: object) -> tuple[Record, list[Any]]:
+    """A Read's find_one filter and sort: the record by key; for vehicle, the
+    vehicle's latest test (no sort otherwise: the command stays a plain find)."""
+    if isinstance(dataset, Vehicle):
+        return {"VehicleID": key}, [("TestDate", DESCENDING)]
+    return {key_field: key}, []
 
 
 def document(dataset: DatasetGenerator, record: Record, id_mode: str) -> Record:

@@ -6,12 +6,16 @@
   d has no index on the md5 column).
 - news Tags: a child table `news_tags (ID, position, tag)` with an index on tag,
   the relational counterpart of MongoDB's multikey index.
+- vehicle: 14 normalized tables and a 14-table read (schema.vehicle); the
+  functions here dispatch to it.
 Identifiers come from the shapes (fixed names), never from user input.
 """
 
 from __future__ import annotations
 
 from dbbench_runner.datasets.base import Column, DatasetGenerator, Record
+from dbbench_runner.datasets.vehicle import Vehicle
+from dbbench_runner.schema import vehicle
 
 TAGS = "tags"
 
@@ -41,6 +45,8 @@ def tags_table(dataset: DatasetGenerator) -> str:
 
 def create_statements(dataset: DatasetGenerator, id_mode: str) -> list[str]:
     """CREATE TABLE IF NOT EXISTS statements: idempotent, so every pod may run them."""
+    if isinstance(dataset, Vehicle):
+        return vehicle.create_statements(id_mode)
     key = dataset.key_column
     definitions = [f"`{c.name}` {_type(c)}" for c in plain_columns(dataset)]
     if id_mode == "client":
@@ -65,7 +71,16 @@ def create_statements(dataset: DatasetGenerator, id_mode: str) -> list[str]:
     return statements
 
 
+def fill_statements(dataset: DatasetGenerator) -> list[tuple[str, list[object]]]:
+    """Statements with parameters that fill fixed tables after creating them (vehicle's lookups)."""
+    if isinstance(dataset, Vehicle):
+        return vehicle.fill_statements(dataset)
+    return []
+
+
 def insert_statement(dataset: DatasetGenerator, rows: int) -> str:
+    if isinstance(dataset, Vehicle):
+        return vehicle.insert_statement(rows)
     names = [c.name for c in plain_columns(dataset)]
     columns = ", ".join(f"`{n}`" for n in names)
     one = "(" + ", ".join(["%s"] * len(names)) + ")"
@@ -73,6 +88,8 @@ def insert_statement(dataset: DatasetGenerator, rows: int) -> str:
 
 
 def insert_params(dataset: DatasetGenerator, records: tuple[Record, ...]) -> list[object]:
+    if isinstance(dataset, Vehicle):
+        return vehicle.insert_params(dataset, records)
     names = [c.name for c in plain_columns(dataset)]
     return [record[n] for record in records for n in names]
 
@@ -97,7 +114,42 @@ def tags_statement(dataset: DatasetGenerator, rows: int) -> str:
     return f"INSERT INTO `{tags_table(dataset)}` (`{key}`, `position`, `tag`) VALUES {values}"
 
 
+def has_child_table(dataset: DatasetGenerator) -> bool:
+    """Whether a record's insert also writes child rows (news Tags, vehicle Items)."""
+    return isinstance(dataset, Vehicle) or tags_column(dataset) is not None
+
+
+def child_params(dataset: DatasetGenerator, records: tuple[Record, ...]) -> list[object]:
+    """The child-table rows of a batch, flattened (child_width values per row)."""
+    if isinstance(dataset, Vehicle):
+        return vehicle.items_params(dataset, records)
+    return tags_params(dataset, records)
+
+
+def child_width(dataset: DatasetGenerator) -> int:
+    return vehicle.ITEM_WIDTH if isinstance(dataset, Vehicle) else 3
+
+
+def child_statement(dataset: DatasetGenerator, rows: int) -> str:
+    if isinstance(dataset, Vehicle):
+        return vehicle.items_statement(rows)
+    return tags_statement(dataset, rows)
+
+
 def read_statement(dataset: DatasetGenerator) -> str:
+    """A Read: the record by key; for vehicle, the vehicle's latest test, joined."""
+    if isinstance(dataset, Vehicle):
+        return vehicle.READ_STATEMENT
+    return record_read_statement(dataset)
+
+
+def read_is_joined(dataset: DatasetGenerator) -> bool:
+    """Whether a Read's statement returns one row per child row (vehicle: per item)."""
+    return isinstance(dataset, Vehicle)
+
+
+def record_read_statement(dataset: DatasetGenerator) -> str:
+    """One record by its key (read-modify-write reads the record it writes)."""
     key = dataset.key_column
     return f"SELECT * FROM `{dataset.table}` WHERE `{key}` = %s"
 
@@ -142,9 +194,13 @@ def query_params(name: str, number: int, number1: int) -> list[object]:
 
 
 def storage_statement() -> str:
+    """Sizes of every table of the database (child and lookup tables are part of a
+    record's cost); the engine's row estimate of the main table only (parameters:
+    database, main table), like MongoDB's collection count."""
     return (
         "SELECT COALESCE(SUM(data_length), 0), COALESCE(SUM(index_length), 0), "
-        "COALESCE(SUM(data_length + index_length + data_free), 0), COALESCE(SUM(table_rows), 0) "
+        "COALESCE(SUM(data_length + index_length + data_free), 0), "
+        "COALESCE(SUM(CASE WHEN table_name = %s THEN table_rows END), 0) "
         "FROM information_schema.tables WHERE table_schema = %s"
     )
 

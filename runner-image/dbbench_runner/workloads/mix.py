@@ -3,7 +3,9 @@
 Keys are drawn from the phase's distribution over the loaded records; for
 `latest`, recency ranks go first to this worker's own inserts (newest first)
 and then down from the end of the loaded set, so reads follow the inserts and
-never target a record another worker may not have written yet.
+never target a record another worker may not have written yet. A read looks
+up the record's `read_key` (vehicle: its VehicleID, whose latest test it
+fetches); updates and read-modify-writes address the record by its key.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def mix_operations(
             continue
         number = choose()
         if kind == "read":
-            yield Read(dataset.key(number), secondary_ok=secondary)
+            yield Read(dataset.read_key(number), secondary_ok=secondary)
         elif kind == "update":
             yield Update(dataset.key(number), dataset.update(number, version))
         elif kind == "readModifyWrite":

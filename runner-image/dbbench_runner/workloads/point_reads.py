@@ -29,6 +29,6 @@ def point_read_operations(
     positions = split(keys, config.workers_total, worker)
     while positions:
         for position in positions:
-            yield Read(dataset.key(permutation(position - 1) + 1), secondary_ok=secondary)
+            yield Read(dataset.read_key(permutation(position - 1) + 1), secondary_ok=secondary)
         if phase.duration is None:
             return

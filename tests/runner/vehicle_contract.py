@@ -1,0 +1,112 @@
+"""The vehicle shape (field benchmark 4) through the real runner against a
+MySQL-protocol server: 14 tables, exact row counts, the 14-table read rebuilds
+the generator's latest test, the 85:15:5 mix, Mileage updates, storage counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dbbench_runner.datasets import generator_for
+from dbbench_runner.datasets.vehicle import Vehicle
+from dbbench_runner.running import run_step
+from dbbench_runner.schema import vehicle as schema
+
+from .helpers import check_results
+
+RECORDS = 240
+ITEM_FIELDS = ("RfrID", "Type", "Location", "Dangerous", "Text", "Section")
+
+
+def rebuild(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The test object from the read's joined rows (one per item, or one without items)."""
+    parent = {k: v for k, v in rows[0].items() if k not in (*ITEM_FIELDS, "Position")}
+    items = [
+        {**{f: row[f] for f in ITEM_FIELDS}, "Dangerous": bool(row["Dangerous"])}
+        for row in rows
+        if row["Position"] is not None
+    ]
+    assert [row["Position"] for row in rows if row["Position"] is not None] == list(
+        range(len(items))
+    )
+    return {**parent, "Items": items}
+
+
+class VehicleSqlContract:
+    """Mixed into SqlContract: needs `step`, `target`, `self.server` and `rows`."""
+
+    def sql(self, target: dict[str, Any], statement: str, *params: object) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def latest(self, target: dict[str, Any], vehicle_id: int) -> dict[str, Any]:
+        return rebuild(self.sql(target, schema.READ_STATEMENT, vehicle_id))
+
+    @pytest.mark.parametrize("id_mode", ["client", "server"])
+    def test_vehicle_load_read_mix_update(
+        self, target: dict[str, Any], id_mode: str, tmp_path: Path
+    ) -> None:
+        load = {"type": "insert", "idMode": id_mode, "batchSize": 20, "reportEvery": 40}
+        config = self.step(target, "vehicle", RECORDS, load)  # type: ignore[attr-defined]
+        assert config.threads == 2
+        assert run_step(config, tmp_path / "load") == 0
+        summary = check_results(tmp_path / "load", operations=RECORDS // 20, records=RECORDS)
+        assert summary["errors"] == 0
+        assert summary["storage"]["records"] == RECORDS
+        generator = generator_for(config.dataset)
+        assert isinstance(generator, Vehicle)
+        tables = self.sql(target, "SELECT table_name AS t FROM information_schema.tables "
+                          "WHERE table_schema = %s", target["database"])  # fmt: skip
+        assert sorted(r["t"] for r in tables) == sorted(schema.TABLES)
+        keys = self.sql(target, "SELECT index_name AS i FROM information_schema.statistics "
+                        "WHERE table_schema = %s AND table_name = 'vehicle_test'",
+                        target["database"])  # fmt: skip
+        primary = {"client": {"PRIMARY"}, "server": {"ix_TestID"}}[id_mode]
+        assert {r["i"] for r in keys} == {*primary, "ix_VehicleID_TestDate"}
+        assert len(schema.TABLES) == 14
+        records = [generator.record(n) for n in range(1, RECORDS + 1)]
+        self.check_counts(target, records)
+        for lookup in generator.lookups:
+            count = self.sql(target, f"SELECT COUNT(*) AS n FROM `{lookup.table}`")[0]["n"]
+            assert count == len(lookup.rows), lookup.table
+        # The read rebuilds the vehicle's latest test: lookups, items and all.
+        latest = {int(str(r["VehicleID"])): r for r in records}  # later tests overwrite
+        several = [v for v in latest if sum(r["VehicleID"] == v for r in records) > 1]
+        for vehicle_id in [*several[:5], *list(latest)[-3:]]:
+            assert self.latest(target, vehicle_id) == latest[vehicle_id]
+        assert any(latest[v]["Items"] for v in several[:5])
+
+        mix = {"type": "mix", "mix": {"read": 85, "insert": 15, "update": 5}, "operations": 600,
+               "reportEvery": 100, "distribution": {"type": "uniform"}}  # fmt: skip
+        config = self.step(target, "vehicle", RECORDS, mix)  # type: ignore[attr-defined]
+        assert run_step(config, tmp_path / "mix") == 0
+        summary = check_results(tmp_path / "mix", operations=600)
+        by_type = summary["operationsByType"]
+        assert summary["errors"] == 0
+        assert set(by_type) == {"read", "insert", "update"}
+        assert by_type["read"]["rows"] == by_type["read"]["operations"]  # one object per read
+        inserted = by_type["insert"]["operations"]
+        assert summary["records"] == inserted > 0
+        assert summary["storage"]["records"] == RECORDS + inserted
+        stored = self.sql(target, "SELECT `TestID`, `VehicleID`, `Mileage` FROM `vehicle_test`")
+        assert len(stored) == RECORDS + inserted
+        numbers = sorted(int(r["TestID"]) for r in stored)
+        self.check_counts(target, [generator.record(n) for n in numbers])
+        # updates changed Mileage (original + 1..1024) and nothing else
+        changed = [r for r in stored if r["Mileage"] != generator.mileage(r["TestID"])]
+        assert changed
+        assert all(1 <= r["Mileage"] - generator.mileage(r["TestID"]) <= 1024 for r in changed)
+        # a test inserted by the mix is now its vehicle's latest
+        newest = max(numbers)
+        owner = generator.vehicle(newest)
+        read = self.latest(target, owner)
+        assert read["TestID"] == newest
+        assert {k: v for k, v in read.items() if k != "Mileage"} == {
+            k: v for k, v in generator.record(newest).items() if k != "Mileage"
+        }
+
+    def check_counts(self, target: dict[str, Any], records: list[dict[str, Any]]) -> None:
+        tests = self.sql(target, "SELECT COUNT(*) AS n FROM `vehicle_test`")[0]["n"]
+        items = self.sql(target, "SELECT COUNT(*) AS n FROM `vehicle_test_item`")[0]["n"]
+        assert (tests, items) == (len(records), sum(len(r["Items"]) for r in records))
