@@ -12,15 +12,13 @@ from typing import Any
 import pymongo
 import pytest
 
-from dbbench_runner.datasets import generator_for
-from dbbench_runner.datasets.vehicle import Vehicle
 from dbbench_runner.running import run_step
 from tests.fixtures.ferretdb import FerretDBServer
 
 from .helpers import check_results, step
+from .vehicle_contract import RECORDS, load_vehicles
 
 pytestmark = pytest.mark.integration
-RECORDS = 240
 
 
 @pytest.fixture
@@ -35,12 +33,7 @@ def target(ferretdb: FerretDBServer) -> Iterator[dict[str, Any]]:
 def test_vehicle_load_read_mix_update(target: dict[str, Any], tmp_path: Path) -> None:
     load = {"type": "insert", "batchSize": 20, "reportEvery": 40}
     config = step(target, "vehicle", RECORDS, load)
-    assert run_step(config, tmp_path / "load") == 0
-    summary = check_results(tmp_path / "load", operations=RECORDS // 20, records=RECORDS)
-    assert summary["errors"] == 0
-    assert summary["storage"]["records"] == RECORDS
-    generator = generator_for(config.dataset)
-    assert isinstance(generator, Vehicle)
+    generator = load_vehicles(config, tmp_path / "load")
     client: Any = pymongo.MongoClient(target["uri"], serverSelectionTimeoutMS=5000)
     try:
         tests = client[target["database"]]["vehicle_test"]

@@ -20,6 +20,17 @@ RECORDS = 240
 ITEM_FIELDS = ("RfrID", "Type", "Location", "Dangerous", "Text", "Section")
 
 
+def load_vehicles(config: Any, out: Path) -> Vehicle:
+    """Runs the load step, checks its results and storage count; the step's generator."""
+    assert run_step(config, out) == 0
+    summary = check_results(out, operations=RECORDS // 20, records=RECORDS)
+    assert summary["errors"] == 0
+    assert summary["storage"]["records"] == RECORDS
+    generator = generator_for(config.dataset)
+    assert isinstance(generator, Vehicle)
+    return generator
+
+
 def rebuild(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The test object from the read's joined rows (one per item, or one without items)."""
     parent = {k: v for k, v in rows[0].items() if k not in (*ITEM_FIELDS, "Position")}
@@ -50,12 +61,7 @@ class VehicleSqlContract:
         load = {"type": "insert", "idMode": id_mode, "batchSize": 20, "reportEvery": 40}
         config = self.step(target, "vehicle", RECORDS, load)  # type: ignore[attr-defined]
         assert config.threads == 2
-        assert run_step(config, tmp_path / "load") == 0
-        summary = check_results(tmp_path / "load", operations=RECORDS // 20, records=RECORDS)
-        assert summary["errors"] == 0
-        assert summary["storage"]["records"] == RECORDS
-        generator = generator_for(config.dataset)
-        assert isinstance(generator, Vehicle)
+        generator = load_vehicles(config, tmp_path / "load")
         tables = self.sql(target, "SELECT table_name AS t FROM information_schema.tables "
                           "WHERE table_schema = %s", target["database"])  # fmt: skip
         assert sorted(r["t"] for r in tables) == sorted(schema.TABLES)
