@@ -275,7 +275,7 @@ def _environment_cells(run: Run, target: str) -> dict[str, str]:
         "runner processes": escape(str(pod.get("processes", NA))),
         "client library": escape(_client(runner.get("client"))),
         "runner image": escape(str(runner.get("image") or NA)),
-        "shard key": escape("_id (hashed)" if sharded else NA),
+        "shard key": escape(f"{spec.get('shardKey') or '_id'} (hashed)" if sharded else NA),
     }  # fmt: skip
 
 

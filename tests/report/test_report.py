@@ -140,3 +140,19 @@ def test_unfinished_or_missing_results_are_named(result_sets: ResultSets, tmp_pa
     (copy / "summary.json").unlink()
     with pytest.raises(ResultsError, match="written when the run ends: the run is unfinished"):
         read_run(copy)
+
+
+def test_shard_key_is_the_one_the_spec_set(result_sets: ResultSets, tmp_path: Path) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(result_sets.baseline.path, copy)
+    run = json.loads((copy / "summary.json").read_text())
+    # The result sets were measured on external targets; describe them as deployed.
+    targets = [{k: v for k, v in t.items() if k != "external"} for t in run["spec"]["targets"]]
+    targets[0] = {**targets[0], "topology": "sharded", "shardKey": "VehicleID"}
+    targets[1] = {**targets[1], "topology": "sharded"}
+    run["spec"]["targets"] = targets
+    (copy / "summary.json").write_text(json.dumps(run))
+    page = parse(write_report(copy).read_text())
+    names = [t["name"] for t in targets]
+    shown = [page.find("environment", n, field="shard key").text for n in names]
+    assert shown == ["VehicleID (hashed)", "_id (hashed)"]
