@@ -6,9 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import mysql.connector
 import pytest
 
 from dbbench_runner.config import ConfigError, parse_config
@@ -16,25 +14,9 @@ from dbbench_runner.datasets import generator_for
 from dbbench_runner.running import run_step
 from tests.fixtures.mariadb import MariaDBServer
 from tests.runner.helpers import check_results, mariadb_target, step
+from tests.runner.sql_contract import connect, rows
 
 pytestmark = pytest.mark.integration
-
-
-def connect(server: MariaDBServer, database: str | None = None) -> Any:
-    args = server.connect_args()
-    if database:
-        args["database"] = database
-    return mysql.connector.connect(**args)
-
-
-def rows(server: MariaDBServer, database: str, statement: str) -> list[dict[str, Any]]:
-    conn = connect(server, database)
-    try:
-        cursor = conn.cursor(dictionary=True)
-        cursor.execute(statement)
-        return list(cursor.fetchall())
-    finally:
-        conn.close()
 
 
 @pytest.fixture
