@@ -32,13 +32,14 @@ COPY ${WHEELS_DIR}/ /wheels/
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY operator/ operator/
-# pyproject.toml also names runner-image/ and hack/ as package roots; the
-# runner, the results service and the local tooling are not part of this
-# image, so empty directories stand in for them.
+# The formats the operator shares with the runner and the results service.
+COPY runner-image/dbbench_contract/ runner-image/dbbench_contract/
+# pyproject.toml also names hack/ as a package root; the runner, the results
+# service and the local tooling are not part of this image.
 RUN mkdir -p runner-image hack \
  && /opt/dbbench/bin/pip install --no-index --find-links /wheels '.[operator]' \
  && /opt/dbbench/bin/kopf --version \
- && /opt/dbbench/bin/python -c "import dbbench_operator"
+ && /opt/dbbench/bin/python -c "import dbbench_operator, dbbench_contract"
 
 FROM ${BASE_IMAGE}
 LABEL org.opencontainers.image.title="dbbench operator" \

@@ -44,7 +44,7 @@ lint: venv ## ruff, import contracts, CRD freshness, helm lint
 
 .PHONY: typecheck
 typecheck: venv ## mypy --strict on both packages
-	$(VENV)/bin/mypy --strict operator/dbbench_operator runner-image/dbbench_runner runner-image/dbbench_results runner-image/dbbench_report client/dbbench_cli hack/dbbench_local
+	$(VENV)/bin/mypy --strict runner-image/dbbench_contract operator/dbbench_operator runner-image/dbbench_runner runner-image/dbbench_results runner-image/dbbench_report client/dbbench_cli hack/dbbench_local
 
 .PHONY: unit
 unit: venv ## Fast tests of pure code only

@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from dbbench_contract.run_summary import StepResult
+
 
 def render(rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
@@ -47,19 +49,21 @@ def run_table(run: Mapping[str, Any]) -> str:
     meta, status = run["metadata"], run.get("status") or {}
     head = [
         f"Run:       {meta.get('namespace')}/{meta['name']}",
-        f"Phase:     {status.get('phase') or 'Pending'}",
+        f"Run phase: {status.get('phase') or 'Pending'}",
         f"Results:   {status.get('resultsPath') or '-'}",
     ]
     rows = [["TARGET", "PHASE", "REPEAT", "STATUS", "OPERATIONS", "OPS/S", "P50 MS", "P99 MS",
              "MAX MS"]]  # fmt: skip
     for target in status.get("targets") or []:
-        for result in target.get("phases") or []:
-            latency = result.get("latencyMs") or {}
+        for raw in target.get("phases") or []:
+            # The status's phase results have the run summary's StepResult fields.
+            result = StepResult.from_wire(raw)
+            latency = result.latency_ms
             rows.append([
-                target["name"], result["name"], str(result.get("repeat", 1)),
-                result.get("status", ""), f"{int(result.get('operations', 0)):,}",
-                _num(result.get("throughput"), 1), _num(latency.get("p50"), 3),
-                _num(latency.get("p99"), 3), _num(latency.get("max"), 3),
+                target["name"], result.name, str(result.repeat), result.status or "",
+                f"{result.operations:,}", _num(result.throughput, 1),
+                _num(latency and latency.p50, 3), _num(latency and latency.p99, 3),
+                _num(latency and latency.max, 3),
             ])  # fmt: skip
     table = render(rows) if len(rows) > 1 else "(no results yet)\n"
     return "\n".join(head) + "\n\n" + table

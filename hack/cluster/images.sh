@@ -290,7 +290,7 @@ build_operator() {
   operator_wheels
   key=$(digest_of "$(<"$OUT/python-base.stamp")" "$(<"$REPO/build/wheels/.stamp")" "$helm" \
     "$REPO/Dockerfile" "$REPO/.dockerignore" "$REPO/pyproject.toml" "$REPO/README.md" \
-    "$REPO/operator" "$REPO/charts" v1)
+    "$REPO/operator" "$REPO/runner-image/dbbench_contract" "$REPO/charts" v1)
   if is_fresh operator "$key"; then log "operator: current ($REF_OPERATOR)"; return; fi
   log "operator: podman build of ./Dockerfile on $REF_PYTHON_BASE (about 1-2 min)"
   cp "$helm" "$REPO/build/helm"
@@ -352,8 +352,9 @@ build_runner() {
   runner_wheels
   local key
   key=$(digest_of "$(<"$OUT/python-base.stamp")" "$(<"$REPO/runner-image/wheels/.stamp")" \
-    "$REPO/runner-image/Dockerfile" "$REPO/runner-image/dbbench_runner" \
-    "$REPO/runner-image/dbbench_results" "$REPO/runner-image/workloads" v1)
+    "$REPO/runner-image/Dockerfile" "$REPO/runner-image/dbbench_contract" \
+    "$REPO/runner-image/dbbench_runner" "$REPO/runner-image/dbbench_results" \
+    "$REPO/runner-image/dbbench_report" "$REPO/runner-image/workloads" v1)
   if is_fresh runner "$key"; then log "runner: current ($REF_RUNNER)"; return; fi
   log "runner: podman build of runner-image/Dockerfile on $REF_PYTHON_BASE (about 1 min)"
   remember "$REF_RUNNER"

@@ -8,21 +8,21 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from dbbench_contract import run_summary as rs
+from dbbench_contract.layout import SUMMARY
+from dbbench_contract.summary import StepSummary
 from dbbench_operator import results_client
 from dbbench_operator.model import API_VERSION, BenchmarkRunSpec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.planning import Step
 from dbbench_operator.runner_jobs import step_dir
 from dbbench_operator.settings import OperatorSettings
-from dbbench_operator.summaries import phase_result
 from dbbench_operator.table_state import TableState, table_state
-
-RUN_SUMMARY = "summary.json"
 
 
 def collect_step(
     settings: OperatorSettings, run: RunRef, spec: BenchmarkRunSpec, step: Step
-) -> dict[str, Any]:
+) -> StepSummary:
     """Merge the step's pods (idempotent); the merged summary."""
     return results_client.merge_step(settings, run, step_dir(step), spec.runner.pods)
 
@@ -33,10 +33,7 @@ def table_before(
 ) -> TableState | None:  # fmt: skip
     """What the target's earlier steps wrote, from their merged summaries on the claim."""
     earlier = [s for s in steps if s.target == step.target and s.index < step.index]
-    merged = {
-        s.index: results_client.get_json(settings, run, f"{step_dir(s)}/summary.json")
-        for s in earlier
-    }
+    merged = {s.index: results_client.step_summary(settings, run, step_dir(s)) for s in earlier}
     return table_state(steps, step, merged, spec.dataset.records)
 
 
@@ -44,41 +41,48 @@ def build_run_summary(
     run: RunRef,
     spec: BenchmarkRunSpec,
     steps: Sequence[Step],
-    merged: Mapping[int, Mapping[str, Any]],
+    merged: Mapping[int, StepSummary],
     *,
     started_at: str | None,
     completed_at: str,
     status_targets: Sequence[Mapping[str, Any]],
-) -> dict[str, Any]:
+) -> rs.RunSummary:
     """summary.json at the run's root: what ran, in which order, with what result (pure)."""
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "BenchmarkRunSummary",
-        "run": {
-            "namespace": run.namespace,
-            "name": run.name,
-            "uid": run.uid,
-            "startedAt": started_at,
-            "completedAt": completed_at,
-        },
-        "spec": spec.model_dump(by_alias=True, exclude_none=True, mode="json"),
-        "steps": [
-            {
-                "step": s.index + 1,
-                "target": s.target,
-                "phase": s.phase,
-                "repeat": s.repeat,
-                "type": s.phase_type,
-                "path": step_dir(s),
-                "result": phase_result(s, merged[s.index]) if s.index in merged else None,
-            }
+    return rs.RunSummary(
+        api_version=API_VERSION,
+        run=rs.RunMeta(
+            namespace=run.namespace,
+            name=run.name,
+            uid=run.uid,
+            started_at=started_at,
+            completed_at=completed_at,
+        ),
+        # Every default explicit: readers need not know the API's defaults.
+        spec=spec.model_dump(by_alias=True, exclude_none=True, mode="json"),
+        steps=tuple(
+            rs.StepEntry(
+                step=s.index + 1,
+                target=s.target,
+                phase=s.phase,
+                repeat=s.repeat,
+                type=s.phase_type,
+                path=step_dir(s),
+                result=rs.step_result(s.phase, s.repeat, merged[s.index])
+                if s.index in merged
+                else None,
+            )
             for s in steps
-        ],
-        "targets": [
-            {k: v for k, v in t.items() if k in ("name", "endpoint", "serverVersion", "shardKey")}
+        ),
+        targets=tuple(
+            rs.TargetEntry(
+                name=str(t.get("name")),
+                endpoint=t.get("endpoint"),
+                server_version=t.get("serverVersion"),
+                shard_key=t.get("shardKey"),
+            )
             for t in status_targets
-        ],
-    }
+        ),
+    )
 
 
 def write_run_summary(
@@ -91,12 +95,11 @@ def write_run_summary(
     now: datetime,
     status_targets: Sequence[Mapping[str, Any]],
 ) -> None:
-    merged = {
-        s.index: results_client.get_json(settings, run, f"{step_dir(s)}/summary.json")
-        for s in steps
-    }
+    merged = {s.index: results_client.step_summary(settings, run, step_dir(s)) for s in steps}
     document = build_run_summary(
         run, spec, steps, merged, started_at=started_at,
         completed_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"), status_targets=status_targets,
     )  # fmt: skip
-    results_client.put_file(settings, run, RUN_SUMMARY, json.dumps(document, indent=1).encode())
+    results_client.put_file(
+        settings, run, SUMMARY, json.dumps(document.to_wire(), indent=1).encode()
+    )

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dbbench_contract.progress import StepProgress
+from dbbench_contract.summary import StepSummary
 from dbbench_operator import (
     collecting,
     cooling,
@@ -47,8 +49,8 @@ class Advance:
     target: TargetSeen | None = None
     failure: tuple[str, str] | None = None
     degraded: tuple[str, str] | None = None
-    collected: dict[str, Any] | None = None  # merged summary of `current`
-    step_progress: dict[str, Any] | None = None
+    collected: StepSummary | None = None  # merged summary of `current`
+    step_progress: StepProgress | None = None
     cold_mark: ColdMark | None = None
 
 
@@ -143,7 +145,7 @@ def _follow(ctx: Context, step: Step, here: str, base: Advance, job: dict[str, A
 
 def _partial(
     run: RunRef, spec: BenchmarkRunSpec, step: Step, settings: OperatorSettings
-) -> dict[str, Any] | None:
+) -> StepSummary | None:
     """A failed step's results when every pod wrote them (an error-rate failure does)."""
     try:
         return collecting.collect_step(settings, run, spec, step)
@@ -151,18 +153,16 @@ def _partial(
         return None
 
 
-def _progress_message(here: str, progress: dict[str, Any] | None) -> str:
-    if not progress or not progress.get("reporting"):
+def _progress_message(here: str, progress: StepProgress | None) -> str:
+    if progress is None or not progress.reporting:
         return f"{here}: running"
-    percent = progress.get("percent")
-    done = f", {percent:.0f}%" if percent is not None else ""
-    records = progress.get("records") or 0
+    done = f", {progress.percent:.0f}%" if progress.percent is not None else ""
     written = (
-        f", {records:,} records, {progress.get('recordsPerSecond') or 0:,.0f} records/s"
-        if records
+        f", {progress.records:,} records, {progress.records_per_second:,.0f} records/s"
+        if progress.records
         else ""
     )
     return (
-        f"{here}: {progress['operations']:,} ops, {progress['rate']:,.0f} ops/s{written}, "
-        f"{progress['errors']} errors{done}"
+        f"{here}: {progress.operations:,} ops, {progress.rate:,.0f} ops/s{written}, "
+        f"{progress.errors} errors{done}"
     )

@@ -231,7 +231,7 @@ def _recorded(
     targets, omitted = compacted(targets)
     if omitted:
         extra["resultsOmitted"] = int(raw_status.get("resultsOmitted") or 0) + omitted
-    step_percent = (moved.step_progress or {}).get("percent")
+    live = moved.step_progress
     progress = progress_block(
         raw_status.get("progress") or {},
         steps_total=steps_total,
@@ -241,12 +241,12 @@ def _recorded(
         run_progress=run_progress(
             moved.steps_done,
             steps_total,
-            step_percent,
+            None if live is None else live.percent,
             parse_stamp(raw_status.get("startedAt")),
             now,
         ),
-        ops_per_second=(moved.step_progress or {}).get("rate"),
-        records_per_second=(moved.step_progress or {}).get("recordsPerSecond"),
+        ops_per_second=None if live is None else live.rate,
+        records_per_second=None if live is None else live.records_per_second,
         cold_mark=moved.cold_mark,
     )
     return {**extra, "targets": targets, "progress": progress}, events

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from dbbench_contract.summary import StepSummary
 from dbbench_operator.lifecycle import TERMINAL, Decision, merge_conditions
 from dbbench_operator.naming import RunRef
 from dbbench_operator.observations import TargetSeen
@@ -110,11 +111,9 @@ def status_patch(
     return status
 
 
-def step_event(step: Step, merged: Mapping[str, Any]) -> str:
-    latency = merged.get("latencyMs") or {}
+def step_event(step: Step, merged: StepSummary) -> str:
     return (
         f"step {step.index + 1} ({step.target}/{step.phase}/{step.repeat}): "
-        f"{int(merged.get('operations') or 0):,} ops, "
-        f"{float(merged.get('throughput') or 0):,.0f} ops/s, "
-        f"p99 {float(latency.get('p99') or 0):.2f} ms, {int(merged.get('errors') or 0)} errors"
+        f"{merged.operations:,} ops, {merged.throughput:,.0f} ops/s, "
+        f"p99 {merged.latency_ms.p99:.2f} ms, {merged.errors} errors"
     )

@@ -8,17 +8,23 @@ summary.json. Every call is bounded in time; failures raise
 
 from __future__ import annotations
 
-import json
 import urllib.error
 import urllib.request
-from typing import Any
+from typing import TypeVar
 from urllib.parse import quote
 
+from pydantic import ValidationError
+
+from dbbench_contract.layout import SUMMARY
+from dbbench_contract.progress import StepProgress
+from dbbench_contract.summary import StepSummary
+from dbbench_contract.wire import StoredModel
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.tokens import results_prefix, run_token
 
 TIMEOUT_S = 60.0
+M = TypeVar("M", bound=StoredModel)
 
 
 class ResultsServiceError(Exception):
@@ -59,32 +65,35 @@ def _call(
         ) from exc
 
 
-def merge_step(settings: OperatorSettings, run: RunRef, step_dir: str, pods: int) -> dict[str, Any]:
-    """Merge the step's pods on the claim; the merged summary.json's content."""
-    data = _call(settings, run, "POST", f"steps/{quote(step_dir)}/merge?pods={pods}")
-    summary: dict[str, Any] = json.loads(data)
-    return summary
+def _parsed(model: type[M], what: str, data: bytes) -> M:
+    try:
+        return model.model_validate_json(data)
+    except ValidationError as exc:
+        raise ResultsServiceError(f"{what}: not a {model.__name__}: {exc.errors()[0]}") from exc
+
+
+def merge_step(settings: OperatorSettings, run: RunRef, step_dir: str, pods: int) -> StepSummary:
+    """Merge the step's pods on the claim; the merged summary."""
+    path = f"steps/{quote(step_dir)}/merge?pods={pods}"
+    return _parsed(StepSummary, path, _call(settings, run, "POST", path))
 
 
 def step_progress(
     settings: OperatorSettings, run: RunRef, step_dir: str, pods: int
-) -> dict[str, Any] | None:
+) -> StepProgress | None:
     """The pods' progress added up; None when the service cannot say (not fatal)."""
+    path = f"steps/{quote(step_dir)}/progress?pods={pods}"
     try:
-        data = _call(
-            settings, run, "GET", f"steps/{quote(step_dir)}/progress?pods={pods}", timeout=10
-        )
+        return _parsed(StepProgress, path, _call(settings, run, "GET", path, timeout=10))
     except ResultsServiceError:
         return None
-    progress: dict[str, Any] = json.loads(data)
-    return progress
 
 
 def put_file(settings: OperatorSettings, run: RunRef, relative: str, data: bytes) -> None:
     _call(settings, run, "PUT", f"files/{quote(relative)}", body=data)
 
 
-def get_json(settings: OperatorSettings, run: RunRef, relative: str) -> dict[str, Any]:
-    data = _call(settings, run, "GET", f"files/{quote(relative)}")
-    document: dict[str, Any] = json.loads(data)
-    return document
+def step_summary(settings: OperatorSettings, run: RunRef, step_dir: str) -> StepSummary:
+    """A merged step's summary.json as stored on the claim."""
+    path = f"{step_dir}/{SUMMARY}"
+    return _parsed(StepSummary, path, _call(settings, run, "GET", f"files/{quote(path)}"))

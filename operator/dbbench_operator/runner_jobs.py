@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+from dbbench_contract import layout
+from dbbench_contract import step as step_file
+from dbbench_contract.durations import parse_duration
+from dbbench_contract.step import WriteConcern
 from dbbench_operator.addressing import TargetAccess
 from dbbench_operator.credentials import RESULTS_TOKEN_KEY
 from dbbench_operator.model import BenchmarkRunSpec, Phase, Target
+from dbbench_operator.model.units import parse_quantity
 from dbbench_operator.naming import RunRef, adopt, child_name, credentials_secret_name, run_labels
 from dbbench_operator.planning import Step
 from dbbench_operator.table_state import TableState
@@ -31,7 +39,9 @@ RUNNER_UID = 65532
 FINAL_EXIT_CODES = (2, 3, 4)
 MIN_DEADLINE_S = 60
 # MongoDB write concern implied by the target's durability profile.
-DURABILITY_WRITE_CONCERN = {"fast": "acknowledged", "safe": "journaled", "strict": "majority"}
+DURABILITY_WRITE_CONCERN: dict[str, WriteConcern] = {
+    "fast": "acknowledged", "safe": "journaled", "strict": "majority",
+}  # fmt: skip
 DATABASE_PODS_ANNOTATION = "dbbench.io/database-pods"
 
 
@@ -46,7 +56,7 @@ class JobSettings:
 
 def step_dir(step: Step) -> str:
     """``<target>/<phase>/<repeat>``: the step's place in the run's results."""
-    return f"{step.target}/{step.phase}/{step.repeat}"
+    return layout.step_dir(step.target, step.phase, step.repeat)
 
 
 def job_name(run: RunRef, step: Step) -> str:
@@ -61,7 +71,7 @@ def step_labels(run: RunRef, step: Step, component: str) -> dict[str, str]:
     }
 
 
-def _write_concern(target: Target, phase: Phase) -> str:
+def _write_concern(target: Target, phase: Phase) -> WriteConcern:
     if phase.write_concern is not None:
         return phase.write_concern
     if target.engine != "mongodb":
@@ -69,97 +79,144 @@ def _write_concern(target: Target, phase: Phase) -> str:
     return DURABILITY_WRITE_CONCERN[target.durability]
 
 
-def build_phase(spec: BenchmarkRunSpec, target: Target, phase: Phase) -> dict[str, Any]:
+def build_distribution(phase: Phase) -> step_file.Distribution:
+    given = phase.distribution
+    if given is None:
+        return step_file.Distribution()
+    if given.data_fraction is None:
+        return step_file.Distribution(type=given.type)
+    return step_file.Distribution(type=given.type, data_fraction=given.data_fraction)
+
+
+def build_phase(spec: BenchmarkRunSpec, target: Target, phase: Phase) -> step_file.Phase:
     """The runner's `phase` block: the CRD's fields, defaults made explicit."""
-    out: dict[str, Any] = {
-        "name": phase.name,
-        "type": phase.type,
-        "idMode": phase.id_mode,
-        "batchSize": phase.batch_size,
-        "writeConcern": _write_concern(target, phase),
-        "reportEvery": phase.report_every,
-        "targetRate": phase.target_rate,
-        "readPreference": phase.read_preference,
-        "maxErrorRate": phase.max_error_rate,
-    }
-    if phase.mix is not None:
-        out["mix"] = phase.mix.model_dump(by_alias=True)
-    if phase.distribution is not None:
-        out["distribution"] = phase.distribution.model_dump(by_alias=True, exclude_none=True)
-    if phase.duration is not None:
-        out["duration"] = phase.duration
-    if phase.warmup is not None:
-        out["warmup"] = phase.warmup
-    if phase.type != "insert" and phase.operations is not None:
-        out["operations"] = phase.operations
-    if phase.type == "query":
-        out["queries"] = list(phase.effective_queries)
-    if phase.type == "pointReads":
-        out["keys"] = min(phase.keys or spec.dataset.records, spec.dataset.records)
-    return out
+    return step_file.Phase(
+        name=phase.name,
+        type=phase.type,
+        id_mode=phase.id_mode,
+        batch_size=phase.batch_size,
+        write_concern=_write_concern(target, phase),
+        report_every=phase.report_every,
+        target_rate=phase.target_rate,
+        read_preference=phase.read_preference,
+        max_error_rate=phase.max_error_rate,
+        mix=None if phase.mix is None else step_file.Mix(
+            read=phase.mix.read, insert=phase.mix.insert, update=phase.mix.update,
+            scan=phase.mix.scan, read_modify_write=phase.mix.read_modify_write,
+        ),
+        distribution=build_distribution(phase),
+        duration=None if phase.duration is None else parse_duration(phase.duration),
+        warmup=0.0 if phase.warmup is None else parse_duration(phase.warmup),
+        operations=phase.operations if phase.type != "insert" else None,
+        queries=phase.effective_queries if phase.type == "query" else (),
+        keys=min(phase.keys or spec.dataset.records, spec.dataset.records)
+        if phase.type == "pointReads"
+        else None,
+    )  # fmt: skip
 
 
-def build_target(target: Target, access: TargetAccess) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": target.name, "engine": target.engine, "connectRetries": 6}
+def build_target(target: Target, access: TargetAccess) -> step_file.Target:
     if access.uri_secret is not None:
-        out["uriFile"] = f"{TARGET_URI_DIR}/uri"
-        return out
-    if access.uri is not None:
-        out["uri"] = access.uri
-    else:
-        out["host"], out["port"] = access.host, access.port
-        out["replicas"] = [{"host": h, "port": p} for h, p in access.replicas]
-    if access.shard_key is not None:
-        out["shardKey"] = access.shard_key
-    out["user"] = access.user
-    out["passwordFile"] = f"{CREDENTIALS_DIR}/{SECRET_PASSWORD_KEY}"
-    return out
+        return step_file.Target(
+            name=target.name, engine=target.engine, connect_retries=6,
+            uri_file=Path(TARGET_URI_DIR, "uri"),
+        )  # fmt: skip
+    return step_file.Target(
+        name=target.name,
+        engine=target.engine,
+        connect_retries=6,
+        uri=access.uri,
+        host=None if access.uri is not None else access.host,
+        port=None if access.uri is not None else access.port,
+        replicas=()
+        if access.uri is not None
+        else tuple(step_file.Endpoint(host=h, port=p) for h, p in access.replicas),
+        shard_key=access.shard_key,
+        user=access.user,
+        password_file=Path(CREDENTIALS_DIR, SECRET_PASSWORD_KEY),
+    )
 
 
 def build_step_config(
-    spec: BenchmarkRunSpec, step: Step, access: TargetAccess, table: TableState | None = None
-) -> dict[str, Any]:
+    spec: BenchmarkRunSpec,
+    step: Step,
+    access: TargetAccess,
+    table: TableState | None = None,
+    host: step_file.DatabaseHost | None = None,
+) -> step_file.StepConfig:
     """The step file every pod of the step's Job reads (pod index from the Job).
 
     `table`: what the target's earlier steps wrote (where new record numbers
     start, how many records are there before the step); None for a first step.
+    `host`: where the database pods run and their limits (None: external).
     """
     target = next(t for t in spec.targets if t.name == step.target)
     phase = next(p for p in spec.phases if p.name == step.phase)
     records = spec.dataset.records
     if phase.type == "insert" and phase.operations is not None:
         records = phase.operations  # an insert phase loads `operations` records
-    dataset: dict[str, Any] = {
-        "shape": spec.dataset.shape,
-        "records": records,
-        "recordSize": spec.dataset.record_size,
-        "seed": spec.dataset.seed,
-        "tagsIndex": spec.dataset.tags_index,
-    }
-    if table is not None:
-        dataset.update(table.step_fields(step, spec.dataset.records))
-    config: dict[str, Any] = {
-        "target": build_target(target, access),
-        "dataset": dataset,
-        "phase": build_phase(spec, target, phase),
-        "pod": {"count": spec.runner.pods},
-        "threads": phase.threads or spec.runner.threads,
-        "progressEvery": 2,
-    }
-    # Unset: the runner decides (processes from the pod's CPU budget, mysqlclient).
-    if spec.runner.processes is not None:
-        config["processes"] = spec.runner.processes
-    if spec.runner.mysql_driver is not None:
-        config["mysqlDriver"] = spec.runner.mysql_driver
-    return config
+    placed = {} if table is None else table.step_fields(step, spec.dataset.records)
+    return step_file.StepConfig(
+        target=build_target(target, access),
+        dataset=step_file.Dataset(
+            shape=spec.dataset.shape,
+            records=records,
+            record_size=spec.dataset.record_size,
+            seed=spec.dataset.seed,
+            tags_index=spec.dataset.tags_index,
+            records_before=placed.get("recordsBefore"),
+            first_record=placed.get("firstRecord"),
+        ),
+        phase=build_phase(spec, target, phase),
+        pod=step_file.Pod(count=spec.runner.pods),
+        step=step.index + 1,
+        repeat=step.repeat,
+        database_host=host,
+        threads=phase.threads or spec.runner.threads,
+        # Unset: the runner decides (processes from the pod's CPU budget, mysqlclient).
+        processes=spec.runner.processes,
+        mysql_driver=spec.runner.mysql_driver or "mysqlclient",
+        progress_every=2,
+    )
 
 
-def build_step_configmap(run: RunRef, step: Step, config: dict[str, Any]) -> dict[str, Any]:
+def _limit(pod: Mapping[str, Any], resource: str) -> Decimal | None:
+    """The database container's limit (the pod's first container: the engine)."""
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    value = ((containers[0].get("resources") or {}).get("limits") or {}).get(resource)
+    return None if value is None else parse_quantity(value)
+
+
+def database_host(pods: Sequence[Mapping[str, Any]]) -> step_file.DatabaseHost:
+    """Where the target's database pods run (their nodes, as scheduled when the step
+    starts) and their limits as the pods carry them, for environment.json's
+    data-to-memory ratio. Members share one hardware spec; the first pod's limits
+    stand for all (config servers and routers have their own, smaller ones)."""
+    ordered = sorted(pods, key=lambda p: str(p["metadata"]["name"]))
+    memory = _limit(ordered[0], "memory") if ordered else None
+    cpu = _limit(ordered[0], "cpu") if ordered else None
+    return step_file.DatabaseHost(
+        pods=tuple(
+            step_file.DatabasePod(
+                name=str(p["metadata"]["name"]),
+                node=(p.get("spec") or {}).get("nodeName"),
+                role=((p.get("metadata") or {}).get("labels") or {}).get(
+                    "app.kubernetes.io/component"
+                ),
+            )
+            for p in ordered
+        ),
+        memory_limit_bytes=None if memory is None else int(memory),
+        cpu_limit=None if cpu is None else float(cpu),
+    )
+
+
+def build_step_configmap(run: RunRef, step: Step, config: step_file.StepConfig) -> dict[str, Any]:
     manifest = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": job_name(run, step), "labels": step_labels(run, step, "runner")},
-        "data": {"step.yaml": json.dumps(config, indent=1)},
+        "data": {"step.yaml": json.dumps(config.to_wire(), indent=1)},
     }
     return adopt(manifest, run)
 

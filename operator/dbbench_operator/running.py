@@ -17,6 +17,7 @@ from dbbench_operator.runner_jobs import (
     build_runner_job,
     build_step_config,
     build_step_configmap,
+    database_host,
     job_name,
 )
 from dbbench_operator.summaries import JobState, job_state
@@ -60,9 +61,12 @@ def start(
     table: TableState | None = None,
 ) -> None:
     """The step file, then the Job (created once: a running Job is never rewritten)."""
-    kube.apply(build_step_configmap(run, step, build_step_config(spec, step, access, table)))
     index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
-    marks = pod_marks(database_pods(run, spec, index))
+    pods = database_pods(run, spec, index)
+    host = None if spec.targets[index].external is not None else database_host(pods)
+    config = build_step_config(spec, step, access, table, host)
+    kube.apply(build_step_configmap(run, step, config))
+    marks = pod_marks(pods)
     kube.create_if_absent(build_runner_job(run, spec, step, access, settings, database_pods=marks))
 
 

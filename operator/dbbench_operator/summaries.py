@@ -11,90 +11,55 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from dbbench_contract.run_summary import step_result
+from dbbench_contract.summary import StepSummary
+from dbbench_operator.model.status import LastResult, PhaseResult
 from dbbench_operator.planning import Step
 
 # Per-repeat results kept in the status; beyond this, the earliest repeats of
 # repeated phases give way (counted in status.resultsOmitted; all are in files).
 MAX_STATUS_RESULTS = 160
-LATENCY_KEYS = ("p50", "p95", "p99", "p999", "max")
-STORAGE_KEYS = ("dataBytes", "indexBytes", "storageBytes", "records")
 
 
-def _round(value: Any, digits: int) -> float:
-    return round(float(value or 0.0), digits)
-
-
-def phase_result(step: Step, merged: Mapping[str, Any]) -> dict[str, Any]:
-    """One step's merged summary.json, as a status `PhaseResult`."""
-    duration = float(merged.get("durationSeconds") or 0.0)
-    records = int(merged.get("records") or 0)
-    result: dict[str, Any] = {
-        "name": step.phase,
-        "repeat": step.repeat,
-        "status": merged.get("status") or "succeeded",
-        "operations": int(merged.get("operations") or 0),
-        "errors": int(merged.get("errors") or 0),
-        "durationSeconds": _round(duration, 3),
-        "throughput": _round(merged.get("throughput"), 1),
-    }
-    if records:
-        result["records"] = records
-        rate = merged.get("recordsPerSecond")
-        result["recordsPerSecond"] = _round(rate if rate is not None else records / duration, 1)
-    latency = merged.get("latencyMs") or {}
-    if latency:
-        result["latencyMs"] = {k: _round(latency.get(k), 3) for k in LATENCY_KEYS}
-    storage = merged.get("storage") or {}
-    if storage:
-        usage: dict[str, Any] = {
-            k: int(storage[k]) for k in STORAGE_KEYS if storage.get(k) is not None
-        }
-        if storage.get("bytesPerRecord") is not None:
-            usage["bytesPerRecord"] = _round(storage["bytesPerRecord"], 1)
-        result["storage"] = usage
-    if merged.get("clientBound") is not None:  # runners before client accounting lack it
-        result["clientBound"] = bool(merged["clientBound"])
-        result["clientUtilization"] = _round(merged.get("clientUtilization"), 3)
-        if merged.get("clientCpuPerOpUs") is not None:
-            result["clientCpuPerOpUs"] = _round(merged["clientCpuPerOpUs"], 2)
-    return result
+def phase_result(step: Step, merged: StepSummary) -> PhaseResult:
+    """One step's merged summary as a status `PhaseResult` (the same fields as the
+    run summary's `StepResult`: a test keeps the two models equal)."""
+    result = step_result(step.phase, step.repeat, merged)
+    return PhaseResult.model_validate(result.model_dump(mode="json", exclude_none=True))
 
 
 RUNNER_SATURATED = "RunnerSaturated"
 
 
-def saturation(step: Step, merged: Mapping[str, Any]) -> tuple[str, str] | None:
+def saturation(step: Step, merged: StepSummary) -> tuple[str, str] | None:
     """(reason, message) when the step's runner pods were CPU-bound, else None."""
-    if not merged.get("clientBound"):
+    if not merged.client_bound:
         return None
-    pods = [p for p in merged.get("clientByPod") or [] if p.get("bound")]
-    names = ", ".join(str(p.get("pod")) for p in pods)
-    demand = max((float(p.get("demand") or 0.0) for p in pods), default=0.0)
-    threshold = float(merged.get("clientBoundThreshold") or 0.8)
+    pods = [p for p in merged.client_by_pod if p.bound]
+    names = ", ".join(str(p.pod) for p in pods)
+    demand = max((p.demand for p in pods), default=0.0)
     return RUNNER_SATURATED, (
         f"runner saturated: add runner pods or threads (step {step.index + 1}, target "
         f"{step.target}, phase {step.phase}, repeat {step.repeat}: runner pod(s) {names} used "
-        f"{demand:.0%} of their CPU budget, above {threshold:.0%}; the figures include the "
-        "runner's own queueing)"
+        f"{demand:.0%} of their CPU budget, above {merged.client_bound_threshold:.0%}; the "
+        "figures include the runner's own queueing)"
     )
 
 
-def last_result(step: Step, merged: Mapping[str, Any]) -> dict[str, Any]:
+def last_result(step: Step, merged: StepSummary) -> dict[str, Any]:
     """What the Throughput and p99 printer columns show."""
-    result = {
-        "target": step.target,
-        "phase": step.phase,
-        "repeat": step.repeat,
-        "throughput": _round(merged.get("throughput"), 1),
-    }
-    p99 = (merged.get("latencyMs") or {}).get("p99")
-    if p99 is not None:
-        result["p99Ms"] = _round(p99, 3)
-    return result
+    result = LastResult(
+        target=step.target,
+        phase=step.phase,
+        repeat=step.repeat,
+        throughput=round(merged.throughput, 1),
+        p99_ms=round(merged.latency_ms.p99, 3),
+    )
+    return result.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
 def with_result(
-    targets: Sequence[Mapping[str, Any]], step: Step, result: Mapping[str, Any]
+    targets: Sequence[Mapping[str, Any]], step: Step, result: PhaseResult
 ) -> list[dict[str, Any]]:
     """The status targets with one more phase result (replacing an equal one)."""
     out = [dict(t) for t in targets]
@@ -107,7 +72,7 @@ def with_result(
         for p in entry.get("phases") or []
         if (p.get("name"), p.get("repeat")) != (step.phase, step.repeat)
     ]
-    entry["phases"] = [*phases, dict(result)]
+    entry["phases"] = [*phases, result.model_dump(by_alias=True, exclude_none=True, mode="json")]
     return out
 
 

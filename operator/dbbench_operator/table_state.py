@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from dbbench_contract.summary import StepSummary
 from dbbench_operator.planning import Step
 
 
@@ -35,7 +35,7 @@ class TableState:
 def table_state(
     steps: Sequence[Step],
     step: Step,
-    merged: Mapping[int, Mapping[str, Any]],
+    merged: Mapping[int, StepSummary],
     loaded_set: int,
 ) -> TableState | None:
     """None when no earlier step of the target wrote anything the runner must know of.
@@ -51,7 +51,9 @@ def table_state(
     before = 0 if loaded_by_run or step.phase_type == "insert" else loaded_set
     last = 0 if loaded_by_run else before
     for s in earlier:
-        summary = merged.get(s.index) or {}
-        before += int(summary.get("recordsWritten", summary.get("records")) or 0)
-        last = max(last, int(summary.get("lastRecordNumber") or 0))
+        summary = merged.get(s.index)
+        if summary is None:
+            continue
+        before += summary.records_written
+        last = max(last, summary.last_record_number)
     return TableState(before, last)

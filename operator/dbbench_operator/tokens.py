@@ -1,23 +1,16 @@
-"""The run's results token (pure): HMAC-SHA256 of the run's identity.
-
-The results service computes the same (``dbbench_results.tokens``; a test
-checks both agree) and accepts the token only under ``<ns>/<run>/<uid>/``.
-"""
+"""The run's results token (pure), derived as the results service checks it
+(``dbbench_contract.tokens``: one definition for both)."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-
+from dbbench_contract import layout, tokens
 from dbbench_operator.naming import RunRef
 
 
 def run_token(key: bytes, run: RunRef) -> str:
-    return hmac.new(
-        key, f"{run.namespace}/{run.name}/{run.uid}".encode(), hashlib.sha256
-    ).hexdigest()
+    return tokens.run_token(key, run.namespace, run.name, run.uid)
 
 
 def results_prefix(run: RunRef) -> str:
     """Where the run's files live under the results root."""
-    return f"{run.namespace}/{run.name}/{run.uid}"
+    return layout.run_prefix(run.namespace, run.name, run.uid)

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dbbench_contract.summary import StepSummary, StorageBlock
 from dbbench_report.reading import Run, Step, Window
 
 LATENCY_KEYS = ("p50", "p95", "p99", "p999", "max")
@@ -67,16 +68,13 @@ def records_per_operation(run: Run, phase: str) -> int:
 
 
 def throughput(run: Run, target: str, phase: str) -> Spread:
-    return Spread(
-        tuple(float(s.summary.get("throughput") or 0.0) for s in _steps(run, target, phase))
-    )
+    return Spread(tuple(s.summary.throughput for s in _steps(run, target, phase)))
 
 
 def latency(run: Run, target: str, phase: str, key: str) -> Spread:
     return Spread(
-        tuple(float((s.summary.get("latencyMs") or {}).get(key) or 0.0)
-              for s in _steps(run, target, phase))
-    )  # fmt: skip
+        tuple(float(getattr(s.summary.latency_ms, key)) for s in _steps(run, target, phase))
+    )
 
 
 def _steps(run: Run, target: str, phase: str) -> list[Step]:
@@ -158,13 +156,12 @@ def storage_lines(run: Run, target: str) -> list[Line]:
     ]
 
 
-def last_storage(run: Run, target: str) -> Mapping[str, Any] | None:
+def last_storage(run: Run, target: str) -> StorageBlock | None:
     """The target's storage at the end of its last step (the summary's last sample)."""
     steps = run.steps_of(target)
     for step in reversed(steps):
-        storage = step.summary.get("storage")
-        if storage:
-            return dict(storage)
+        if step.summary.storage is not None:
+            return step.summary.storage
     return None
 
 
@@ -191,12 +188,10 @@ def price_per_hour(run: Run) -> float | None:
     return None if value is None else float(value)
 
 
-def client_cpu(summary: Mapping[str, Any]) -> tuple[float | None, bool | None]:
+def client_cpu(summary: StepSummary) -> tuple[float | None, bool | None]:
     """(client CPU µs per operation, client-bound flag); None where the runner did not say."""
-    cpu = summary.get("clientCpuPerOpUs")
-    bound = summary.get("clientBound")
-    return (None if cpu is None else float(cpu)), (None if bound is None else bool(bound))
+    return summary.client_cpu_per_op_us, summary.client_bound
 
 
 def operation_types(steps: Sequence[Step]) -> list[str]:
-    return sorted({k for s in steps for k in (s.summary.get("operationsByType") or {})})
+    return sorted({k for s in steps for k in s.summary.operations_by_type})

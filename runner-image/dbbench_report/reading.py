@@ -14,10 +14,24 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-RUN_SUMMARY_KIND = "BenchmarkRunSummary"
-STEP_FILES = ("summary.json", "environment.json", "series-ops.csv", "series-seconds.csv")
+from pydantic import ValidationError
+
+from dbbench_contract.environment import Environment, MergedEnvironment
+from dbbench_contract.layout import (
+    ENVIRONMENT,
+    SERIES_OPS,
+    SERIES_SECONDS,
+    STEP_FILES,
+    STORAGE,
+    SUMMARY,
+)
+from dbbench_contract.run_summary import RUN_SUMMARY_KIND, RunMeta, RunSummary, StepEntry
+from dbbench_contract.summary import StepSummary
+from dbbench_contract.wire import StoredModel
+
+M = TypeVar("M", bound=StoredModel)
 
 
 class ResultsError(ValueError):
@@ -69,8 +83,8 @@ class Step:
     repeat: int
     type: str
     path: str
-    summary: Mapping[str, Any]
-    environment: Mapping[str, Any]  # the first pod's (server, runner, settings)
+    summary: StepSummary
+    environment: Environment  # the first pod's (server, runner, settings)
     windows: tuple[Window, ...]
     seconds: tuple[Second, ...]
     storage: tuple[StorageSample, ...]
@@ -79,21 +93,22 @@ class Step:
 @dataclass(frozen=True)
 class Run:
     path: Path
-    summary: Mapping[str, Any]
+    summary: RunSummary
     steps: tuple[Step, ...]
     missing: tuple[str, ...]  # planned steps without results (the run stopped before them)
 
     @property
     def spec(self) -> Mapping[str, Any]:
-        return self.summary.get("spec") or {}
+        """The run's spec, every default explicit (the CRD's shape)."""
+        return self.summary.spec
 
     @property
-    def meta(self) -> Mapping[str, Any]:
-        return self.summary.get("run") or {}
+    def meta(self) -> RunMeta:
+        return self.summary.run
 
     @property
     def title(self) -> str:
-        return f"{self.meta.get('namespace', '?')}/{self.meta.get('name', self.path.name)}"
+        return f"{self.meta.namespace}/{self.meta.name}"
 
     @property
     def targets(self) -> list[Mapping[str, Any]]:
@@ -117,7 +132,7 @@ class Run:
         ]
 
 
-def _json(path: Path) -> Mapping[str, Any]:
+def _model(path: Path, model: type[M]) -> M:
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
@@ -126,7 +141,23 @@ def _json(path: Path) -> Mapping[str, Any]:
         raise ResultsError(f"{path}: unreadable ({exc})") from exc
     if not isinstance(value, dict):
         raise ResultsError(f"{path}: expected a JSON object")
-    return value
+    try:
+        return model.from_wire(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise ResultsError(f"{path}: not a {model.__name__} ({where}: {first['msg']})") from exc
+
+
+def _environment(path: Path) -> Environment:
+    """The step's environment: a merged step keeps every pod's; they share the server."""
+    try:
+        merged = _model(path, MergedEnvironment)
+    except ResultsError:
+        return _model(path, Environment)
+    if not merged.pods:
+        raise ResultsError(f"{path}: lists no pod's environment")
+    return merged.first
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -139,15 +170,8 @@ def _rows(path: Path) -> list[dict[str, str]]:
         raise ResultsError(f"{path}: unreadable ({exc})") from exc
 
 
-def _environment(raw: Mapping[str, Any]) -> Mapping[str, Any]:
-    pods = raw.get("pods")
-    if isinstance(pods, list) and pods and isinstance(pods[0], dict):
-        return pods[0]  # a merged step keeps every pod's environment; they share the server
-    return raw
-
-
-def read_step(run_dir: Path, entry: Mapping[str, Any]) -> Step:
-    path = str(entry["path"])
+def read_step(run_dir: Path, entry: StepEntry) -> Step:
+    path = entry.path
     directory = run_dir / path
     for name in STEP_FILES:
         if not (directory / name).is_file():
@@ -155,17 +179,17 @@ def read_step(run_dir: Path, entry: Mapping[str, Any]) -> Step:
                 f"{directory / name}: missing (step {path} is listed in the run's summary.json; "
                 "fetch the run again with `dbbench fetch`)"
             )
-    storage_path = directory / "storage.csv"
+    storage_path = directory / STORAGE
     storage_rows = _rows(storage_path) if storage_path.is_file() else []
     try:
         return Step(
-            target=str(entry["target"]),
-            phase=str(entry["phase"]),
-            repeat=int(entry["repeat"]),
-            type=str(entry.get("type", "")),
+            target=entry.target,
+            phase=entry.phase,
+            repeat=entry.repeat,
+            type=entry.type,
             path=path,
-            summary=_json(directory / "summary.json"),
-            environment=_environment(_json(directory / "environment.json")),
+            summary=_model(directory / SUMMARY, StepSummary),
+            environment=_environment(directory / ENVIRONMENT),
             windows=tuple(
                 Window(
                     float(r["operations"]),
@@ -174,7 +198,7 @@ def read_step(run_dir: Path, entry: Mapping[str, Any]) -> Step:
                     _optional(r, "records"),
                     _optional(r, "recordsPerSecond"),
                 )
-                for r in _rows(directory / "series-ops.csv")
+                for r in _rows(directory / SERIES_OPS)
             ),
             seconds=tuple(
                 Second(
@@ -184,7 +208,7 @@ def read_step(run_dir: Path, entry: Mapping[str, Any]) -> Step:
                     int(r["errors"]),
                     int(r["latencySumUs"]),
                 )
-                for r in _rows(directory / "series-seconds.csv")
+                for r in _rows(directory / SERIES_SECONDS)
             ),
             storage=tuple(
                 StorageSample(
@@ -206,24 +230,28 @@ def read_run(run_dir: Path) -> Run:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ResultsError(f"{run_dir}: no such directory")
-    summary_path = run_dir / "summary.json"
+    summary_path = run_dir / SUMMARY
     if not summary_path.is_file():
         raise ResultsError(
             f"{summary_path}: missing. The run's summary.json is written when the run ends: "
             "the run is unfinished, or this is not a run's directory "
             "(it holds <target>/<phase>/<repeat>/ folders)"
         )
-    summary = _json(summary_path)
-    if summary.get("kind") != RUN_SUMMARY_KIND:
+    try:
+        kind = json.loads(summary_path.read_text(encoding="utf-8")).get("kind")
+    except (OSError, ValueError, AttributeError):
+        kind = None
+    if kind != RUN_SUMMARY_KIND:
         raise ResultsError(
-            f"{summary_path}: kind is {summary.get('kind')!r}, not {RUN_SUMMARY_KIND}: "
+            f"{summary_path}: kind is {kind!r}, not {RUN_SUMMARY_KIND}: "
             "give the run's directory, not a step's"
         )
+    summary = _model(summary_path, RunSummary)
     steps: list[Step] = []
     missing: list[str] = []
-    for entry in summary.get("steps") or []:
-        if entry.get("result") is None:
-            missing.append(str(entry.get("path")))
+    for entry in summary.steps:
+        if entry.result is None:
+            missing.append(entry.path)
             continue
         steps.append(read_step(run_dir, entry))
     return Run(run_dir, summary, tuple(steps), tuple(missing))

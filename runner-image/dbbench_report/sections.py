@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from html import escape
-from typing import Any
 
+from dbbench_contract.defaults import REPORT_EVERY
+from dbbench_contract.environment import Environment
+from dbbench_contract.summary import StepSummary
 from dbbench_report import figures as f
 from dbbench_report import plots
 from dbbench_report.cells import NA, mapping, mib, num, raw, row, table, text
@@ -28,9 +30,9 @@ def overview(run: Run) -> str:
     dataset = spec.get("dataset") or {}
     rows = [
         row([text("run"), text(run.title)]),
-        row([text("uid"), text(meta.get("uid"))]),
-        row([text("started"), text(meta.get("startedAt"))]),
-        row([text("completed"), text(meta.get("completedAt"))]),
+        row([text("uid"), text(meta.uid)]),
+        row([text("started"), text(meta.started_at)]),
+        row([text("completed"), text(meta.completed_at)]),
         row([text("targets"), text(", ".join(run.target_names()))]),
         row([text("phases"), text(", ".join(run.phase_names()))]),
         row([text("data set"), text(
@@ -45,17 +47,10 @@ def overview(run: Run) -> str:
     return section("overview", "Overview", table("overview", ["", ""], rows))
 
 
-def _client_cells(summary: Mapping[str, Any]) -> list[str]:
+def _client_cells(summary: StepSummary) -> list[str]:
     cpu, bound = f.client_cpu(summary)
     flag = NA if bound is None else ('<b class="flag">client-bound</b>' if bound else "no")
     return [num("clientCpuPerOpUs", cpu, 1), raw(flag, "clientBound")]
-
-
-def _records_rate(summary: Mapping[str, Any], records: int, duration: float) -> float | None:
-    if not records:
-        return None
-    rate = summary.get("recordsPerSecond")  # written by current runners
-    return float(rate) if rate is not None else (records / duration if duration else None)
 
 
 def throughput(run: Run) -> str:
@@ -65,15 +60,12 @@ def throughput(run: Run) -> str:
     rows = []
     for step in run.steps:
         s = step.summary
-        latency = s.get("latencyMs") or {}
-        duration = float(s.get("durationSeconds") or 0.0)
-        records = int(s.get("records") or 0)
         rows.append(row(
             [text(step.target), text(step.phase), text(step.repeat), text(step.type),
-             text(s.get("status"), "status"), num("operations", int(s.get("operations") or 0)),
-             num("errors", int(s.get("errors") or 0)), num("throughput", s.get("throughput")),
-             num("recordsPerSecond", _records_rate(s, records, duration)),
-             *(num(f"latencyMs.{k}", latency.get(k), 3) for k in f.LATENCY_KEYS),
+             text(s.status, "status"), num("operations", s.operations),
+             num("errors", s.errors), num("throughput", s.throughput),
+             num("recordsPerSecond", s.records_per_second if s.records else None),
+             *(num(f"latencyMs.{k}", getattr(s.latency_ms, k), 3) for k in f.LATENCY_KEYS),
              *_client_cells(s)],
             {"target": step.target, "phase": step.phase, "repeat": step.repeat},
         ))  # fmt: skip
@@ -84,14 +76,14 @@ def throughput(run: Run) -> str:
     )
     by_type = []
     for step in run.steps:
-        for kind, values in sorted((step.summary.get("operationsByType") or {}).items()):
-            latency = values.get("latencyMs") or {}
+        for kind, values in sorted(step.summary.operations_by_type.items()):
             by_type.append(row(
                 [text(step.target), text(step.phase), text(step.repeat), text(kind),
-                 num("operations", int(values.get("operations") or 0)),
-                 num("errors", int(values.get("errors") or 0)),
-                 num("throughput", values.get("throughput")),
-                 *(num(f"latencyMs.{k}", latency.get(k), 3) for k in f.LATENCY_KEYS)],
+                 num("operations", values.operations),
+                 num("errors", values.errors),
+                 num("throughput", values.throughput),
+                 *(num(f"latencyMs.{k}", getattr(values.latency_ms, k), 3)
+                   for k in f.LATENCY_KEYS)],
                 {"target": step.target, "phase": step.phase, "repeat": step.repeat, "op": kind},
             ))  # fmt: skip
     types = table("operations", ["target", "phase", "repeat", "operation", "operations",
@@ -139,7 +131,7 @@ def stability(run: Run) -> str:
         lines = f.stability_lines(run, phase)
         if not lines:
             continue
-        every = f.phase_spec(run, phase).get("reportEvery", 100000)
+        every = f.phase_spec(run, phase).get("reportEvery", REPORT_EVERY)
         insert = f.phase_spec(run, phase).get("type") == "insert"
         unit = "records" if insert else "operations"
         title = f"Stability: {phase} ({unit}/s per window of {every:,} {unit})"
@@ -166,12 +158,12 @@ def storage(run: Run) -> str:
     lines = [line for t in run.target_names() for line in f.storage_lines(run, t)]
     rows = []
     for target in run.target_names():
-        last = f.last_storage(run, target) or {}
+        last = f.last_storage(run, target)
         rows.append(row(
-            [text(target), num("records", last.get("records")),
-             num("dataMiB", mib(last.get("dataBytes")), 2),
-             num("indexMiB", mib(last.get("indexBytes")), 2),
-             num("storageMiB", mib(last.get("storageBytes")), 2)],
+            [text(target), num("records", None if last is None else last.records),
+             num("dataMiB", mib(None if last is None else last.data_bytes), 2),
+             num("indexMiB", mib(None if last is None else last.index_bytes), 2),
+             num("storageMiB", mib(None if last is None else last.storage_bytes), 2)],
             {"target": target},
         ))  # fmt: skip
     title = "Storage growth: data, index and on-disk size vs records"
@@ -234,47 +226,63 @@ def cost(run: Run) -> str:
     return section("cost", "Cost", note + table("cost", headers, rows))
 
 
-def _client(client: Any) -> str:
-    if isinstance(client, Mapping):
-        implementation = client.get("implementation")
-        name = f"{client.get('driver', '?')} {client.get('version', '')}".strip()
-        return f"{name} ({implementation})" if implementation else name
-    return str(client or NA)
+def _client(client: Mapping[str, str]) -> str:
+    if not client:
+        return NA
+    implementation = client.get("implementation")
+    name = f"{client.get('driver', '?')} {client.get('version', '')}".strip()
+    return f"{name} ({implementation})" if implementation else name
+
+
+def _ratio(value: float | None) -> str:
+    return NA if value is None else f"{value:.3f}"
+
+
+def _database_nodes(env: Environment | None) -> str:
+    host = None if env is None else env.database
+    if host is None or not host.pods:
+        return NA
+    return ", ".join(f"{p.name}: {p.node or '?'}" for p in host.pods)
 
 
 def _environment_cells(run: Run, target: str) -> dict[str, str]:
     spec = f.target_spec(run, target)
     steps: list[Step] = run.steps_of(target)
-    env = steps[-1].environment if steps else {}
-    server = env.get("server") or {}
-    runner = env.get("runner") or {}
-    pod = env.get("pod") or {}
+    env = steps[-1].environment if steps else None
+    summary = steps[-1].summary if steps else None
     hardware = run.spec.get("hardware") or {}
-    summary = steps[-1].summary if steps else {}
     topology = "external" if spec.get("external") else spec.get("topology", "standalone")
     sharded = topology == "sharded"
+    server = env.server if env is not None else None
+    host = env.database if env is not None else None
+    version = (server.version if server else "") or (summary.server_version if summary else NA)
     return {
         "engine": escape(str(spec.get("engine", NA))),
-        "server version": escape(str(server.get("version") or summary.get("serverVersion"))),
+        "server version": escape(version),
         "topology": escape(str(topology)),
         "durability": escape(str(spec.get("durability", "safe"))),
-        "settings in force": mapping(server.get("settings")),
-        "engine cache (MiB)": escape(f"{mib(server.get('cacheBytes')) or 0:,.0f}"),
-        "data-to-cache ratio": escape(
-            NA if env.get("dataToCacheRatio") is None else f"{env['dataToCacheRatio']:.3f}"
+        "settings in force": mapping(server.settings if server else None),
+        "engine cache (MiB)": escape(f"{mib(server.cache_bytes if server else None) or 0:,.0f}"),
+        "database memory limit (MiB)": escape(
+            NA if host is None or host.memory_limit_bytes is None
+            else f"{mib(host.memory_limit_bytes):,.0f}"
         ),
+        "data-to-cache ratio": escape(_ratio(env.data_to_cache_ratio if env else None)),
+        "data-to-memory ratio": escape(_ratio(env.data_to_memory_ratio if env else None)),
         "cache state": escape(str(run.spec.get("cache", "warm"))),
-        "node": escape(str(pod.get("node") or pod.get("hostname") or NA)),
+        "database node": escape(_database_nodes(env)),
+        "runner node": escape(str((env.pod.node or env.pod.hostname) if env else NA)),
         "node labels": mapping(hardware.get("nodeSelector")),
         "resources": mapping({
             k: ", ".join(f"{n}={q}" for n, q in sorted(v.items()))
             for k, v in (hardware.get("resources") or {}).items()
         }),
-        "runner pods x threads": escape(f"{summary.get('podCount')} x "
-                                        f"{summary.get('threads')}"),
-        "runner processes": escape(str(pod.get("processes", NA))),
-        "client library": escape(_client(runner.get("client"))),
-        "runner image": escape(str(runner.get("image") or NA)),
+        "runner pods x threads": escape(
+            f"{summary.pod_count} x {summary.threads}" if summary else NA
+        ),
+        "runner processes": escape(str(env.pod.processes) if env else NA),
+        "client library": escape(_client(env.runner.client) if env else NA),
+        "runner image": escape(str((env.runner.image if env else None) or NA)),
         "shard key": escape(f"{spec.get('shardKey') or '_id'} (hashed)" if sharded else NA),
     }  # fmt: skip
 

@@ -32,6 +32,10 @@ from types import FrameType
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from pydantic import ValidationError
+
+from dbbench_contract.layout import POD_PREFIX, SUMMARY
+from dbbench_contract.run_summary import RunSummary
 from dbbench_report import REPORT, ResultsError, read_run, render
 from dbbench_results.paths import PathRefusedError, RunId, relative
 
@@ -60,26 +64,30 @@ class RunEntry:
 
 def _steps_done(run_dir: Path) -> int:
     return sum(
-        1 for p in run_dir.glob("*/*/*/summary.json") if not p.parent.name.startswith("pod-")
+        1 for p in run_dir.glob(f"*/*/*/{SUMMARY}") if not p.parent.name.startswith(POD_PREFIX)
     )
 
 
+def _read_run_summary(path: Path) -> RunSummary | None:
+    try:
+        return RunSummary.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError):
+        return None
+
+
 def _entry(run: RunId, run_dir: Path) -> RunEntry:
-    summary_path = run_dir / "summary.json"
-    if not summary_path.is_file():
+    summary = _read_run_summary(run_dir / SUMMARY)
+    if summary is None:
         return RunEntry(run.namespace, run.name, run.uid, "in progress",
                         _steps_done(run_dir), None, None)  # fmt: skip
-    try:
-        summary = json.loads(summary_path.read_text())
-    except ValueError:
-        summary = {}
-    steps = summary.get("steps") or []
-    results = [s.get("result") for s in steps]
-    failed = [r for r in results if r is None or r.get("status") != "succeeded"]
+    results = [s.result for s in summary.steps]
+    failed = [r for r in results if r is None or r.status != "succeeded"]
     status = "finished" if not failed else f"finished, {len(failed)} step(s) not succeeded"
-    completed = (summary.get("run") or {}).get("completedAt")
+    if summary.run.phase == "Failed":
+        status = f"failed ({summary.run.reason or 'see the run'})"
     return RunEntry(run.namespace, run.name, run.uid, status,
-                    sum(r is not None for r in results), len(steps), completed)  # fmt: skip
+                    sum(r is not None for r in results), len(summary.steps),
+                    summary.run.completed_at)  # fmt: skip
 
 
 def scan(root: Path) -> list[RunEntry]:

@@ -13,7 +13,9 @@ import logging
 import threading
 from pathlib import Path, PurePosixPath
 
-RUN_SUMMARY = PurePosixPath("summary.json")
+from dbbench_contract.layout import SUMMARY
+
+RUN_SUMMARY = PurePosixPath(SUMMARY)
 log = logging.getLogger(__name__)
 
 

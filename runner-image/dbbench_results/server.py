@@ -22,11 +22,11 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from dbbench_contract.tokens import token_matches
 from dbbench_results.paths import PathRefusedError, RunId, relative, step_dir
 from dbbench_results.reports import is_run_summary, render_in_background
 from dbbench_results.steps import StepIncompleteError, merge_step, step_progress
 from dbbench_results.store import IncompleteUploadError, Store
-from dbbench_results.tokens import token_matches
 
 log = logging.getLogger(__name__)
 
@@ -101,11 +101,11 @@ class Handler(BaseHTTPRequestHandler):
             directory = self.config.store.path(run, step)
             if match["action"] == "merge" and method == "POST":
                 try:
-                    return HTTPStatus.OK, merge_step(directory, pods)
+                    return HTTPStatus.OK, merge_step(directory, pods).to_wire()
                 except StepIncompleteError as exc:
                     raise HttpError(HTTPStatus.CONFLICT, str(exc)) from exc
             if match["action"] == "progress" and method == "GET":
-                return HTTPStatus.OK, step_progress(directory, pods)
+                return HTTPStatus.OK, step_progress(directory, pods).to_wire()
         self._discard_body()
         raise HttpError(HTTPStatus.NOT_FOUND, f"no such endpoint: {method} {url.path}")
 

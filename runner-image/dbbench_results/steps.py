@@ -8,17 +8,19 @@ means the pod's files are complete) and the merge writes the combined files
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
+from pydantic import ValidationError
+
+from dbbench_contract.layout import PROGRESS, SUMMARY
+from dbbench_contract.layout import pod_dir as pod_name
+from dbbench_contract.progress import PodProgress, StepProgress, add_up
+from dbbench_contract.summary import StepSummary
 from dbbench_results.store import fsync_tree
 from dbbench_runner.merge import merge
 
-SUMMARY = "summary.json"
-PROGRESS = "progress.json"
 _locks: defaultdict[Path, threading.Lock] = defaultdict(threading.Lock)
 _locks_guard = threading.Lock()
 
@@ -28,10 +30,10 @@ class StepIncompleteError(ValueError):
 
 
 def pod_dir(step: Path, index: int) -> Path:
-    return step / f"pod-{index}"
+    return step / pod_name(index)
 
 
-def merge_step(step: Path, pods: int) -> dict[str, Any]:
+def merge_step(step: Path, pods: int) -> StepSummary:
     """Merge pod-0..pod-(pods-1) into the step directory; returns the merged summary.
 
     Idempotent: merging again gives the same files, so a retried request (an
@@ -50,29 +52,15 @@ def merge_step(step: Path, pods: int) -> dict[str, Any]:
     return summary
 
 
-def step_progress(step: Path, pods: int) -> dict[str, Any]:
+def _report(path: Path) -> PodProgress | None:
+    try:
+        return PodProgress.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError):
+        return None
+
+
+def step_progress(step: Path, pods: int) -> StepProgress:
     """The pods' latest progress added up (operations, records, errors, rates), slowest ETA."""
-    reports: dict[int, dict[str, Any]] = {}
-    for i in range(pods):
-        path = pod_dir(step, i) / PROGRESS
-        try:
-            reports[i] = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-    percents = [r.get("percent") for r in reports.values()]
-    etas = [float(r["eta_seconds"]) for r in reports.values() if r.get("eta_seconds") is not None]
-    known = [p for p in percents if p is not None]
-    return {
-        "pods": pods,
-        "reporting": len(reports),
-        "finished": sum((pod_dir(step, i) / SUMMARY).is_file() for i in range(pods)),
-        "operations": sum(int(r.get("operations", 0)) for r in reports.values()),
-        "errors": sum(int(r.get("errors", 0)) for r in reports.values()),
-        "rate": sum(float(r.get("rate", 0.0)) for r in reports.values()),
-        "records": sum(int(r.get("records", 0)) for r in reports.values()),
-        "recordsPerSecond": sum(float(r.get("records_per_second", 0.0)) for r in reports.values()),
-        # Pods share the work evenly, so the step's percent is their mean;
-        # pods that have not reported yet count as 0.
-        "percent": (sum(known) / pods) if known else None,
-        "etaSeconds": max(etas) if etas else None,
-    }
+    reports = [r for i in range(pods) if (r := _report(pod_dir(step, i) / PROGRESS)) is not None]
+    finished = sum((pod_dir(step, i) / SUMMARY).is_file() for i in range(pods))
+    return add_up(pods, reports, finished)

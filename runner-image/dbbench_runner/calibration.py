@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+from dbbench_contract.environment import NoopLoop
 from dbbench_runner.client_usage import process_cpu_seconds
 from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator
@@ -21,7 +22,7 @@ CALIBRATION_S = 0.3
 
 def noop_loop(
     config: StepConfig, dataset: DatasetGenerator, seconds: float = CALIBRATION_S
-) -> dict[str, object]:
+) -> NoopLoop:
     # Unpaced and unbounded but by time: the loop's cost, not the schedule's.
     phase = config.phase.model_copy(
         update={"target_rate": 0.0, "warmup": 0.0, "operations": None, "duration": seconds}
@@ -43,9 +44,9 @@ def noop_loop(
     wall = time.monotonic() - now
     operations = measurements.operations
     per_op = 1e6 / operations if operations else None
-    return {
-        "operations": operations,
-        "cpuPerOpUs": cpu * per_op if per_op is not None else None,
-        "wallPerOpUs": wall * per_op if per_op is not None else None,
-        "seconds": wall,
-    }
+    return NoopLoop(
+        operations=operations,
+        cpu_per_op_us=cpu * per_op if per_op is not None else None,
+        wall_per_op_us=wall * per_op if per_op is not None else None,
+        seconds=wall,
+    )

@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_job(args.config, args.out)
     if args.command == "merge":
         summary = merge(args.out, list(args.inputs))
-        print(f"merged {len(args.inputs)} result directories: {summary['operations']} ops")
+        print(f"merged {len(args.inputs)} result directories: {summary.operations} ops")
         return 0
     return _run(args.config, args.out)
 

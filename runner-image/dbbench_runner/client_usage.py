@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-CLIENT_BOUND_THRESHOLD = 0.8
+from dbbench_contract.defaults import CLIENT_BOUND_THRESHOLD
+from dbbench_contract.summary import ClientPod, StepSummary
+
+__all__ = ["CLIENT_BOUND_THRESHOLD", "PodUsage", "pod_usage", "pods_from_summary", "summary_fields"]
 THREAD_SCHEDSTAT = Path("/proc/thread-self/schedstat")
 
 
@@ -68,30 +72,31 @@ class PodUsage:
     def bound(self) -> bool:
         return self.demand >= CLIENT_BOUND_THRESHOLD
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            **{_camel(k): v for k, v in asdict(self).items()},
-            "utilization": self.utilization,
-            "demand": self.demand,
-            "cpuPerOpUs": _per_op_us(self.cpu_seconds, self.operations),
-            "bound": self.bound,
-        }
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, object]) -> PodUsage:
-        return cls(
-            pod=int(str(raw["pod"])),
-            cpus=float(str(raw["cpus"])),
-            cpu_seconds=float(str(raw["cpuSeconds"])),
-            wait_seconds=float(str(raw["waitSeconds"])),
-            wall_seconds=float(str(raw["wallSeconds"])),
-            operations=int(str(raw["operations"])),
+    def recorded(self) -> ClientPod:
+        """As the summary records it."""
+        return ClientPod(
+            pod=self.pod,
+            cpus=self.cpus,
+            cpu_seconds=self.cpu_seconds,
+            wait_seconds=self.wait_seconds,
+            wall_seconds=self.wall_seconds,
+            operations=self.operations,
+            utilization=self.utilization,
+            demand=self.demand,
+            cpu_per_op_us=_per_op_us(self.cpu_seconds, self.operations),
+            bound=self.bound,
         )
 
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
+    @classmethod
+    def from_recorded(cls, pod: ClientPod) -> PodUsage:
+        return cls(
+            pod=pod.pod,
+            cpus=pod.cpus,
+            cpu_seconds=pod.cpu_seconds,
+            wait_seconds=pod.wait_seconds,
+            wall_seconds=pod.wall_seconds,
+            operations=pod.operations,
+        )
 
 
 def _per_op_us(cpu_seconds: float, operations: int) -> float | None:
@@ -113,27 +118,24 @@ def pod_usage(
     )
 
 
-def summary_fields(pods: list[PodUsage]) -> dict[str, object]:
-    """summary.json's client fields over one or several (merged) pods."""
+def summary_fields(pods: list[PodUsage]) -> dict[str, Any]:
+    """StepSummary's client fields (keyword arguments) over one or several (merged) pods."""
     cpu = sum(p.cpu_seconds for p in pods)
     capacity = sum(p.capacity for p in pods) if pods else 1e-9
     return {
-        "clientCpuSeconds": cpu,
-        "clientWaitSeconds": sum(p.wait_seconds for p in pods),
-        "clientCpus": sum(p.cpus for p in pods),
-        "clientUtilization": cpu / capacity,
-        "clientDemand": sum(p.cpu_seconds + p.wait_seconds for p in pods) / capacity,
-        "clientCpuPerOpUs": _per_op_us(cpu, sum(p.operations for p in pods)),
+        "client_cpu_seconds": cpu,
+        "client_wait_seconds": sum(p.wait_seconds for p in pods),
+        "client_cpus": sum(p.cpus for p in pods),
+        "client_utilization": cpu / capacity,
+        "client_demand": sum(p.cpu_seconds + p.wait_seconds for p in pods) / capacity,
+        "client_cpu_per_op_us": _per_op_us(cpu, sum(p.operations for p in pods)),
         # Any pod: one saturated pod's operations are in the merged histograms.
-        "clientBound": any(p.bound for p in pods),
-        "clientBoundThreshold": CLIENT_BOUND_THRESHOLD,
-        "clientByPod": [p.as_dict() for p in sorted(pods, key=lambda p: p.pod)],
+        "client_bound": any(p.bound for p in pods),
+        "client_bound_threshold": CLIENT_BOUND_THRESHOLD,
+        "client_by_pod": tuple(p.recorded() for p in sorted(pods, key=lambda p: p.pod)),
     }
 
 
-def pods_from_summary(summary: dict[str, object]) -> list[PodUsage]:
+def pods_from_summary(summary: StepSummary) -> list[PodUsage]:
     """The pods' usage recorded in a summary (none in summaries from older runners)."""
-    pods = summary.get("clientByPod")
-    if not isinstance(pods, list):
-        return []
-    return [PodUsage.from_dict(p) for p in pods if isinstance(p, dict)]
+    return [PodUsage.from_recorded(p) for p in summary.client_by_pod]

@@ -1,128 +1,87 @@
-"""The step description a runner pod executes: one target, one data set, one phase.
+"""Reading the step file (its models live in ``dbbench_contract.step``).
 
-Field names in the file are the BenchmarkRun CRD's (camelCase aliases of the
-snake_case attributes) so the operator can copy its spec through unchanged.
-The file is parsed once, here, into frozen models; nothing below this module
-touches raw dicts.
+The file is parsed once, here, into the contract's frozen models; nothing
+below this module touches raw dicts. What needs I/O stays here: the
+target's URI file and password file are read when the runner starts.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from pathlib import Path
-from typing import Literal
 from urllib.parse import unquote, urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import ValidationError
 
-Engine = Literal["mongodb", "mysql", "mariadb"]
-Shape = Literal["flat45", "indexed4", "news", "vehicle", "ycsb"]
-PhaseType = Literal["insert", "mix", "query", "pointReads"]
-WriteConcern = Literal["unacknowledged", "acknowledged", "journaled", "majority"]
-QueryName = Literal["indexedEquality", "twoFieldProjection", "sortSkip", "scan100"]
-ReadPreference = Literal["primary", "secondaryPreferred", "nearest"]
-# The client library of the MySQL/MariaDB driver (drivers/mysql_clients.py).
-MySQLDriverName = Literal["mysqlclient", "mysql-connector-python"]
+from dbbench_contract.durations import parse_duration
+from dbbench_contract.step import (
+    DatabaseHost,
+    DatabasePod,
+    Dataset,
+    Distribution,
+    Endpoint,
+    Engine,
+    Mix,
+    MySQLDriverName,
+    Phase,
+    PhaseType,
+    Pod,
+    QueryName,
+    ReadPreference,
+    Shape,
+    StepConfig,
+    Target,
+    WriteConcern,
+    describe_error,
+)
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-_IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+__all__ = [
+    "ConfigError",
+    "DatabaseHost",
+    "DatabasePod",
+    "Dataset",
+    "Distribution",
+    "Endpoint",
+    "Engine",
+    "Mix",
+    "MySQLDriverName",
+    "Phase",
+    "PhaseType",
+    "Pod",
+    "QueryName",
+    "ReadPreference",
+    "Shape",
+    "StepConfig",
+    "Target",
+    "WriteConcern",
+    "load_config",
+    "parse_config",
+    "parse_duration",
+    "parse_uri",
+    "password",
+    "resolve_target",
+]
+
+# The relational engines' URI schemes (postgres:// is libpq's short form).
+_SCHEMES = {"mysql": 3306, "mariadb": 3306, "postgresql": 5432, "postgres": 5432}
 
 
 class ConfigError(Exception):
     """Invalid step configuration; the message names the offending field."""
 
 
-def parse_duration(text: str | float | int) -> float:
-    """'5m' -> 300.0; bare numbers are seconds."""
-    if isinstance(text, int | float):
-        return float(text)
-    match = _DURATION.match(text)
-    if match is None:
-        raise ValueError(f"not a duration: {text!r} (use e.g. 30s, 5m, 1h)")
-    return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(
-        frozen=True,
-        extra="forbid",
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-    )
-
-
-class Endpoint(_Model):
-    host: str
-    port: int = Field(ge=1, le=65535)
-
-
-class Target(_Model):
-    name: str = Field(min_length=1)
-    engine: Engine
-    uri: str | None = None
-    host: str | None = None
-    port: int | None = Field(default=None, ge=1, le=65535)
-    user: str | None = None
-    password_file: Path | None = None
-    password: str | None = None
-    database: str = Field(default="dbbench", pattern=_IDENTIFIER)
-    # Sharded MongoDB: the key the operator sharded the collection on (recorded only).
-    shard_key: str | None = Field(default=None, max_length=256)
-    # Read replicas for readPreference != primary on MySQL/MariaDB (MongoDB
-    # routes reads itself from the URI's replica set).
-    replicas: tuple[Endpoint, ...] = ()
-    connect_retries: int = Field(default=5, ge=1, le=100)
-    connect_timeout: float = Field(default=5.0, gt=0)
-
-    # A file holding the URI (a mounted Secret): mongodb://... for mongodb,
-    # mysql:// or mariadb:// (user, password, host, port, database) otherwise.
-    uri_file: Path | None = None
-
-    @model_validator(mode="after")
-    def _one_address(self) -> Target:
-        given = [self.uri is not None, self.uri_file is not None, self.host is not None]
-        if sum(given) != 1:
-            raise ValueError("uri: give exactly one of uri, uriFile or host")
-        if self.uri is not None and self.engine != "mongodb":
-            raise ValueError("uri: only for mongodb; use host/port/user for mysql and mariadb")
-        return self
-
-    def resolved(self) -> Target:
-        """The target with `uriFile` read and, for MySQL-family URIs, split into fields."""
-        if self.uri_file is None:
-            return self
-        try:
-            uri = self.uri_file.read_text().strip()
-        except OSError as exc:
-            raise ValueError(f"uriFile: cannot read {self.uri_file}: {exc.strerror}") from exc
-        fields: dict[str, object] = {"uri_file": None}
-        if self.engine == "mongodb":
-            fields["uri"] = uri
-        else:
-            fields.update(parse_mysql_uri(uri))
-        return self.model_copy(update=fields)
-
-    def secret(self) -> str | None:
-        """The password, read from passwordFile when given (a mounted Secret)."""
-        if self.password_file is not None:
-            return self.password_file.read_text().strip()
-        return self.password
-
-
-def parse_mysql_uri(uri: str) -> dict[str, object]:
-    """mysql://user:password@host:port/database -> Target fields (password never logged)."""
+def parse_uri(uri: str) -> dict[str, object]:
+    """scheme://user:password@host:port/database -> Target fields (password never logged)."""
     parts = urlsplit(uri)
-    if parts.scheme not in ("mysql", "mariadb") or not parts.hostname:
+    if parts.scheme not in _SCHEMES or not parts.hostname:
         raise ValueError(
-            "uriFile: a MySQL/MariaDB URI looks like mysql://user:password@host:3306/db"
+            "uriFile: a relational URI looks like mysql://user:password@host:3306/db "
+            "or postgresql://user:password@host:5432/db"
         )
-    fields: dict[str, object] = {"host": parts.hostname, "port": parts.port or 3306}
+    fields: dict[str, object] = {
+        "host": parts.hostname,
+        "port": parts.port or _SCHEMES[parts.scheme],
+    }
     if parts.username:
         fields["user"] = unquote(parts.username)
     if parts.password is not None:
@@ -133,186 +92,27 @@ def parse_mysql_uri(uri: str) -> dict[str, object]:
     return fields
 
 
-class Dataset(_Model):
-    shape: Shape
-    # insert: the records this phase loads; other phases: the loaded set keys are drawn from.
-    records: int = Field(ge=1)
-    record_size: int = Field(default=1024, ge=128, le=1_048_576)
-    seed: int = 42
-    # Records the table holds before this phase (storage samples add what the
-    # phase writes to it). Unset: 0 for insert phases, `records` otherwise.
-    records_before: int | None = Field(default=None, ge=0)
-    # Number of the first record this phase inserts: after the highest number
-    # any earlier phase wrote, so client-numbered keys never collide. Unset: 1
-    # for insert phases, records + 1 otherwise.
-    first_record: int | None = Field(default=None, ge=1)
-    # news only: index the Tags (MongoDB multikey / MySQL news_tags.tag) or not.
-    tags_index: bool = True
-
-    @model_validator(mode="after")
-    def _tags_for_news(self) -> Dataset:
-        if not self.tags_index and self.shape != "news":
-            raise ValueError("tagsIndex: only the news shape has Tags; remove tagsIndex")
-        return self
+def resolve_target(target: Target) -> Target:
+    """The target with `uriFile` read and, for relational URIs, split into fields."""
+    if target.uri_file is None:
+        return target
+    try:
+        uri = target.uri_file.read_text().strip()
+    except OSError as exc:
+        raise ValueError(f"uriFile: cannot read {target.uri_file}: {exc.strerror}") from exc
+    fields: dict[str, object] = {"uri_file": None}
+    if target.engine == "mongodb":
+        fields["uri"] = uri
+    else:
+        fields.update(parse_uri(uri))
+    return target.model_copy(update=fields)
 
 
-class Mix(_Model):
-    read: float = Field(default=0, ge=0)
-    insert: float = Field(default=0, ge=0)
-    update: float = Field(default=0, ge=0)
-    scan: float = Field(default=0, ge=0)
-    read_modify_write: float = Field(default=0, ge=0)
-
-    @model_validator(mode="after")
-    def _positive(self) -> Mix:
-        if self.read + self.insert + self.update + self.scan + self.read_modify_write <= 0:
-            raise ValueError("read: the mix proportions must add up to more than 0")
-        return self
-
-
-class Distribution(_Model):
-    type: Literal["uniform", "zipfian", "latest", "hotspot"] = "uniform"
-    # hotspot: the hot set is the first dataFraction of the key range and
-    # receives operationFraction of the operations (1.0: queries only hit it).
-    data_fraction: float = Field(default=0.1, gt=0, le=1)
-    operation_fraction: float = Field(default=1.0, ge=0, le=1)
-    zipfian_constant: float = Field(default=0.99, gt=0, lt=1)
-
-
-class Phase(_Model):
-    name: str = Field(min_length=1)
-    type: PhaseType
-    id_mode: Literal["client", "server"] = "client"
-    batch_size: int = Field(default=1, ge=1, le=100_000)
-    write_concern: WriteConcern = "acknowledged"
-    report_every: int = Field(default=100_000, ge=1)
-    mix: Mix | None = None
-    distribution: Distribution = Distribution()
-    duration: float | None = None
-    operations: int | None = Field(default=None, ge=1)
-    target_rate: float = Field(default=0, ge=0)
-    warmup: float = 0
-    read_preference: ReadPreference = "primary"
-    queries: tuple[QueryName, ...] = ()
-    keys: int | None = Field(default=None, ge=1)
-    scan_length: int = Field(default=100, ge=1, le=10_000)
-    max_error_rate: float = Field(default=0.01, ge=0, le=1)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _durations(cls, data: object) -> object:
-        if isinstance(data, dict):
-            for key in ("duration", "warmup"):
-                if isinstance(data.get(key), str):
-                    try:
-                        data = {**data, key: parse_duration(data[key])}
-                    except ValueError as exc:
-                        raise ValueError(f"{key}: {exc}") from exc
-        return data
-
-    @model_validator(mode="after")
-    def _consistent(self) -> Phase:
-        if self.type == "mix" and self.mix is None:
-            raise ValueError("mix: required when type is mix")
-        if self.type == "query" and not self.queries:
-            raise ValueError("queries: required when type is query")
-        if self.type == "pointReads" and self.keys is None:
-            raise ValueError("keys: required when type is pointReads")
-        if self.type in ("mix", "query") and self.duration is None and self.operations is None:
-            raise ValueError("duration: give duration or operations for mix and query phases")
-        if self.type == "insert" and self.warmup > 0:
-            raise ValueError("warmup: not allowed for insert phases (every record counts)")
-        if self.duration is not None and self.duration <= 0:
-            raise ValueError("duration: must be positive")
-        if self.warmup < 0:
-            raise ValueError("warmup: must not be negative")
-        return self
-
-
-class Pod(_Model):
-    index: int = Field(default=0, ge=0)
-    count: int = Field(default=1, ge=1)
-
-    @model_validator(mode="after")
-    def _in_range(self) -> Pod:
-        if self.index >= self.count:
-            raise ValueError("index: must be less than count")
-        return self
-
-
-class StepConfig(_Model):
-    target: Target
-    dataset: Dataset
-    phase: Phase
-    pod: Pod = Pod()
-    threads: int = Field(default=1, ge=1, le=4096)
-    processes: int | None = Field(default=None, ge=1, le=256)
-    # Ignored for MongoDB. mysqlclient spends ~1/5 of the connector's CPU per call.
-    mysql_driver: MySQLDriverName = "mysqlclient"
-    progress_every: float = Field(default=5.0, gt=0)
-    storage_every: float = Field(default=10.0, gt=0)
-
-    @model_validator(mode="after")
-    def _engine_rules(self) -> StepConfig:
-        relational = self.target.engine != "mongodb"
-        if relational and self.phase.write_concern != "acknowledged":
-            raise ValueError(
-                f"phase.writeConcern: {self.phase.write_concern} has no per-statement "
-                f"equivalent on {self.target.engine}; durability is a server setting "
-                "(target durability profile), use acknowledged"
-            )
-        if self.phase.type == "query" and self.dataset.shape != "indexed4":
-            raise ValueError("phase.queries: the query workload needs dataset.shape indexed4")
-        if self.processes is not None and self.processes > self.threads:
-            raise ValueError("processes: must not exceed threads")
-        first = self.dataset.first_record
-        if self.phase.type == "mix" and first is not None and first <= self.dataset.records:
-            raise ValueError(
-                f"dataset.firstRecord: {first} would overwrite the loaded records 1.."
-                f"{self.dataset.records}; use {self.dataset.records + 1} or more"
-            )
-        keys = self.phase.keys
-        if keys is not None and keys > self.dataset.records:
-            raise ValueError("phase.keys: must not exceed dataset.records (keys are distinct)")
-        return self
-
-    def worker_processes(self, cpu_budget: float) -> int:
-        """Processes for this pod: `processes`, else one per CPU of the pod's budget
-        (the GIL caps one process at one core), never more than connections."""
-        if self.processes is not None:
-            return self.processes
-        return max(1, min(self.threads, math.ceil(cpu_budget)))
-
-    @property
-    def first_new_record(self) -> int:
-        """The number of the first record this phase inserts."""
-        if self.dataset.first_record is not None:
-            return self.dataset.first_record
-        return 1 if self.phase.type == "insert" else self.dataset.records + 1
-
-    @property
-    def records_before(self) -> int:
-        """Records in the table before this phase (the base of storage samples' count)."""
-        if self.dataset.records_before is not None:
-            return self.dataset.records_before
-        return 0 if self.phase.type == "insert" else self.dataset.records
-
-    @property
-    def workers_total(self) -> int:
-        """Connections over all pods: the unit the key space is split by."""
-        return self.pod.count * self.threads
-
-
-_FIELD_PREFIX = re.compile(r"^([A-Za-z][\w.]*): ")
-
-
-def _describe(loc: tuple[int | str, ...], message: str) -> str:
-    """'phase' + 'Value error, mix: required' -> 'phase.mix: required'."""
-    message = message.removeprefix("Value error, ")
-    path = ".".join(str(p) for p in loc)
-    if _FIELD_PREFIX.match(message):
-        return f"{path}.{message}" if path else message
-    return f"{path or '(top level)'}: {message}"
+def password(target: Target) -> str | None:
+    """The password, read from passwordFile when given (a mounted Secret)."""
+    if target.password_file is not None:
+        return target.password_file.read_text().strip()
+    return target.password
 
 
 def load_config(path: Path, pod_index: int | None = None) -> StepConfig:
@@ -329,7 +129,7 @@ def load_config(path: Path, pod_index: int | None = None) -> StepConfig:
         raw = {**raw, "pod": {**(raw.get("pod") or {}), "index": pod_index}}
     config = parse_config(raw)
     try:
-        target = config.target.resolved()
+        target = resolve_target(config.target)
     except (ValueError, ValidationError) as exc:
         raise ConfigError(f"invalid config:\n  target.{exc}") from exc
     return config.model_copy(update={"target": target})
@@ -341,5 +141,5 @@ def parse_config(raw: object) -> StepConfig:
     try:
         return StepConfig.model_validate(raw)
     except ValidationError as exc:
-        lines = [_describe(tuple(e["loc"]), e["msg"]) for e in exc.errors()]
+        lines = [describe_error(tuple(e["loc"]), e["msg"]) for e in exc.errors()]
         raise ConfigError("invalid config:\n  " + "\n  ".join(lines)) from exc

@@ -1,4 +1,8 @@
-"""environment.json: what a reader needs to judge a result (versions, settings, memory)."""
+"""environment.json: what a reader needs to judge a result (versions, settings, memory).
+
+The model is the contract's (``dbbench_contract.environment``); this module
+gathers the values, reading the pod's own cgroup and environment.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,17 @@ import socket
 from pathlib import Path
 
 import dbbench_runner
+from dbbench_contract.environment import (
+    Environment,
+    NoopLoop,
+    RunnerInfo,
+    RunnerPod,
+    ServerInfo,
+    TargetInfo,
+    data_to_memory,
+)
 from dbbench_runner.config import StepConfig
-from dbbench_runner.drivers.base import ServerInfo, StorageSample
+from dbbench_runner.drivers import base
 
 CGROUP_MEMORY = Path("/sys/fs/cgroup/memory.max")
 
@@ -23,61 +36,66 @@ def memory_limit_bytes(path: Path = CGROUP_MEMORY) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def data_to_memory(storage: StorageSample | None, cache_bytes: int | None) -> float | None:
-    """(data + index) / the engine's cache: > 1 means the set no longer fits in cache."""
-    if storage is None or not cache_bytes:
-        return None
-    return (storage.data_bytes + storage.index_bytes) / cache_bytes
+def _used(storage: base.StorageSample | None) -> int | None:
+    return None if storage is None else storage.data_bytes + storage.index_bytes
+
+
+def with_storage(environment: Environment, storage: base.StorageSample | None) -> Environment:
+    """Both data-to-memory ratios from a storage sample (the one after the phase)."""
+    host = environment.database
+    return environment.model_copy(
+        update={
+            "data_to_cache_ratio": data_to_memory(_used(storage), environment.server.cache_bytes),
+            "data_to_memory_ratio": data_to_memory(
+                _used(storage), None if host is None else host.memory_limit_bytes
+            ),
+        }
+    )
 
 
 def environment(
     config: StepConfig,
-    info: ServerInfo,
-    storage: StorageSample | None,
+    info: base.ServerInfo,
+    storage: base.StorageSample | None,
     processes: int,
     *,
     cpu_budget: float,
-    noop_loop: dict[str, object],
-) -> dict[str, object]:
-    return {
-        "runner": {
-            "version": dbbench_runner.__version__,
-            "python": platform.python_version(),
-            "client": info.client,
-            # The runner's own cost per operation (a driver that calls nothing).
-            "noopLoop": noop_loop,
-            "image": os.environ.get("DBBENCH_RUNNER_IMAGE"),
-        },
-        "target": {
-            "name": config.target.name,
-            "engine": config.target.engine,
-            "database": config.target.database,
-            "shardKey": config.target.shard_key,
-            # Where reads go: the replicas a MySQL-family runner reads from, or
-            # the MongoDB read preference (the driver picks the member).
-            "readPreference": config.phase.read_preference,
-            "readReplicas": [f"{r.host}:{r.port}" for r in config.target.replicas]
+    noop_loop: NoopLoop,
+) -> Environment:
+    gathered = Environment(
+        runner=RunnerInfo(
+            version=dbbench_runner.__version__,
+            python=platform.python_version(),
+            client=info.client,
+            noop_loop=noop_loop,
+            image=os.environ.get("DBBENCH_RUNNER_IMAGE"),
+        ),
+        target=TargetInfo(
+            name=config.target.name,
+            engine=config.target.engine,
+            database=config.target.database,
+            shard_key=config.target.shard_key,
+            read_preference=config.phase.read_preference,
+            read_replicas=tuple(f"{r.host}:{r.port}" for r in config.target.replicas)
             if config.phase.read_preference != "primary"
-            else [],
-        },
-        "server": {
-            "version": info.version,
-            "settings": info.settings,
-            "cacheBytes": info.cache_bytes,
-        },
-        "dataset": config.dataset.model_dump(),
-        "phase": config.phase.model_dump(),
-        "dataToCacheRatio": data_to_memory(storage, info.cache_bytes),
-        "pod": {
-            "index": config.pod.index,
-            "count": config.pod.count,
-            "threads": config.threads,
-            "processes": processes,
-            "hostname": socket.gethostname(),
-            "node": os.environ.get("NODE_NAME"),
-            "memoryLimitBytes": memory_limit_bytes(),
-            "cpus": os.cpu_count(),
-            # CPUs this pod may use (cgroup quota, else affinity): sizes the processes.
-            "cpuBudget": cpu_budget,
-        },
-    }
+            else (),
+        ),
+        server=ServerInfo(
+            version=info.version, settings=info.settings, cache_bytes=info.cache_bytes
+        ),
+        dataset=config.dataset.model_dump(mode="json", by_alias=True),
+        phase=config.phase.model_dump(mode="json", by_alias=True),
+        database=config.database_host,
+        pod=RunnerPod(
+            index=config.pod.index,
+            count=config.pod.count,
+            threads=config.threads,
+            processes=processes,
+            hostname=socket.gethostname(),
+            node=os.environ.get("NODE_NAME"),
+            memory_limit_bytes=memory_limit_bytes(),
+            cpus=os.cpu_count(),
+            cpu_budget=cpu_budget,
+        ),
+    )
+    return with_storage(gathered, storage)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from dbbench_runner.config import ConfigError, StepConfig, load_config
 from dbbench_runner.drivers import DatabaseUnreachableError
+from dbbench_runner.results import read_summary
 from dbbench_runner.running import (
     EXIT_CONFIG,
     EXIT_OK,
@@ -67,8 +68,7 @@ def _run(config: StepConfig, out: Path) -> tuple[int, str]:
     except RunFailedError as exc:
         return exc.exit_code, str(exc)
     if code != EXIT_OK:
-        summary = json.loads((out / "summary.json").read_text())
-        return code, str(summary.get("reason") or f"exit code {code}")
+        return code, read_summary(out).reason or f"exit code {code}"
     return code, ""
 
 

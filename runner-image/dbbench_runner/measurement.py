@@ -12,6 +12,7 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 
+from dbbench_contract.summary import LatencyMs
 from dbbench_runner.histogram import HIGHEST_US, LOWEST_US, LatencyHistogram
 from dbbench_runner.operations import Status
 from dbbench_runner.series import Mark, SeriesUnit
@@ -24,15 +25,14 @@ def new_histogram() -> LatencyHistogram:
     return LatencyHistogram()
 
 
-def latency_ms(histogram: LatencyHistogram) -> dict[str, float]:
+def latency_ms(histogram: LatencyHistogram) -> LatencyMs:
     """p50/p95/p99/p99.9/max of a microsecond histogram, in milliseconds."""
     if histogram.get_total_count() == 0:
-        return {**dict.fromkeys(PERCENTILES, 0.0), "max": 0.0}
+        return LatencyMs()
     values = {
         name: histogram.get_value_at_percentile(p) / 1000.0 for name, p in PERCENTILES.items()
     }
-    values["max"] = histogram.get_max_value() / 1000.0
-    return values
+    return LatencyMs(**values, max=histogram.get_max_value() / 1000.0)
 
 
 class Checkpoints:
@@ -176,7 +176,7 @@ class Measurements:
 
     def p99_ms(self) -> float:
         """The worst p99 over operation types (for progress lines)."""
-        values = [latency_ms(h)["p99"] for h in self.histograms.values()]
+        values = [latency_ms(h).p99 for h in self.histograms.values()]
         return max(values, default=0.0)
 
     def add(self, other: Measurements) -> None:

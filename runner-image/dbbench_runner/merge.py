@@ -7,30 +7,44 @@ storage sample counts the records every pod had written by its time.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from dbbench_contract.environment import MergedEnvironment
+from dbbench_contract.summary import ServerCounters, StepSummary
 from dbbench_runner.client_usage import pods_from_summary
 from dbbench_runner.measurement import Measurements
 from dbbench_runner.results import (
-    ENVIRONMENT,
-    SUMMARY,
     RunMeta,
+    read_environment,
     read_measurements,
     read_storage,
+    read_summary,
     write_results,
 )
-from dbbench_runner.series import SeriesUnit
 from dbbench_runner.storage import merged_rows
 
 
-def merge(out: Path, inputs: list[Path]) -> dict[str, object]:
+def merged_counters(summaries: list[StepSummary]) -> ServerCounters | None:
+    """The server's counters over the step: the pods share one server, so its
+    counter moved once for all of them. The pod whose window was widest saw
+    the whole step's difference (windows overlap); adding pods' would count
+    the same pages several times."""
+    measured = [
+        s.server_counters
+        for s in summaries
+        if s.server_counters is not None and s.server_counters.disk_reads is not None
+    ]
+    if not measured:
+        return None
+    return max(measured, key=lambda c: (c.ended_at or 0.0) - (c.started_at or 0.0))
+
+
+def merge(out: Path, inputs: list[Path]) -> StepSummary:
     if not inputs:
         raise ValueError("merge needs at least one result directory")
-    summaries = [json.loads((d / SUMMARY).read_text()) for d in inputs]
+    summaries = [read_summary(d) for d in inputs]
     first = summaries[0]
-    unit: SeriesUnit = "records" if first["seriesUnit"] == "records" else "operations"
-    total = Measurements(checkpoint_every=1, series_unit=unit)
+    total = Measurements(checkpoint_every=1, series_unit=first.series_unit)
     pods = []
     for directory in inputs:
         measured = read_measurements(directory)
@@ -38,21 +52,22 @@ def merge(out: Path, inputs: list[Path]) -> dict[str, object]:
         pods.append((read_storage(directory), measured.checkpoints.marks()))
     storage = merged_rows(pods)
     meta = RunMeta(
-        target=first["target"],
-        engine=first["engine"],
-        phase=first["phase"],
-        type=first["type"],
-        pods=tuple(sorted(p for s in summaries for p in s["pods"])),
-        pod_count=int(first["podCount"]),
-        threads=int(first["threads"]),
-        started=min(float(s["startedAt"]) for s in summaries),
-        ended=max(float(s["endedAt"]) for s in summaries),
-        report_every=int(first["reportEvery"]),
-        max_error_rate=float(first["maxErrorRate"]),
-        server_version=first["serverVersion"],
-        series_unit=unit,
-        stopped=any(s["status"] == "stopped" for s in summaries),
+        target=first.target,
+        engine=first.engine,
+        phase=first.phase,
+        type=first.type,
+        pods=tuple(sorted(p for s in summaries for p in s.pods)),
+        pod_count=first.pod_count,
+        threads=first.threads,
+        started=min(s.started_at for s in summaries),
+        ended=max(s.ended_at for s in summaries),
+        report_every=first.report_every,
+        max_error_rate=first.max_error_rate,
+        server_version=first.server_version,
+        series_unit=first.series_unit,
+        stopped=any(s.status == "stopped" for s in summaries),
+        server_counters=merged_counters(summaries),
     )
-    environments = [json.loads((d / ENVIRONMENT).read_text()) for d in inputs]
+    environments = MergedEnvironment(pods=tuple(read_environment(d) for d in inputs))
     client = [pod for s in summaries for pod in pods_from_summary(s)]
-    return write_results(out, meta, total, storage, {"pods": environments}, client=client)
+    return write_results(out, meta, total, storage, environments, client=client)

@@ -2,37 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dbbench_contract.progress import PodProgress
 
 
-@dataclass(frozen=True)
-class ProgressReport:
-    phase: str
-    operations: int
-    errors: int
-    rate: float
-    records: int  # written and measured (insert and mix phases)
-    records_per_second: float
-    p99_ms: float
-    percent: float | None
-    eta_seconds: float | None
-    elapsed_seconds: float
-
-    def line(self) -> str:
-        percent = "  ?  " if self.percent is None else f"{self.percent:5.1f}%"
-        eta = "?" if self.eta_seconds is None else f"{self.eta_seconds:.0f}s"
-        records = (
-            f"{self.records} records  {self.records_per_second:,.0f} records/s  "
-            if self.records
-            else ""
-        )
-        return (
-            f"[{self.phase}] {self.operations} ops  {self.rate:,.0f} ops/s  {records}"
-            f"p99 {self.p99_ms:.2f} ms  {percent}  ETA {eta}  errors {self.errors}"
-        )
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
+def progress_line(p: PodProgress) -> str:
+    percent = "  ?  " if p.percent is None else f"{p.percent:5.1f}%"
+    eta = "?" if p.eta_seconds is None else f"{p.eta_seconds:.0f}s"
+    records = f"{p.records} records  {p.records_per_second:,.0f} records/s  " if p.records else ""
+    return (
+        f"[{p.phase}] {p.operations} ops  {p.rate:,.0f} ops/s  {records}"
+        f"p99 {p.p99_ms:.2f} ms  {percent}  ETA {eta}  errors {p.errors}"
+    )
 
 
 def expected_operations(
@@ -56,7 +36,7 @@ def report(
     elapsed: float,
     expected: int | None,
     duration: float | None,
-) -> ProgressReport:
+) -> PodProgress:
     """Percent and ETA from operations when bounded by count, else from time."""
     rate = operations / elapsed if elapsed > 0 else 0.0
     records_rate = records / elapsed if elapsed > 0 else 0.0
@@ -68,6 +48,15 @@ def report(
     elif duration:
         percent = min(100.0, 100.0 * elapsed / duration)
         eta = max(0.0, duration - elapsed)
-    return ProgressReport(
-        phase, operations, errors, rate, records, records_rate, p99_ms, percent, eta, elapsed
+    return PodProgress(
+        phase=phase,
+        operations=operations,
+        errors=errors,
+        rate=rate,
+        records=records,
+        records_per_second=records_rate,
+        p99_ms=p99_ms,
+        percent=percent,
+        eta_seconds=eta,
+        elapsed_seconds=elapsed,
     )

@@ -23,6 +23,19 @@ from pathlib import Path
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogWriter
 
+from dbbench_contract.environment import Environment, MergedEnvironment
+from dbbench_contract.layout import (
+    CHECKPOINTS,
+    ENVIRONMENT,
+    HISTOGRAMS,
+    PROGRESS,
+    SERIES_OPS,
+    SERIES_SECONDS,
+    STORAGE,
+    SUMMARY,
+    histogram_file,
+)
+from dbbench_contract.summary import OperationSummary, ServerCounters, StepSummary
 from dbbench_runner.client_usage import PodUsage, summary_fields
 from dbbench_runner.histogram import LatencyHistogram
 from dbbench_runner.measurement import Checkpoints, Measurements, SecondBucket, latency_ms
@@ -30,14 +43,25 @@ from dbbench_runner.series import SeriesUnit, Window, stability_series
 from dbbench_runner.storage import HEADER as STORAGE_HEADER
 from dbbench_runner.storage import StorageRow, csv_rows, parse_rows, summary_block
 
-SUMMARY = "summary.json"
-ENVIRONMENT = "environment.json"
-HISTOGRAMS = "histograms"
-CHECKPOINTS = "checkpoints.csv"
-SERIES_OPS = "series-ops.csv"
-SERIES_SECONDS = "series-seconds.csv"
-STORAGE = "storage.csv"
-PROGRESS = "progress.json"
+__all__ = [
+    "CHECKPOINTS",
+    "ENVIRONMENT",
+    "HISTOGRAMS",
+    "PROGRESS",
+    "SERIES_OPS",
+    "SERIES_SECONDS",
+    "STORAGE",
+    "SUMMARY",
+    "RunMeta",
+    "atomic_write",
+    "read_environment",
+    "read_histograms",
+    "read_measurements",
+    "read_storage",
+    "read_summary",
+    "summarize",
+    "write_results",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -59,6 +83,7 @@ class RunMeta:
     # False only for a pod whose share of a counted phase is empty (more
     # connections than operations); otherwise measuring nothing is a failure.
     expects_operations: bool = True
+    server_counters: ServerCounters | None = None
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -116,7 +141,7 @@ def summarize(
     m: Measurements,
     storage: list[StorageRow],
     client: list[PodUsage] | None = None,
-) -> dict[str, object]:
+) -> StepSummary:
     duration = max(meta.ended - meta.started, 1e-9)
     operations = m.operations
     errors = m.error_count
@@ -126,53 +151,59 @@ def summarize(
     empty = operations == 0 and meta.expects_operations and not meta.stopped
     failed = empty or error_rate > meta.max_error_rate
     total = LatencyHistogram()
-    by_type: dict[str, object] = {}
+    by_type: dict[str, OperationSummary] = {}
     for kind, histogram in sorted(m.histograms.items()):
         total.add(histogram)
         count = histogram.get_total_count()
-        entry: dict[str, object] = {
-            "operations": count,
-            "errors": sum(n for k, n in m.errors.items() if k.split(":", 1)[0] == kind),
-            "rows": m.records[kind],
-            "throughput": count / duration,
-            "latencyMs": latency_ms(histogram),
-        }
-        if kind == "insert":
-            entry["recordsPerSecond"] = m.records[kind] / duration
-        by_type[kind] = entry
-    return {
-        "target": meta.target,
-        "engine": meta.engine,
-        "serverVersion": meta.server_version,
-        "phase": meta.phase,
-        "type": meta.type,
-        "status": "failed" if failed else ("stopped" if meta.stopped else "succeeded"),
-        "reason": _failure_reason(empty, error_rate, meta.max_error_rate) if failed else None,
-        "pods": list(meta.pods),
-        "podCount": meta.pod_count,
-        "threads": meta.threads,
-        "startedAt": meta.started,
-        "endedAt": meta.ended,
-        "durationSeconds": duration,
-        "operations": operations,
-        "errors": errors,
-        "errorRate": error_rate,
-        "maxErrorRate": meta.max_error_rate,
-        "records": m.records["insert"],
-        "recordsPerSecond": m.records["insert"] / duration,
-        "recordsWritten": m.written_records,
-        "lastRecordNumber": m.last_record,
-        "throughput": operations / duration,
-        "latencyMs": latency_ms(total),
-        "operationsByType": by_type,
-        "errorsByType": dict(sorted(m.errors.items())),
-        "warmupOperations": m.warmup_operations,
-        "warmupRecords": m.warmup_records,
-        "reportEvery": meta.report_every,
-        "seriesUnit": meta.series_unit,
-        "storage": summary_block(storage[-1] if storage else None),
+        by_type[kind] = OperationSummary(
+            operations=count,
+            errors=sum(n for k, n in m.errors.items() if k.split(":", 1)[0] == kind),
+            rows=m.records[kind],
+            throughput=count / duration,
+            latency_ms=latency_ms(histogram),
+            records_per_second=m.records[kind] / duration if kind == "insert" else None,
+        )
+    return StepSummary(
+        target=meta.target,
+        engine=meta.engine,
+        server_version=meta.server_version,
+        phase=meta.phase,
+        type=meta.type,
+        status="failed" if failed else ("stopped" if meta.stopped else "succeeded"),
+        reason=_failure_reason(empty, error_rate, meta.max_error_rate) if failed else None,
+        pods=meta.pods,
+        pod_count=meta.pod_count,
+        threads=meta.threads,
+        started_at=meta.started,
+        ended_at=meta.ended,
+        duration_seconds=duration,
+        operations=operations,
+        errors=errors,
+        error_rate=error_rate,
+        max_error_rate=meta.max_error_rate,
+        records=m.records["insert"],
+        records_per_second=m.records["insert"] / duration,
+        records_written=m.written_records,
+        last_record_number=m.last_record,
+        throughput=operations / duration,
+        latency_ms=latency_ms(total),
+        operations_by_type=by_type,
+        errors_by_type=dict(sorted(m.errors.items())),
+        warmup_operations=m.warmup_operations,
+        warmup_records=m.warmup_records,
+        report_every=meta.report_every,
+        series_unit=meta.series_unit,
+        storage=summary_block(storage[-1] if storage else None),
+        server_counters=_per_operation(meta.server_counters, operations),
         **summary_fields(client or []),
-    }
+    )
+
+
+def _per_operation(counters: ServerCounters | None, operations: int) -> ServerCounters | None:
+    if counters is None or counters.disk_reads is None:
+        return counters
+    per_op = counters.disk_reads / operations if operations else None
+    return counters.model_copy(update={"disk_reads_per_operation": per_op})
 
 
 def write_results(
@@ -180,10 +211,10 @@ def write_results(
     meta: RunMeta,
     m: Measurements,
     storage: list[StorageRow],
-    environment: dict[str, object],
+    environment: Environment | MergedEnvironment,
     *,
     client: list[PodUsage] | None = None,
-) -> dict[str, object]:
+) -> StepSummary:
     summary = summarize(meta, m, storage, client)
     for kind, histogram in m.histograms.items():
         buffer = io.StringIO()
@@ -193,7 +224,7 @@ def write_results(
         log.output_interval_histogram(
             histogram.to_hdr(), meta.started, meta.ended, max_value_unit_ratio=1000.0
         )
-        atomic_write(out / HISTOGRAMS / f"{kind}.hlog", buffer.getvalue())
+        atomic_write(out / histogram_file(kind), buffer.getvalue())
     marks = m.checkpoints.marks()
     atomic_write(
         out / CHECKPOINTS,
@@ -238,8 +269,8 @@ def write_results(
         ),
     )
     atomic_write(out / STORAGE, _csv(STORAGE_HEADER, csv_rows(storage)))
-    atomic_write(out / ENVIRONMENT, json.dumps(environment, indent=2, sort_keys=True, default=str))
-    atomic_write(out / SUMMARY, json.dumps(summary, indent=2))
+    atomic_write(out / ENVIRONMENT, json.dumps(environment.to_wire(), indent=2, sort_keys=True))
+    atomic_write(out / SUMMARY, json.dumps(summary.to_wire(), indent=2))
     return summary
 
 
@@ -263,16 +294,16 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 def read_measurements(directory: Path) -> Measurements:
     """Rebuild what a pod measured from its files (for merge)."""
-    summary = json.loads((directory / SUMMARY).read_text())
-    m = Measurements(series_unit="records" if summary["seriesUnit"] == "records" else "operations")
+    summary = read_summary(directory)
+    m = Measurements(series_unit=summary.series_unit)
     m.histograms = read_histograms(directory)
-    m.errors.update(summary["errorsByType"])
-    for kind, values in summary["operationsByType"].items():
-        m.records[kind] = int(values["rows"])
-    m.warmup_operations = int(summary["warmupOperations"])
-    m.warmup_records = int(summary["warmupRecords"])
-    m.written_records = int(summary["recordsWritten"])
-    m.last_record = int(summary["lastRecordNumber"])
+    m.errors.update(summary.errors_by_type)
+    for kind, values in summary.operations_by_type.items():
+        m.records[kind] = values.rows
+    m.warmup_operations = summary.warmup_operations
+    m.warmup_records = summary.warmup_records
+    m.written_records = summary.records_written
+    m.last_record = summary.last_record_number
     m.checkpoints = Checkpoints(
         [
             (float(r["epoch"]), int(r["operations"]), int(r["records"]), int(r["latencyUs"]))
@@ -284,6 +315,14 @@ def read_measurements(directory: Path) -> Measurements:
             int(row["operations"]), int(row["errors"]), int(row["latencySumUs"])
         )
     return m
+
+
+def read_summary(directory: Path) -> StepSummary:
+    return StepSummary.from_wire(json.loads((directory / SUMMARY).read_text()))
+
+
+def read_environment(directory: Path) -> Environment:
+    return Environment.from_wire(json.loads((directory / ENVIRONMENT).read_text()))
 
 
 def read_storage(directory: Path) -> list[StorageRow]:

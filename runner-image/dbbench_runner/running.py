@@ -22,8 +22,8 @@ from dbbench_runner.datasets import DatasetGenerator, generator_for
 from dbbench_runner.drivers import DatabaseUnreachableError, Driver, open_driver
 from dbbench_runner.keyspace import split, worker_index
 from dbbench_runner.measurement import Measurements
-from dbbench_runner.progress import report
-from dbbench_runner.results import PROGRESS, RunMeta, atomic_write, write_results
+from dbbench_runner.progress import progress_line, report
+from dbbench_runner.results import ENVIRONMENT, PROGRESS, RunMeta, atomic_write, write_results
 from dbbench_runner.series import series_unit
 from dbbench_runner.storage import StorageRow
 from dbbench_runner.workers import WorkerPlan, threads_of, worker_main
@@ -115,7 +115,7 @@ def run_step(config: StepConfig, out: Path) -> int:
         environment = env.environment(
             config, info, storage[-1].sample, processes, cpu_budget=cpus, noop_loop=noop
         )
-        atomic_write(out / "environment.json", json.dumps(environment, indent=2, default=str))
+        atomic_write(out / ENVIRONMENT, json.dumps(environment.to_wire(), indent=2))
         log.info("%s %s; client %s", info.engine, info.version, info.client)
         parent_cpu = process_cpu_seconds()
         measurements, started, ended, stopped, usage = _run_workers(
@@ -126,7 +126,7 @@ def run_step(config: StepConfig, out: Path) -> int:
         _final_sample(
             config, dataset, control, storage, before=before, written=measurements.written_records
         )
-        environment["dataToCacheRatio"] = env.data_to_memory(storage[-1].sample, info.cache_bytes)
+        environment = env.with_storage(environment, storage[-1].sample)
     finally:
         control.close()
     meta = RunMeta(
@@ -154,11 +154,11 @@ def run_step(config: StepConfig, out: Path) -> int:
         measurements.operations + measurements.warmup_operations,
     )
     summary = write_results(out, meta, measurements, storage, environment, client=[client])
-    records = f"{summary['records']} records, " if summary["records"] else ""
-    records_rate = f", {summary['recordsPerSecond']:.0f} records/s" if summary["records"] else ""
+    records = f"{summary.records} records, " if summary.records else ""
+    records_rate = f", {summary.records_per_second:.0f} records/s" if summary.records else ""
     print(
-        f"[{config.phase.name}] {summary['status']}: {summary['operations']} ops, "
-        f"{records}{summary['errors']} errors, {summary['throughput']:.0f} ops/s{records_rate}, "
+        f"[{config.phase.name}] {summary.status}: {summary.operations} ops, "
+        f"{records}{summary.errors} errors, {summary.throughput:.0f} ops/s{records_rate}, "
         f"client CPU {client.utilization:.0%} of {cpus:g}",
         flush=True,
     )
@@ -169,8 +169,8 @@ def run_step(config: StepConfig, out: Path) -> int:
             client.demand * 100,
             cpus,
         )
-    if summary["status"] == "failed":
-        log.error("%s", summary["reason"])
+    if summary.status == "failed":
+        log.error("%s", summary.reason)
         return EXIT_ERROR_RATE
     return EXIT_OK
 
@@ -361,8 +361,8 @@ def _progress(
         expected=expected,
         duration=config.phase.duration,
     )
-    print(current.line(), flush=True)
-    atomic_write(out / PROGRESS, json.dumps(current.as_dict()))
+    print(progress_line(current), flush=True)
+    atomic_write(out / PROGRESS, json.dumps(current.to_wire()))
 
 
 __all__ = ["EXIT_CONFIG", "DatabaseUnreachableError", "RunFailedError", "run_step"]

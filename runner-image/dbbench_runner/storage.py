@@ -14,6 +14,7 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from dbbench_contract.summary import StorageBlock
 from dbbench_runner.drivers.base import StorageSample
 from dbbench_runner.series import Mark
 
@@ -89,19 +90,19 @@ def parse_rows(rows: Sequence[dict[str, str]]) -> list[StorageRow]:
     ]
 
 
-def summary_block(last: StorageRow | None) -> dict[str, object] | None:
+def summary_block(last: StorageRow | None) -> StorageBlock | None:
     """The summary's `storage`: the last sample (taken after the phase ended)."""
     if last is None:
         return None
     per_record = last.bytes_per_record
-    return {
-        "dataBytes": last.sample.data_bytes,
-        "indexBytes": last.sample.index_bytes,
-        "storageBytes": last.sample.storage_bytes,
-        "records": last.records,
-        "bytesPerRecord": None if per_record is None else round(per_record, 3),
-        "engineEstimatedRecords": last.sample.engine_records,
-    }
+    return StorageBlock(
+        data_bytes=last.sample.data_bytes,
+        index_bytes=last.sample.index_bytes,
+        storage_bytes=last.sample.storage_bytes,
+        records=last.records,
+        bytes_per_record=None if per_record is None else round(per_record, 3),
+        engine_estimated_records=last.sample.engine_records,
+    )
 
 
 class _WrittenBy:

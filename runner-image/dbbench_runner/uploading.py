@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from dbbench_contract.layout import PROGRESS, SUMMARY, pod_dir
+
 log = logging.getLogger(__name__)
 
 REQUEST_TIMEOUT_S = 30.0
 RETRIES = 8
 MAX_BACKOFF_S = 20.0
-SUMMARY = "summary.json"
-PROGRESS = "progress.json"
 
 
 class UploadFailedError(Exception):
@@ -40,7 +40,7 @@ class Destination:
     pod: int
 
     def file_url(self, relative: str) -> str:
-        path = f"{self.run}/files/{self.step}/pod-{self.pod}/{relative}"
+        path = f"{self.run}/files/{self.step}/{pod_dir(self.pod)}/{relative}"
         return f"{self.url.rstrip('/')}/v1/runs/{quote(path)}"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -48,37 +49,36 @@ def test_every_step_file_is_accepted_by_the_runner() -> None:
         spec = parse_spec(yaml.safe_load(path.read_text())["spec"])
         for step in plan(spec):
             index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
-            config = build_step_config(spec, step, target_access(RUN, spec, index))
+            config = build_step_config(spec, step, target_access(RUN, spec, index)).to_wire()
             raw = {**config, "pod": {**config["pod"], "index": 0}}
-            if "uriFile" in raw["target"]:
+            if raw["target"]["uriFile"] is not None:
                 raw["target"] = {**raw["target"], "uriFile": None, "uri": "mongodb://x/"}
                 if raw["target"]["engine"] != "mongodb":
-                    del raw["target"]["uri"]
-                    raw["target"].update(host="h", port=3306)
-                del raw["target"]["uriFile"]
-            parsed = parse_config(raw)
+                    raw["target"].update(uri=None, host="h", port=3306)
+            parsed = parse_config(json.loads(json.dumps(raw)))
             assert parsed.phase.name == step.phase, path.name
 
 
 def test_a_mariadb_step_reads_its_password_from_a_file_never_the_spec() -> None:
     spec = spec_from()
-    config = build_step_config(spec, plan(spec)[1], target_access(RUN, spec, 0))
+    config = build_step_config(spec, plan(spec)[1], target_access(RUN, spec, 0)).to_wire()
     target = config["target"]
     assert target["engine"] == "mariadb"
     assert target["host"].startswith("quick-mariadb-")
     assert target["host"].endswith(".team-a.svc.cluster.local")
     assert target["port"] == 3306
     assert target["passwordFile"] == "/var/run/dbbench/credentials/root-password"
-    assert "password" not in target
+    assert target["password"] is None
     assert config["phase"]["keys"] == spec.dataset.records  # pointReads: default every record
-    assert config["pod"] == {"count": 1}
+    assert config["pod"] == {"index": 0, "count": 1}
+    assert (config["step"], config["repeat"]) == (2, 1)
 
 
 def test_mongodb_durability_becomes_the_write_concern_unless_the_phase_says() -> None:
     spec = spec_from(targets=[{"name": "m", "engine": "mongodb", "topology": "replicaSet",
                                "durability": "strict"}])  # fmt: skip
     steps = plan(spec)
-    config = build_step_config(spec, steps[0], target_access(RUN, spec, 0))
+    config = build_step_config(spec, steps[0], target_access(RUN, spec, 0)).to_wire()
     assert config["phase"]["writeConcern"] == "majority"
     assert config["target"]["uri"].startswith("mongodb://")
     assert "replicaSet=rs0" in config["target"]["uri"]
@@ -126,9 +126,10 @@ def test_an_external_target_is_read_from_the_users_secret_as_a_file() -> None:
     spec = spec_from(targets=[{"name": "ext", "engine": "mariadb", "external": external}])
     step = plan(spec)[0]
     access = target_access(RUN, spec, 0)
-    config = build_step_config(spec, step, access)
-    assert config["target"] == {"name": "ext", "engine": "mariadb", "connectRetries": 6,
-                                "uriFile": "/var/run/dbbench/target/uri"}  # fmt: skip
+    config = build_step_config(spec, step, access).to_wire()
+    given = {k: v for k, v in config["target"].items() if v not in (None, [], ())}
+    assert given == {"name": "ext", "engine": "mariadb", "connectRetries": 6, "database": "dbbench",
+                     "uriFile": "/var/run/dbbench/target/uri", "connectTimeout": 5.0}  # fmt: skip
     job = build_runner_job(RUN, spec, step, access, SETTINGS, database_pods={})
     volumes = {v["name"]: v for v in job["spec"]["template"]["spec"]["volumes"]}
     assert volumes["target-uri"]["secret"]["secretName"] == "my-db"

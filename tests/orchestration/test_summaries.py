@@ -6,6 +6,8 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from dbbench_contract.summary import StepSummary
+from dbbench_contract.tokens import run_token as service_token
 from dbbench_operator.model.status import BenchmarkRunStatus
 from dbbench_operator.naming import RunRef
 from dbbench_operator.planning import Step
@@ -19,12 +21,12 @@ from dbbench_operator.summaries import (
     with_result,
 )
 from dbbench_operator.tokens import run_token
-from dbbench_results.tokens import run_token as service_token
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+BASE = {"target": "db", "engine": "mariadb", "phase": "p", "type": "mix"}
 MERGED = {
-    "status": "succeeded", "operations": 123456, "errors": 3, "records": 12345600,
-    "durationSeconds": 20.00123, "throughput": 6172.7123,
+    **BASE, "status": "succeeded", "operations": 123456, "errors": 3, "records": 12345600,
+    "durationSeconds": 20.00123, "throughput": 6172.7123, "recordsPerSecond": 12345600 / 20.00123,
     "latencyMs": {"p50": 0.1234, "p95": 0.4567, "p99": 0.78912, "p999": 1.23456, "max": 12.3456},
     "storage": {"dataBytes": 123456789, "indexBytes": 12345678, "storageBytes": 234567890,
                 "records": 1},
@@ -32,12 +34,24 @@ MERGED = {
 }  # fmt: skip
 
 
+USAGE = {"cpus": 1.0, "cpuSeconds": 1.0, "waitSeconds": 0.0, "wallSeconds": 1.0,
+         "operations": 10}  # fmt: skip
+
+
+def summary(raw: dict[str, Any]) -> StepSummary:
+    return StepSummary.from_wire(raw)
+
+
+def result_of(s: Step, raw: dict[str, Any]) -> dict[str, Any]:
+    return phase_result(s, summary(raw)).model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
 def step(index: int, target: str = "db", phase: str = "p", repeat: int = 1) -> Step:
     return Step(index, target, phase, repeat, "mix")
 
 
 def test_a_phase_result_is_the_merged_summary_compacted() -> None:
-    result = phase_result(step(0, phase="load"), MERGED)
+    result = result_of(step(0, phase="load"), MERGED)
     assert result["operations"] == 123456
     assert result["recordsPerSecond"] == round(12345600 / 20.00123, 1)
     assert result["latencyMs"]["p99"] == 0.789
@@ -48,16 +62,16 @@ def test_a_phase_result_is_the_merged_summary_compacted() -> None:
 
 def test_a_client_bound_step_names_its_pods_and_asks_for_more_runners() -> None:
     pods = [
-        {"pod": 0, "demand": 0.97, "bound": True},
-        {"pod": 1, "demand": 0.40, "bound": False},
+        {**USAGE, "pod": 0, "demand": 0.97, "bound": True},
+        {**USAGE, "pod": 1, "demand": 0.40, "bound": False},
     ]
     bound = {**MERGED, "clientBound": True, "clientUtilization": 0.9123, "clientCpuPerOpUs": 41.237,
              "clientBoundThreshold": 0.8, "clientByPod": pods}  # fmt: skip
-    result = phase_result(step(1, target="maria", phase="reads", repeat=2), bound)
+    result = result_of(step(1, target="maria", phase="reads", repeat=2), bound)
     assert (result["clientBound"], result["clientUtilization"]) == (True, 0.912)
     assert result["clientCpuPerOpUs"] == 41.24
     BenchmarkRunStatus.model_validate({"targets": [{"name": "maria", "phases": [result]}]})
-    found = saturation(step(1, target="maria", phase="reads", repeat=2), bound)
+    found = saturation(step(1, target="maria", phase="reads", repeat=2), summary(bound))
     assert found is not None
     reason, message = found
     assert reason == "RunnerSaturated"
@@ -65,9 +79,9 @@ def test_a_client_bound_step_names_its_pods_and_asks_for_more_runners() -> None:
     assert "target maria, phase reads, repeat 2" in message
     assert "pod(s) 0 used 97%" in message
     light = {**MERGED, "clientBound": False, "clientUtilization": 0.1, "clientByPod": pods[1:]}
-    assert saturation(step(1), light) is None
-    assert saturation(step(1), MERGED) is None  # summaries of older runners
-    assert "clientBound" not in phase_result(step(1), MERGED)
+    assert saturation(step(1), summary(light)) is None
+    assert saturation(step(1), summary(MERGED)) is None  # summaries of older runners
+    assert "clientBound" not in result_of(step(1), MERGED)
 
 
 def test_status_of_a_5_target_10_phase_run_stays_well_under_100_kb() -> None:
@@ -75,7 +89,7 @@ def test_status_of_a_5_target_10_phase_run_stays_well_under_100_kb() -> None:
     for t in range(5):
         for p in range(10):
             s = step(t * 10 + p, f"target-number-{t}", f"phase-with-a-long-name-{p}")
-            targets = with_result(targets, s, phase_result(s, MERGED))
+            targets = with_result(targets, s, phase_result(s, summary(MERGED)))
     status = {"phase": "Succeeded", "targets": targets,
               "conditions": [{"type": "Progressing", "status": "False", "reason": "Completed",
                               "message": "x" * 200}]}  # fmt: skip
@@ -91,7 +105,7 @@ def test_many_repeats_keep_the_status_bounded_and_every_phases_last_repeat() -> 
         for p in range(4):
             for r in range(1, 11):
                 s = step(index, f"t{t}", f"p{p}", r)
-                targets = with_result(targets, s, phase_result(s, MERGED))
+                targets = with_result(targets, s, phase_result(s, summary(MERGED)))
                 index += 1
     kept, omitted = compacted(targets)
     assert sum(len(t["phases"]) for t in kept) == MAX_STATUS_RESULTS
@@ -104,8 +118,8 @@ def test_many_repeats_keep_the_status_bounded_and_every_phases_last_repeat() -> 
 
 def test_a_result_recorded_twice_is_kept_once() -> None:
     s = step(0)
-    targets = with_result([], s, phase_result(s, MERGED))
-    assert with_result(targets, s, phase_result(s, MERGED)) == targets
+    targets = with_result([], s, phase_result(s, summary(MERGED)))
+    assert with_result(targets, s, phase_result(s, summary(MERGED))) == targets
 
 
 def test_run_progress_counts_the_running_step_and_extrapolates_the_eta() -> None:

@@ -7,7 +7,6 @@ runner one after another, each fed the summaries of the steps before it.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ import mysql.connector
 import pytest
 import yaml
 
+from dbbench_contract.summary import StepSummary
 from dbbench_operator.addressing import target_access
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
@@ -47,8 +47,16 @@ MIX = {
 }  # fmt: skip
 
 
-def summary(records: int, last: int) -> dict[str, Any]:
-    return {"records": records, "recordsWritten": records, "lastRecordNumber": last}
+def summary(records: int, last: int) -> StepSummary:
+    return StepSummary(
+        target="mariadb",
+        engine="mariadb",
+        phase="p",
+        type="insert",
+        records=records,
+        records_written=records,
+        last_record_number=last,
+    )
 
 
 def test_a_first_step_leaves_the_runner_its_defaults() -> None:
@@ -56,8 +64,8 @@ def test_a_first_step_leaves_the_runner_its_defaults() -> None:
     steps = plan(spec)
     assert table_state(steps, steps[0], {}, LOADED) is None
     config = build_step_config(spec, steps[0], target_access(RUN, spec, 0), None)
-    assert "firstRecord" not in config["dataset"]
-    assert "recordsBefore" not in config["dataset"]
+    assert config.dataset.first_record is None
+    assert config.dataset.records_before is None
 
 
 def test_repeated_mixes_continue_after_the_highest_number_written() -> None:
@@ -107,13 +115,16 @@ def test_other_targets_steps_do_not_count() -> None:
 
 def test_status_shows_exact_storage_records_and_bytes_per_record() -> None:
     merged = {
+        "target": "db", "engine": "mariadb", "phase": "p", "type": "mix",
         "records": 0, "durationSeconds": 2.0, "throughput": 10.0,
         "storage": {"dataBytes": 1000, "indexBytes": 10, "storageBytes": 4096,
                     "records": 2000, "bytesPerRecord": 2.048, "engineEstimatedRecords": 1870},
     }  # fmt: skip
-    result = phase_result(Step(0, "db", "p", 1, "mix"), merged)
-    assert result["storage"] == {"dataBytes": 1000, "indexBytes": 10, "storageBytes": 4096,
-                                 "records": 2000, "bytesPerRecord": 2.0}  # fmt: skip
+    result = phase_result(Step(0, "db", "p", 1, "mix"), StepSummary.from_wire(merged))
+    assert result.storage is not None
+    assert result.storage.model_dump(by_alias=True) == {
+        "dataBytes": 1000, "indexBytes": 10, "storageBytes": 4096, "records": 2000,
+        "bytesPerRecord": 2.0}  # fmt: skip
 
 
 # -- the chain against a real MariaDB ----------------------------------------------
@@ -150,16 +161,18 @@ def test_a_run_of_loads_and_repeated_mixes_never_collides(
     target = {"name": "mariadb", "engine": "mariadb", "host": "127.0.0.1",
               "port": mariadb.port, "user": "root", "password": mariadb.root_password,
               "database": database}  # fmt: skip
-    merged: dict[int, dict[str, Any]] = {}
+    merged: dict[int, StepSummary] = {}
     for step in steps:
         state = table_state(steps, step, merged, spec.dataset.records)
-        raw = build_step_config(spec, step, target_access(RUN, spec, 0), state)
+        raw = build_step_config(spec, step, target_access(RUN, spec, 0), state).to_wire()
         raw.update(target=target, pod={"count": 1, "index": 0}, storageEvery=1, processes=1)
         out = tmp_path / f"step-{step.index}"
         assert run_step(parse_config(raw), out) == 0, step
-        merged[step.index] = json.loads((out / "summary.json").read_text())
-        assert merged[step.index]["errors"] == 0, merged[step.index]["errorsByType"]
+        merged[step.index] = StepSummary.model_validate_json((out / "summary.json").read_text())
+        assert merged[step.index].errors == 0, merged[step.index].errors_by_type
         stored = count(mariadb, database)
-        assert merged[step.index]["storage"]["records"] == stored, step
-    inserted = sum(s["recordsWritten"] for s in merged.values())
+        storage = merged[step.index].storage
+        assert storage is not None
+        assert storage.records == stored, step
+    inserted = sum(s.records_written for s in merged.values())
     assert count(mariadb, database) == inserted > LOADED + 500

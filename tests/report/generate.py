@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from dbbench_contract.summary import StepSummary
 from dbbench_operator.addressing import TargetAccess
 from dbbench_operator.collecting import build_run_summary
 from dbbench_operator.model import SecretKeyRef, parse_spec
@@ -116,9 +117,9 @@ def generate_run(
         database = f"{name}_{target}".replace("-", "_")
         uri.write_text(f"mysql://root:{server.root_password}@127.0.0.1:{server.port}/{database}")
         uri_files[target] = uri
-    merged: dict[int, dict[str, Any]] = {}
+    merged: dict[int, StepSummary] = {}
     for step in steps:
-        config = build_step_config(spec, step, access)
+        config = build_step_config(spec, step, access).to_wire()
         config["target"]["uriFile"] = str(uri_files[step.target])
         # Frequent storage samples so that a 2-second load still draws a growth curve.
         config["storageEvery"] = 0.25
@@ -126,7 +127,7 @@ def generate_run(
         _run_step(config, work / name / step.key, directory / "pod-0")
         merged[step.index] = merge_step(directory, 1)
     status_targets = [
-        {"name": t, "serverVersion": next(merged[s.index]["serverVersion"] for s in steps
+        {"name": t, "serverVersion": next(merged[s.index].server_version for s in steps
                                           if s.target == t)}
         for t in servers
     ]  # fmt: skip
@@ -134,5 +135,5 @@ def generate_run(
         run, spec, steps, merged, started_at="2026-01-01T00:00:00Z",
         completed_at="2026-01-01T00:10:00Z", status_targets=status_targets,
     )  # fmt: skip
-    (out.path / "summary.json").write_text(json.dumps(summary, indent=1))
+    (out.path / "summary.json").write_text(json.dumps(summary.to_wire(), indent=1))
     return out

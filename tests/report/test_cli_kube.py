@@ -94,7 +94,7 @@ def test_list_get_fetch_and_compare_runs(
 
     got = kube(cluster, "get", "baseline")
     assert got.returncode == 0, got.stderr
-    assert "Phase:     Succeeded" in got.stdout
+    assert "Run phase: Succeeded" in got.stdout
     table = [line.split() for line in got.stdout.splitlines() if line.startswith(("safe", "fast"))]
     assert len(table) == 10
     summary = json.loads((result_sets.baseline.path / "summary.json").read_text())

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from dbbench_contract.tokens import run_token
 from dbbench_local.results_service import running_results_service
-from dbbench_results.tokens import run_token
 from tests.report.conftest import ResultSets
 from tests.results.conftest import request
 

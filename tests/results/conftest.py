@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from dbbench_contract.tokens import run_token
 from dbbench_local.results_service import ResultsService, start_results_service
-from dbbench_results.tokens import run_token
 
 
 @dataclass(frozen=True)

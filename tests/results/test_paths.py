@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from dbbench_contract.tokens import run_token, token_matches
 from dbbench_results.paths import PathRefusedError, RunId, relative, step_dir
-from dbbench_results.tokens import run_token, token_matches
 
 
 @pytest.mark.parametrize(

@@ -95,7 +95,7 @@ def test_two_pods_upload_and_the_service_merges_them_exactly(
     assert merged["pods"] == [0, 1]
     check_results(step, operations=4000)
 
-    by_hand = merge(tmp_path / "by-hand", [step / "pod-0", step / "pod-1"])
+    by_hand = merge(tmp_path / "by-hand", [step / "pod-0", step / "pod-1"]).to_wire()
     for key in ("operations", "errors", "latencyMs", "operationsByType", "throughput"):
         assert merged[key] == by_hand[key], key
     assert json.loads((step / "summary.json").read_text()) == merged

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from dbbench_contract.progress import PodProgress
 from dbbench_local.results_service import ResultsService
 from tests.results.conftest import RUN_A, RUN_B, as_json, request, token_for
 
@@ -149,13 +150,12 @@ def test_merge_of_an_incomplete_step_is_a_conflict(service: ResultsService) -> N
 def test_progress_adds_up_the_pods(service: ResultsService, tmp_path: Path) -> None:
     token = token_for(service, RUN_A)
     for pod, (ops, percent) in enumerate([(100, 40.0), (300, 60.0)]):
-        report = {"operations": ops, "errors": 1, "rate": 50.0, "percent": percent,
-                  "records": ops * 10, "records_per_second": 500.0,
-                  "eta_seconds": 10.0 * (pod + 1)}  # fmt: skip
+        report = PodProgress(phase="mix", operations=ops, errors=1, rate=50.0, percent=percent,
+                             records=ops * 10, records_per_second=500.0,
+                             eta_seconds=10.0 * (pod + 1))  # fmt: skip
         path = f"/v1/runs/{RUN_A.path}/files/db/mix/2/pod-{pod}/progress.json"
-        assert (
-            request(service, "PUT", path, body=json.dumps(report).encode(), token=token)[0] == 201
-        )
+        body = json.dumps(report.to_wire()).encode()
+        assert request(service, "PUT", path, body=body, token=token)[0] == 201
     status, body = request(
         service, "GET", f"/v1/runs/{RUN_A.path}/steps/db/mix/2/progress?pods=3", token=token
     )

@@ -175,8 +175,8 @@ class DriverContract:
         phase = {
             "type": "mix",
             "mix": {"read": 1},
-            "duration": "1.5s",
-            "warmup": "0.5s",
+            "duration": "1500ms",
+            "warmup": "500ms",
             "targetRate": self.paced_rate,
         }
         config = self.step(target, "flat45", RECORDS, phase)

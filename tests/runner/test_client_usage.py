@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from dbbench_contract.environment import Environment, RunnerPod, TargetInfo
+from dbbench_contract.summary import ClientPod, StepSummary
 from dbbench_runner.client_usage import (
     CLIENT_BOUND_THRESHOLD,
     PodUsage,
@@ -28,6 +30,10 @@ from dbbench_runner.merge import merge
 from dbbench_runner.operations import Status
 from dbbench_runner.results import RunMeta, write_results
 from dbbench_runner.storage import StorageRow
+
+
+def env(pod: int = 0) -> Environment:
+    return Environment(target=TargetInfo(name="t", engine="mariadb"), pod=RunnerPod(index=pod))
 
 
 def write(path: Path, text: str) -> None:
@@ -126,18 +132,20 @@ def test_pod_figures() -> None:
     assert pod.bound
     light = pod_usage(1, 2.0, [ProcessUsage(0.1, 0.0, 2.0)], parent_cpu=0.0, operations=100)
     assert not light.bound
-    assert light.as_dict()["cpuPerOpUs"] == pytest.approx(1000.0)
-    assert PodUsage.from_dict(json.loads(json.dumps(pod.as_dict()))) == pod
+    assert light.recorded().cpu_per_op_us == pytest.approx(1000.0)
+    assert PodUsage.from_recorded(ClientPod.from_wire(json.loads(
+        json.dumps(pod.recorded().to_wire())))) == pod  # fmt: skip
     fields = summary_fields([light, pod])
-    assert fields["clientBound"] is True  # one saturated pod is enough
-    assert fields["clientBoundThreshold"] == CLIENT_BOUND_THRESHOLD
-    assert fields["clientCpus"] == 4.0
-    assert fields["clientCpuSeconds"] == pytest.approx(3.7)
-    assert fields["clientUtilization"] == pytest.approx(3.7 / (4.0 + 4.2))
-    assert fields["clientCpuPerOpUs"] == pytest.approx(3.7 / 100_100 * 1e6)
-    assert [p["pod"] for p in fields["clientByPod"]] == [0, 1]  # type: ignore[union-attr]
-    assert summary_fields([])["clientBound"] is False
-    assert pods_from_summary({"operations": 3}) == []
+    assert fields["client_bound"] is True  # one saturated pod is enough
+    assert fields["client_bound_threshold"] == CLIENT_BOUND_THRESHOLD
+    assert fields["client_cpus"] == 4.0
+    assert fields["client_cpu_seconds"] == pytest.approx(3.7)
+    assert fields["client_utilization"] == pytest.approx(3.7 / (4.0 + 4.2))
+    assert fields["client_cpu_per_op_us"] == pytest.approx(3.7 / 100_100 * 1e6)
+    assert [p.pod for p in fields["client_by_pod"]] == [0, 1]
+    assert summary_fields([])["client_bound"] is False
+    older = StepSummary(target="t", engine="mariadb", phase="p", type="mix", operations=3)
+    assert pods_from_summary(older) == []
 
 
 def test_merge_keeps_every_pods_usage(tmp_path: Path) -> None:
@@ -155,13 +163,13 @@ def test_merge_keeps_every_pods_usage(tmp_path: Path) -> None:
             "t", "mariadb", "p", "mix", (index,), 2, 1, 1000.0, 1001.0, 100, 0.01, "v", "operations"
         )
         storage = [StorageRow(1000.0, StorageSample(1, 1, 1, 1), before=1, written=0)]
-        write_results(tmp_path / f"pod{index}", meta, m, storage, {}, client=[usage])
+        write_results(tmp_path / f"pod{index}", meta, m, storage, env(index), client=[usage])
         outs.append(tmp_path / f"pod{index}")
     pod0 = json.loads((outs[0] / "summary.json").read_text())
     assert pod0["clientBound"] is True
     assert json.loads((outs[1] / "summary.json").read_text())["clientBound"] is False
     merged = merge(tmp_path / "merged", outs)
-    assert merged["clientBound"] is True
-    assert merged["clientCpus"] == 2.0
-    assert merged["clientCpuSeconds"] == pytest.approx(0.96 + 0.21)
-    assert [p["bound"] for p in merged["clientByPod"]] == [True, False]  # type: ignore[attr-defined]
+    assert merged.client_bound is True
+    assert merged.client_cpus == 2.0
+    assert merged.client_cpu_seconds == pytest.approx(0.96 + 0.21)
+    assert [p.bound for p in merged.client_by_pod] == [True, False]

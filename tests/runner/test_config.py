@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dbbench_runner.config import ConfigError, load_config, parse_config, parse_duration
+from dbbench_runner.config import ConfigError, load_config, parse_config, parse_duration, password
 
 from .helpers import cli
 
@@ -80,9 +80,11 @@ def test_uri_is_for_mongodb_only() -> None:
 def test_durations() -> None:
     assert parse_duration("1h") == 3600
     assert parse_duration("250ms") == 0.25
-    assert parse_duration("12") == 12
-    with pytest.raises(ValueError, match="not a duration"):
-        parse_duration("5 minutes")
+    assert parse_duration(12) == 12
+    assert parse_duration("1h30m") == 5400
+    for text in ("5 minutes", "12", "1.5s", ""):
+        with pytest.raises(ValueError, match="not a duration"):
+            parse_duration(text)
 
 
 def test_password_file_is_read(tmp_path: Path) -> None:
@@ -91,7 +93,7 @@ def test_password_file_is_read(tmp_path: Path) -> None:
     config = parse_config(
         {**raw({"type": "insert"}), "target": {**TARGET, "passwordFile": str(secret)}}
     )
-    assert config.target.secret() == "s3cret"
+    assert password(config.target) == "s3cret"
 
 
 def test_cli_exits_2_and_names_the_field(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
+from dbbench_contract.environment import Environment, RunnerPod, TargetInfo
 from dbbench_runner.drivers.base import StorageSample
 from dbbench_runner.measurement import Measurements, latency_ms, new_histogram
 from dbbench_runner.merge import merge
@@ -15,6 +16,10 @@ from dbbench_runner.storage import StorageRow
 from .helpers import check_results
 
 OK = Status(ok=True, rows=1)
+
+
+def env(pod: int = 0) -> Environment:
+    return Environment(target=TargetInfo(name="t", engine="mariadb"), pod=RunnerPod(index=pod))
 
 
 def latencies(count: int, seed: int = 1) -> list[int]:
@@ -50,9 +55,9 @@ def test_averaging_percentiles_would_be_wrong_so_we_add() -> None:
     total = Measurements()
     total.add(fast)
     total.add(slow)
-    p99 = latency_ms(total.histograms["read"])["p99"]
+    p99 = latency_ms(total.histograms["read"]).p99
     assert p99 < 0.2  # 99% of all operations took 100us
-    assert latency_ms(total.histograms["read"])["max"] > 49
+    assert latency_ms(total.histograms["read"]).max > 49
 
 
 def test_errors_counted_by_type() -> None:
@@ -104,7 +109,7 @@ def test_results_round_trip_and_merge_exactly(tmp_path: Path) -> None:
     ]
     for index, m in enumerate(pods):
         write_results(
-            tmp_path / f"pod{index}", meta((index,), 1000.0, 1003.0), m, storage, {"pod": index}
+            tmp_path / f"pod{index}", meta((index,), 1000.0, 1003.0), m, storage, env(index)
         )
         back = read_measurements(tmp_path / f"pod{index}")
         for kind, histogram in m.histograms.items():
@@ -114,10 +119,10 @@ def test_results_round_trip_and_merge_exactly(tmp_path: Path) -> None:
     merged = read_histograms(tmp_path / "merged")
     for kind, histogram in single.histograms.items():
         assert merged[kind].equals(histogram)
-        assert summary["operationsByType"][kind]["latencyMs"] == latency_ms(histogram)  # type: ignore[index]
-    assert summary["pods"] == [0, 1]
+        assert summary.operations_by_type[kind].latency_ms == latency_ms(histogram)
+    assert summary.pods == (0, 1)
     environment = json.loads((tmp_path / "merged" / "environment.json").read_text())
-    assert environment == {"pods": [{"pod": 0}, {"pod": 1}]}
+    assert [e["pod"]["index"] for e in environment["pods"]] == [0, 1]
 
 
 def test_histogram_range_clamps_extremes() -> None:
@@ -130,15 +135,17 @@ def test_histogram_range_clamps_extremes() -> None:
 
 def test_a_phase_that_measured_nothing_fails_saying_why(tmp_path: Path) -> None:
     storage = [StorageRow(1000.0, StorageSample(10, 5, 20, 100), before=0, written=0)]
-    summary = write_results(tmp_path / "a", meta((0,), 1000.0, 1010.0), Measurements(), storage, {})
-    assert summary["status"] == "failed"
-    assert "no operation was measured" in str(summary["reason"])
+    summary = write_results(
+        tmp_path / "a", meta((0,), 1000.0, 1010.0), Measurements(), storage, env()
+    )
+    assert summary.status == "failed"
+    assert "no operation was measured" in str(summary.reason)
     stopped = replace(meta((0,), 1000.0, 1010.0), stopped=True)
-    assert write_results(tmp_path / "b", stopped, Measurements(), storage, {})["status"] == (
+    assert write_results(tmp_path / "b", stopped, Measurements(), storage, env()).status == (
         "stopped"
     )
     # A pod whose share of a counted phase is empty is not a failure.
     idle = replace(meta((1,), 1000.0, 1010.0), expects_operations=False)
-    assert write_results(tmp_path / "c", idle, Measurements(), storage, {})["status"] == (
+    assert write_results(tmp_path / "c", idle, Measurements(), storage, env()).status == (
         "succeeded"
     )

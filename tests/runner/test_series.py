@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from dbbench_contract.environment import Environment, RunnerPod, TargetInfo
 from dbbench_runner.drivers.base import StorageSample
 from dbbench_runner.measurement import Measurements
 from dbbench_runner.merge import merge
@@ -16,6 +17,10 @@ from dbbench_runner.series import Mark, series_unit, stability_series
 from dbbench_runner.storage import StorageRow, merged_rows
 
 from .helpers import csv_rows
+
+
+def env(pod: int = 0) -> Environment:
+    return Environment(target=TargetInfo(name="t", engine="mariadb"), pod=RunnerPod(index=pod))
 
 
 def test_insert_phases_count_records_and_others_operations() -> None:
@@ -132,20 +137,20 @@ def test_two_pods_merge_into_the_single_pod_series(tmp_path: Path) -> None:
         single.add(m)
     ended = max(max(m.checkpoints.times) for m in connections)
     storage = [StorageRow(999.0, StorageSample(0, 0, 0, 0), before=0, written=0)]
-    write_results(tmp_path / "single", meta((0,), 1000.0, ended), single, storage, {})
+    write_results(tmp_path / "single", meta((0,), 1000.0, ended), single, storage, env())
     for pod in range(2):
         mine = Measurements(checkpoint_every=1250, series_unit="records")
         for m in connections[pod * 2 : pod * 2 + 2]:
             mine.add(m)
-        write_results(tmp_path / f"pod{pod}", meta((pod,), 1000.0, ended), mine, storage, {})
+        write_results(tmp_path / f"pod{pod}", meta((pod,), 1000.0, ended), mine, storage, env(pod))
     summary = merge(tmp_path / "merged", [tmp_path / "pod0", tmp_path / "pod1"])
     merged_series = csv_rows(tmp_path / "merged" / "series-ops.csv")
     assert len(merged_series) == 10
     assert [int(r["records"]) for r in merged_series] == [20_000 * k for k in range(1, 11)]
     assert merged_series == csv_rows(tmp_path / "single" / "series-ops.csv")
-    assert summary["seriesUnit"] == "records"
-    assert summary["records"] == 200_000
-    assert summary["recordsPerSecond"] == pytest.approx(200_000 / (ended - 1000.0))
+    assert summary.series_unit == "records"
+    assert summary.records == 200_000
+    assert summary.records_per_second == pytest.approx(200_000 / (ended - 1000.0))
 
 
 def test_merged_storage_samples_count_every_pods_records() -> None:

@@ -137,7 +137,13 @@ def test_target_rate_is_held() -> None:
 def test_warmup_is_excluded_from_the_results() -> None:
     step = config(
         "flat45",
-        {"type": "mix", "mix": {"read": 1}, "operations": 100, "warmup": "0.3s", "targetRate": 500},
+        {
+            "type": "mix",
+            "mix": {"read": 1},
+            "operations": 100,
+            "warmup": "300ms",
+            "targetRate": 500,
+        },
     )
     driver = SlowDriver(stall_at=-1, stall_s=0)
     measurements = run(step, driver, warmup=0.3)

@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from dbbench_contract.environment import NoopLoop
 from dbbench_operator.addressing import target_access, topology_request
 from dbbench_operator.model import BENCHMARK_DATABASE, DATASET_COLLECTIONS, parse_spec
 from dbbench_operator.naming import RunRef
@@ -56,12 +57,13 @@ def test_shard_key_reaches_status_step_file_and_environment() -> None:
     assert seen.status()["shardKey"] == "Number: hashed"
     step = next(s for s in plan(spec) if s.target == "sharded")
     config = build_step_config(spec, step, target_access(RUN, spec, 1))
-    assert config["target"]["shardKey"] == "Number: hashed"
-    parsed = parse_config({**config, "pod": {**config["pod"], "index": 0}})
+    assert config.target.shard_key == "Number: hashed"
+    raw = config.to_wire()
+    parsed = parse_config({**raw, "pod": {**raw["pod"], "index": 0}})
     info = ServerInfo(engine="mongodb", version="8.0")
     assert (
-        environment(parsed, info, None, 1, cpu_budget=1.0, noop_loop={})["target"]["shardKey"]
+        environment(parsed, info, None, 1, cpu_budget=1.0, noop_loop=NoopLoop()).target.shard_key
         == "Number: hashed"
     )
     single = next(s for s in plan(spec) if s.target == "single")
-    assert "shardKey" not in build_step_config(spec, single, target_access(RUN, spec, 0))["target"]
+    assert build_step_config(spec, single, target_access(RUN, spec, 0)).target.shard_key is None

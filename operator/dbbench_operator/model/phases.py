@@ -6,6 +6,9 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from dbbench_contract import defaults
+from dbbench_contract.durations import DURATION_EXAMPLES
+
 from .base import ApiModel, Rule, refuse_duplicates
 from .units import DURATION_PATTERN, parse_duration
 
@@ -18,7 +21,7 @@ ALL_QUERIES: tuple[QueryKind, ...] = (
     "scan100",
 )
 
-DURATION_DOC = "a duration such as 90s, 5m or 1h30m"
+DURATION_DOC = f"a duration such as {DURATION_EXAMPLES}"
 
 
 class Mix(ApiModel):
@@ -145,15 +148,15 @@ class Phase(ApiModel):
         )
     )
     report_every: int = Field(
-        default=10000,
+        default=defaults.REPORT_EVERY,
         ge=1,
         le=100_000_000,
         description=(
             "Granularity of the stability series. Insert phases: in records, a point "
             "(records/s, ops/s, mean latency) every `reportEvery` records written, a batch "
             "crossing a window boundary split proportionally between the windows. Other "
-            "phases: in operations (database calls). Default 10000. A per-second series is "
-            "always recorded too."
+            f"phases: in operations (database calls). Default {defaults.REPORT_EVERY}. A "
+            "per-second series is always recorded too."
         ),
     )
     mix: Mix | None = Field(default=None, description="type mix only (and required there).")
@@ -234,7 +237,7 @@ class Phase(ApiModel):
         ),
     )
     max_error_rate: float = Field(
-        default=0.01,
+        default=defaults.MAX_ERROR_RATE,
         ge=0,
         le=1,
         description=(

@@ -10,6 +10,8 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 from pydantic.config import JsonDict
 from pydantic_core import ErrorDetails
 
+from dbbench_contract import defaults
+
 from .base import (
     DUPLICATE_VALUE,
     ApiModel,
@@ -51,9 +53,9 @@ class Dataset(ApiModel):
         description="Number of records in the data set (the key range). Default 1000000.",
     )
     record_size: int = Field(
-        default=1024,
-        ge=128,
-        le=16_777_216,
+        default=defaults.RECORD_SIZE,
+        ge=defaults.MIN_RECORD_SIZE,
+        le=defaults.MAX_RECORD_SIZE,
         description=(
             "Approximate size of one record in bytes (default 1024), reached by the filler "
             "field of flat45, indexed4 and ycsb; news and vehicle records keep their natural "
@@ -61,7 +63,7 @@ class Dataset(ApiModel):
         ),
     )
     seed: int = Field(
-        default=42,
+        default=defaults.SEED,
         ge=0,
         le=2**62,
         description="Seed of the data and key generators; same seed, same records and keys.",

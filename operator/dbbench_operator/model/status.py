@@ -132,6 +132,15 @@ class PhaseResult(ApiModel):
     )
     latency_ms: Latency | None = Field(default=None, description="Latency percentiles, ms.")
     storage: StorageUsage | None = Field(default=None, description="Storage after the phase.")
+    disk_reads_per_operation: float | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "Pages the database read from storage per measured operation (InnoDB "
+            "Innodb_buffer_pool_reads, WiredTiger pages read into cache, PostgreSQL blks_read): "
+            "how much of the working set was not in the engine's cache."
+        ),
+    )
     client_bound: bool | None = Field(
         default=None,
         description=(

@@ -6,31 +6,19 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-# The CRD pattern and CEL's duration() both accept this subset of Go durations.
-DURATION_PATTERN = r"^([0-9]{1,9}(ms|s|m|h))+$"
-_DURATION_PART = re.compile(r"([0-9]+)(ms|s|m|h)")
-_DURATION_SECONDS = {"ms": Decimal("0.001"), "s": Decimal(1), "m": Decimal(60), "h": Decimal(3600)}
+# The CRD pattern and CEL's duration() accept the same subset of Go durations
+# the runner parses: one syntax, one parser (dbbench_contract.durations).
+from dbbench_contract.durations import DURATION_PATTERN, format_duration, parse_duration
+
+__all__ = [
+    "DURATION_PATTERN", "format_bytes", "format_duration", "parse_duration", "parse_mysql_size",
+    "parse_quantity",
+]  # fmt: skip
 
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _QUANTITY = re.compile(r"^([+-]?[0-9.]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
 _MYSQL_SIZE = re.compile(r"^([0-9]+)([KMGT]?)$", re.IGNORECASE)
-
-
-def parse_duration(text: str) -> float:
-    """Seconds in a duration such as ``5m`` or ``1h30m``; ValueError otherwise."""
-    if not re.fullmatch(DURATION_PATTERN, text):
-        raise ValueError(f"{text!r} is not a duration like 90s, 5m or 1h30m")
-    return float(sum(int(n) * _DURATION_SECONDS[u] for n, u in _DURATION_PART.findall(text)))
-
-
-def format_duration(seconds: float) -> str:
-    """The shortest ``1h2m3s`` form of a number of seconds (rounded up)."""
-    total = int(-(-seconds // 1))
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [f"{v}{u}" for v, u in ((hours, "h"), (minutes, "m"), (secs, "s")) if v]
-    return "".join(parts) or "0s"
 
 
 def parse_quantity(value: str | int) -> Decimal:

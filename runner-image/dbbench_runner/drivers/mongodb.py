@@ -16,7 +16,7 @@ from pymongo.errors import BulkWriteError, OperationFailure, PyMongoError
 from pymongo.read_preferences import Nearest, Primary, SecondaryPreferred
 from pymongo.write_concern import WriteConcern
 
-from dbbench_runner.config import StepConfig
+from dbbench_runner.config import StepConfig, password
 from dbbench_runner.datasets import DatasetGenerator
 from dbbench_runner.drivers.base import ServerInfo, StorageSample, with_retries
 from dbbench_runner.operations import (
@@ -83,7 +83,7 @@ class MongoDriver:
         # in a ConfigMap, the password in a mounted Secret) go as options.
         credentials: dict[str, str] = {}
         if target.user is not None:
-            credentials = {"username": target.user, "password": target.secret() or ""}
+            credentials = {"username": target.user, "password": password(target) or ""}
 
         def attempt() -> Any:
             client = client_factory(

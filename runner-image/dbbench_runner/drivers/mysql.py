@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from dbbench_runner.config import StepConfig
+from dbbench_runner.config import StepConfig, password
 from dbbench_runner.datasets import DatasetGenerator
 from dbbench_runner.drivers.base import ServerInfo, StorageSample, with_retries
 from dbbench_runner.drivers.mysql_clients import ConnectArgs, MySQLClient, client_for
@@ -55,7 +55,7 @@ def _args(config: StepConfig, host: str, port: int, database: str | None) -> Con
         host=host,
         port=port,
         user=target.user or "root",
-        password=target.secret() or "",
+        password=password(target) or "",
         database=database,
         timeout=target.connect_timeout,
     )

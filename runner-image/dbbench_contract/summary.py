@@ -1,0 +1,130 @@
+"""A step's summary.json: one pod's (``pod-<i>/summary.json``) or the merged one.
+
+Runner pods write it last (its presence marks a pod's upload complete); the
+results service's merge writes the step's from all pods; the operator reads
+the merged one into the status and the run's summary; the report and the CLI
+read it from the files. Times are epoch seconds; latencies milliseconds.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from dbbench_contract import defaults
+from dbbench_contract.wire import StoredModel
+
+StepStatus = Literal["succeeded", "stopped", "failed"]
+SeriesUnit = Literal["records", "operations"]
+
+
+class LatencyMs(StoredModel):
+    """Percentiles of an HDR histogram (warm-up excluded), milliseconds."""
+
+    p50: float = 0.0
+    p95: float = 0.0
+    p99: float = 0.0
+    p999: float = 0.0
+    max: float = 0.0
+
+
+class StorageBlock(StoredModel):
+    """The last storage sample of the phase (taken after it ended)."""
+
+    data_bytes: int = 0
+    index_bytes: int = 0
+    storage_bytes: int = 0
+    # Records in the table: those before the phase plus what it wrote, exact.
+    records: int = 0
+    bytes_per_record: float | None = None
+    # The engine's own (estimated) count, for comparison.
+    engine_estimated_records: int | None = None
+
+
+class OperationSummary(StoredModel):
+    """One operation type of the phase (read, insert, update, scan, query:<name>...)."""
+
+    operations: int = 0
+    errors: int = 0
+    rows: int = 0
+    throughput: float = 0.0
+    latency_ms: LatencyMs = LatencyMs()
+    records_per_second: float | None = None
+
+
+class ClientPod(StoredModel):
+    """One runner pod's CPU use over the phase (is the runner what was measured?)."""
+
+    pod: int
+    cpus: float
+    cpu_seconds: float
+    wait_seconds: float
+    wall_seconds: float
+    operations: int
+    utilization: float = 0.0
+    demand: float = 0.0
+    cpu_per_op_us: float | None = None
+    bound: bool = False
+
+
+class ServerCounters(StoredModel):
+    """The database's own counters over the measured part of the phase.
+
+    `diskReads`: pages the engine read from storage (InnoDB
+    Innodb_buffer_pool_reads, WiredTiger "pages read into cache", PostgreSQL
+    blks_read). Counters are server-wide: pods of one step share the server,
+    so the merge takes the widest window's difference, never a sum.
+    """
+
+    source: str = ""
+    disk_reads: int | None = None
+    disk_reads_per_operation: float | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+
+
+class StepSummary(StoredModel):
+    target: str
+    engine: str
+    server_version: str = ""
+    phase: str
+    type: str
+    status: StepStatus = "succeeded"
+    reason: str | None = None
+    pods: tuple[int, ...] = ()
+    pod_count: int = 1
+    threads: int = 1
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    duration_seconds: float = 0.0
+    operations: int = 0
+    errors: int = 0
+    error_rate: float = 0.0
+    max_error_rate: float = defaults.MAX_ERROR_RATE
+    # Records the measured part inserted (insert and mix phases), and their rate.
+    records: int = 0
+    records_per_second: float = 0.0
+    # Records written including warm-up, and the highest record number written.
+    records_written: int = 0
+    last_record_number: int = 0
+    throughput: float = 0.0
+    latency_ms: LatencyMs = LatencyMs()
+    operations_by_type: dict[str, OperationSummary] = Field(default_factory=dict)
+    errors_by_type: dict[str, int] = Field(default_factory=dict)
+    warmup_operations: int = 0
+    warmup_records: int = 0
+    report_every: int = defaults.REPORT_EVERY
+    series_unit: SeriesUnit = "operations"
+    storage: StorageBlock | None = None
+    server_counters: ServerCounters | None = None
+    # Runner CPU accounting (absent in summaries of runners before it existed).
+    client_cpu_seconds: float | None = None
+    client_wait_seconds: float | None = None
+    client_cpus: float | None = None
+    client_utilization: float | None = None
+    client_demand: float | None = None
+    client_cpu_per_op_us: float | None = None
+    client_bound: bool | None = None
+    client_bound_threshold: float = defaults.CLIENT_BOUND_THRESHOLD
+    client_by_pod: tuple[ClientPod, ...] = ()

@@ -1,0 +1,56 @@
+"""Defaults exist once: the CRD (kubectl explain), the step file and the readers agree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dbbench_contract import defaults
+from dbbench_contract.run_summary import StepResult, StorageResult
+from dbbench_contract.step import Dataset, Phase
+from dbbench_contract.summary import LatencyMs
+from dbbench_operator.model.status import Latency, PhaseResult, StorageUsage
+
+CRD = Path(__file__).resolve().parents[2] / "crds" / "benchmarkruns.dbbench.io.yaml"
+
+
+def _spec_schema() -> dict[str, Any]:
+    crd = yaml.safe_load(CRD.read_text())
+    schema: dict[str, Any] = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    return schema["properties"]["spec"]["properties"]
+
+
+def test_phase_defaults_are_the_crds() -> None:
+    phase = _spec_schema()["phases"]["items"]["properties"]
+    step = Phase.model_validate({"name": "p", "type": "insert"})
+    assert phase["reportEvery"]["default"] == step.report_every == defaults.REPORT_EVERY
+    assert phase["maxErrorRate"]["default"] == step.max_error_rate == defaults.MAX_ERROR_RATE
+    assert phase["batchSize"]["default"] == step.batch_size == defaults.BATCH_SIZE
+    assert str(defaults.REPORT_EVERY) in phase["reportEvery"]["description"]
+
+
+def test_dataset_defaults_and_limits_are_the_crds() -> None:
+    dataset = _spec_schema()["dataset"]["properties"]
+    step = Dataset.model_validate({"shape": "flat45", "records": 1})
+    assert dataset["recordSize"]["default"] == step.record_size == defaults.RECORD_SIZE
+    assert dataset["seed"]["default"] == step.seed == defaults.SEED
+    # Every record size admission accepts, the runner generates.
+    assert dataset["recordSize"]["maximum"] == defaults.MAX_RECORD_SIZE
+    assert dataset["recordSize"]["minimum"] == defaults.MIN_RECORD_SIZE
+    Dataset.model_validate(
+        {"shape": "flat45", "records": 1, "recordSize": defaults.MAX_RECORD_SIZE}
+    )
+
+
+def _fields(model: type[Any]) -> set[str]:
+    return {f.alias or name for name, f in model.model_fields.items()}
+
+
+def test_the_status_phase_result_and_the_run_summarys_step_result_are_one_shape() -> None:
+    # The CLI reads status phase results through StepResult, the report reads the
+    # run summary's: a field added to one must be added to the other.
+    assert _fields(PhaseResult) == _fields(StepResult)
+    assert _fields(Latency) == _fields(LatencyMs)
+    assert _fields(StorageUsage) == _fields(StorageResult)
