@@ -4,9 +4,12 @@
   dbbench get RUN                        a run's results per target, phase and repeat
   dbbench fetch RUN --out DIR [--url U]  copy the run's files from the results browser
   dbbench report DIR                     write DIR/report.html from fetched results
-  dbbench compare RUN_OR_DIR...          one table: ops/s and p99 side by side, relative
-                                         differences to the first, and whether repeats
-                                         say the difference is noise
+  dbbench compare RUN_OR_DIR... [--html F]
+                                         one table: ops/s and p99 side by side, steps
+                                         lined up by what they did (type, idMode, batch
+                                         size...), relative differences to the first,
+                                         whether repeats say it is noise, and the modes
+                                         of a workload run with several idModes ranked
 
 Installed as `dbbench` and as `kubectl-dbbench` (so `kubectl dbbench ...` works).
 The results browser URL comes from --url or DBBENCH_URL (default
@@ -25,6 +28,7 @@ from dbbench_cli import tables
 from dbbench_cli.fetching import fetch, run_prefix
 from dbbench_cli.kube import Api, CliError, connect, finished_run, get_run, list_runs
 from dbbench_report import ResultsError, read_run, write_report
+from dbbench_report.compare_page import compare_page
 from dbbench_report.comparing import compare, table
 
 DEFAULT_URL = "http://127.0.0.1:8081"
@@ -62,6 +66,8 @@ def _parser() -> argparse.ArgumentParser:
     comparing = commands.add_parser("compare", help="compare runs or fetched directories",
                                     parents=[common])  # fmt: skip
     comparing.add_argument("runs", nargs="+", metavar="RUN_OR_DIR")
+    comparing.add_argument("--html", type=Path, metavar="FILE",
+                           help="also write the comparison as a page with charts")  # fmt: skip
     return parser
 
 
@@ -96,7 +102,12 @@ def _compare(args: argparse.Namespace) -> str:
             api = api or connect(args.kubeconfig, args.namespace)
             directories.append(_fetch(api, args.url, item, Path(scratch) / str(index)))
         runs = [read_run(d) for d in directories]
-        return table(runs, compare(runs))
+        rows = compare(runs)
+        out = table(runs, rows)
+        if args.html is not None:
+            args.html.write_text(compare_page(runs, rows), encoding="utf-8")
+            out += f"wrote {args.html}\n"
+        return out
 
 
 def run(args: argparse.Namespace) -> str:

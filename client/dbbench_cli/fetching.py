@@ -9,6 +9,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from dbbench_cli.kube import CliError
+from dbbench_contract.layout import SUMMARY
 
 TIMEOUT_S = 60
 
@@ -39,7 +40,7 @@ def fetch(base_url: str, prefix: str, out: Path) -> list[str]:
         raise CliError(f"--url {base_url!r}: give http://HOST:PORT of the results browser")
     base = base_url.rstrip("/")
     files = json.loads(_get(f"{base}/api/runs/{prefix}/files"))
-    if "summary.json" not in files:
+    if SUMMARY not in files:
         raise CliError(f"run {prefix} has no summary.json yet: it has not finished")
     out.mkdir(parents=True, exist_ok=True)
     for name in files:

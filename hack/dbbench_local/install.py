@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dbbench_contract.run_summary import StepResult
 from dbbench_local.controlplane import REPO, tool
 
 RELEASE = "dbbench"
@@ -112,15 +113,17 @@ def summary_table(run: dict[str, Any]) -> str:
               "P50 MS", "P95 MS", "P99 MS", "P99.9 MS", "MAX MS")  # fmt: skip
     rows = [header]
     for target in status.get("targets") or []:
-        for phase in target.get("phases") or []:
-            latency = phase.get("latencyMs") or {}
-            records = phase.get("recordsPerSecond")
+        for raw in target.get("phases") or []:
+            # The status's phase results have the run summary's StepResult fields.
+            phase = StepResult.from_wire(raw)
+            latency = phase.latency_ms
+            records = phase.records_per_second
             rows.append((
-                target["name"], phase["name"], str(phase.get("repeat", 1)),
-                f"{phase.get('operations', 0):,}", str(phase.get("errors", 0)),
-                f"{phase.get('throughput', 0):,.1f}",
+                target["name"], phase.name, str(phase.repeat),
+                f"{phase.operations:,}", str(phase.errors), f"{phase.throughput:,.1f}",
                 "-" if records is None else f"{records:,.1f}",
-                *(_ms(latency.get(k)) for k in ("p50", "p95", "p99", "p999", "max")),
+                *(_ms(None if latency is None else getattr(latency, k))
+                  for k in ("p50", "p95", "p99", "p999", "max")),
             ))  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip()

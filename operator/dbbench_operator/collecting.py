@@ -32,7 +32,11 @@ def table_before(
     step: Step,
 ) -> TableState | None:  # fmt: skip
     """What the target's earlier steps wrote, from their merged summaries on the claim."""
-    earlier = [s for s in steps if s.target == step.target and s.index < step.index]
+    earlier = [
+        s
+        for s in steps
+        if s.target == step.target and s.index < step.index and s.id_mode == step.id_mode
+    ]
     merged = {s.index: results_client.step_summary(settings, run, step_dir(s)) for s in earlier}
     return table_state(steps, step, merged, spec.dataset.records)
 

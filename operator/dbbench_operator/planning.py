@@ -24,6 +24,9 @@ class Step:
     phase: str
     repeat: int  # 1-based
     phase_type: str
+    # Which of the target's two tables the step writes and reads: records keyed
+    # by the client (`<table>`) or by the server (`<table>_serverkey`).
+    id_mode: str = "client"
 
     @property
     def key(self) -> str:
@@ -37,7 +40,9 @@ def plan(spec: BenchmarkRunSpec) -> list[Step]:
         for phase in spec.phases:
             repeats = 1 if phase.type == "insert" else spec.repeats
             for repeat in range(1, repeats + 1):
-                steps.append(Step(len(steps), target.name, phase.name, repeat, phase.type))
+                steps.append(
+                    Step(len(steps), target.name, phase.name, repeat, phase.type, phase.id_mode)
+                )
     return steps
 
 

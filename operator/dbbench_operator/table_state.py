@@ -44,7 +44,12 @@ def table_state(
     phase assumes the data set is there already (records 1..`loaded_set`),
     as the runner does by default.
     """
-    earlier = [s for s in steps if s.target == step.target and s.index < step.index]
+    # Only steps of the same table count: idMode client and server records live apart.
+    earlier = [
+        s
+        for s in steps
+        if s.target == step.target and s.index < step.index and s.id_mode == step.id_mode
+    ]
     if not earlier:
         return None
     loaded_by_run = any(s.phase_type == "insert" for s in earlier)

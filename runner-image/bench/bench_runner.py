@@ -24,7 +24,6 @@ machines, only the side-by-side ratios mean something.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import resource
@@ -45,7 +44,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "runner-image"))
 
 from bench import trixie_chroot  # noqa: E402
+from dbbench_contract.environment import Environment  # noqa: E402
 from dbbench_local.mariadb import MariaDBServer, start_mariadb  # noqa: E402
+from dbbench_runner.results import read_environment, read_summary  # noqa: E402
 
 DURATION_S = int(os.environ.get("BENCH_DURATION", "10"))
 # Interleaved rounds; medians are printed (one noisy minute must not decide a ratio).
@@ -120,12 +121,11 @@ class RunnerResult:
     client: str  # connector and implementation, from the runner's environment.json
 
 
-def client_description(environment: dict[str, Any]) -> str:
-    runner_info = environment["runner"]
-    client = runner_info["client"]
+def client_description(environment: Environment) -> str:
+    client = environment.runner.client
     return (
         f"{client['driver']} {client['version']}, {client['implementation']}, "
-        f"Python {runner_info['python']}"
+        f"Python {environment.runner.python}"
     )
 
 
@@ -171,15 +171,14 @@ def runner(
     subprocess.run(argv, check=True, capture_output=True, timeout=600, env=launcher.env)
     cpu = children_cpu() - before
     out = launcher.host_dir / name
-    summary: dict[str, Any] = json.loads((out / "summary.json").read_text())
-    environment: dict[str, Any] = json.loads((out / "environment.json").read_text())
+    summary = read_summary(out)
     return RunnerResult(
-        rate=float(summary["throughput"]),
-        operations=int(summary["operations"]),
+        rate=summary.throughput,
+        operations=summary.operations,
         cpu_s=cpu,
-        phase_cpu_per_op_us=float(summary["clientCpuPerOpUs"]),
-        client_bound=bool(summary["clientBound"]),
-        client=client_description(environment),
+        phase_cpu_per_op_us=summary.client_cpu_per_op_us or 0.0,
+        client_bound=bool(summary.client_bound),
+        client=client_description(read_environment(out)),
     )
 
 

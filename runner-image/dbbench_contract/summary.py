@@ -117,6 +117,10 @@ class StepSummary(StoredModel):
     report_every: int = defaults.REPORT_EVERY
     series_unit: SeriesUnit = "operations"
     storage: StorageBlock | None = None
+    # w:0 phases only: the records the server held after every write was drained,
+    # and the writes sent that it did not apply (also counted in `errors`).
+    stored_records: int | None = None
+    unapplied_writes: int | None = None
     server_counters: ServerCounters | None = None
     # Runner CPU accounting (absent in summaries of runners before it existed).
     client_cpu_seconds: float | None = None

@@ -1,5 +1,12 @@
-"""Several runs in one table (pure): throughput and p99 per target and phase, the
-relative difference to the first run, and whether the repeats say it is noise.
+"""Several runs in one table (pure): throughput and p99 per target and workload,
+the relative difference to the first run, and whether the repeats say it is noise.
+
+Steps line up by what they did, not by what their phases are called: the
+phase's type, idMode, batch size, write concern and the workload's own
+parameters (keys, mix, queries, distribution, rate). Field benchmark 1 names
+its load `load-client-key` in one run and `load-server-key` in the other;
+both are "insert, batch 1", and the modes table under the main one ranks
+every (run, target, idMode) of such a workload together.
 
 A difference is flagged "noise" when both runs repeated the phase and the
 ranges of their repeats' throughput (min..max) overlap: the runs disagree less
@@ -9,15 +16,60 @@ is nothing to judge by ("1 repeat").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from dbbench_report.figures import Spread, latency, throughput
 from dbbench_report.reading import Run
 
+# Phase fields that say what a step did, beyond type and idMode (names as in the spec).
+_DETAIL_FIELDS = (
+    "batchSize", "writeConcern", "keys", "operations", "duration", "targetRate",
+    "readPreference", "queries", "mix", "distribution", "scanLength",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What a phase did: its type, idMode and the parameters that shape its load."""
+
+    type: str
+    id_mode: str
+    detail: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def of(cls, phase: Mapping[str, Any]) -> Workload:
+        detail = tuple(
+            (key, _show(phase[key]))
+            for key in _DETAIL_FIELDS
+            if phase.get(key) is not None and not (key == "batchSize" and phase["type"] != "insert")
+        )
+        return cls(str(phase.get("type", "?")), str(phase.get("idMode", "client")), detail)
+
+    @property
+    def family(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """The workload without its idMode: insert modes of one family compare directly."""
+        return self.type, self.detail
+
+    def label(self, with_id_mode: bool = True) -> str:
+        parts = [self.type, *(f"{k}={v}" for k, v in self.detail)]
+        if with_id_mode:
+            parts.insert(1, f"idMode={self.id_mode}")
+        return " ".join(parts)
+
+
+def _show(value: object) -> str:
+    if isinstance(value, Mapping):
+        return ",".join(f"{k}:{_show(v)}" for k, v in sorted(value.items()))
+    if isinstance(value, list | tuple):
+        return "+".join(_show(v) for v in value)
+    return str(value)
+
 
 @dataclass(frozen=True)
 class Cell:
+    phase: str
     throughput: Spread
     p99: Spread
 
@@ -25,8 +77,14 @@ class Cell:
 @dataclass(frozen=True)
 class Row:
     target: str
-    phase: str
+    workload: Workload
     cells: tuple[Cell | None, ...]  # one per run; None when that run lacks the step
+
+    @property
+    def phase(self) -> str:
+        """The phase's name, or its names when the runs call it differently."""
+        names = list(dict.fromkeys(c.phase for c in self.cells if c is not None))
+        return "|".join(names)
 
     def relative(self, index: int, figure: str = "throughput") -> float | None:
         """(run[index] - run[0]) / run[0], in percent, of the mean over repeats."""
@@ -47,29 +105,78 @@ class Row:
         return "noise" if overlap else "significant"
 
 
-def _keys(runs: Sequence[Run]) -> list[tuple[str, str]]:
-    keys: list[tuple[str, str]] = []
-    for run in runs:
-        for target in run.target_names():
-            for phase in run.phase_names():
-                if run.steps_of(target, phase) and (target, phase) not in keys:
-                    keys.append((target, phase))
-    return keys
+Key = tuple[str, Workload, int]
+
+
+def _steps_by_workload(run: Run) -> dict[Key, str]:
+    """(target, workload, occurrence) -> phase name; occurrence tells apart two
+    phases of one run that did the same thing (in spec order)."""
+    found: dict[Key, str] = {}
+    for target in run.target_names():
+        seen: dict[Workload, int] = {}
+        for phase in run.phases:
+            name = str(phase.get("name"))
+            if not run.steps_of(target, name):
+                continue
+            workload = Workload.of(phase)
+            seen[workload] = seen.get(workload, 0) + 1
+            found[(target, workload, seen[workload])] = name
+    return found
 
 
 def compare(runs: Sequence[Run]) -> list[Row]:
     if len(runs) < 2:
         raise ValueError("compare needs at least two runs")
+    per_run = [_steps_by_workload(run) for run in runs]
+    keys = list(dict.fromkeys(key for steps in per_run for key in steps))
     rows = []
-    for target, phase in _keys(runs):
+    for key in keys:
+        target = key[0]
         cells = tuple(
-            Cell(throughput(run, target, phase), latency(run, target, phase, "p99"))
-            if run.steps_of(target, phase)
-            else None
-            for run in runs
+            None
+            if key not in steps
+            else Cell(
+                steps[key],
+                throughput(run, target, steps[key]),
+                latency(run, target, steps[key], "p99"),
+            )
+            for run, steps in zip(runs, per_run, strict=True)
         )
-        rows.append(Row(target, phase, cells))
+        rows.append(Row(target, key[1], cells))
     return rows
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One (run, target, idMode) of a workload family, for the modes table."""
+
+    label: str
+    phase: str
+    id_mode: str
+    throughput: float
+    p99: float
+
+
+def modes(runs: Sequence[Run], rows: Sequence[Row]) -> dict[str, list[Entry]]:
+    """Families of workloads done with more than one idMode, each with every
+    (run, target, idMode) that ran it, fastest first (field benchmark 1's ranking)."""
+    names = labels(runs)
+    families: dict[tuple[str, tuple[tuple[str, str], ...]], list[Entry]] = {}
+    for row in rows:
+        for name, cell in zip(names, row.cells, strict=True):
+            if cell is None:
+                continue
+            families.setdefault(row.workload.family, []).append(Entry(
+                f"{name} {row.target}", cell.phase, row.workload.id_mode,
+                cell.throughput.mean, cell.p99.mean,
+            ))  # fmt: skip
+    out: dict[str, list[Entry]] = {}
+    for (kind, detail), entries in families.items():
+        if len({e.id_mode for e in entries}) < 2:
+            continue
+        title = Workload(kind, "", detail).label(with_id_mode=False)
+        out[title] = sorted(entries, key=lambda e: -e.throughput)
+    return out
 
 
 def _pct(value: float | None) -> str:
@@ -85,8 +192,18 @@ def labels(runs: Sequence[Run]) -> list[str]:
     return [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
 
 
+def _align(lines: list[list[str]], left: int) -> str:
+    widths = [max(len(line[c]) for line in lines) for c in range(len(lines[0]))]
+    return "\n".join(
+        "  ".join(v.ljust(w) if c < left else v.rjust(w) for c, (v, w) in
+                  enumerate(zip(line, widths, strict=True))).rstrip()
+        for line in lines
+    ) + "\n"  # fmt: skip
+
+
 def table(runs: Sequence[Run], rows: Sequence[Row]) -> str:
-    """Plain text: one line per target and phase, runs side by side."""
+    """Plain text: one line per target and workload, runs side by side; then, for
+    workloads run with several idModes, every mode ranked."""
     names = labels(runs)
     header = ["TARGET", "PHASE"]
     for i, name in enumerate(names):
@@ -107,9 +224,14 @@ def table(runs: Sequence[Run], rows: Sequence[Row]) -> str:
             if i:
                 line += [_pct(row.relative(i, "p99")), row.noise(i)]
         lines.append(line)
-    widths = [max(len(line[c]) for line in lines) for c in range(len(header))]
-    return "\n".join(
-        "  ".join(v.ljust(w) if c < 2 else v.rjust(w) for c, (v, w) in
-                  enumerate(zip(line, widths, strict=True))).rstrip()
-        for line in lines
-    ) + "\n"  # fmt: skip
+    out = _align(lines, 2)
+    for title, entries in modes(runs, rows).items():
+        best = entries[0].throughput or 1.0
+        ranked = [["RANK", "RUN TARGET", "PHASE", "IDMODE", "ops/s", "vs best", "p99 ms"]]
+        ranked += [
+            [str(i + 1), e.label, e.phase, e.id_mode, f"{e.throughput:,.1f}",
+             f"{e.throughput / best:.2f}x", f"{e.p99:,.3f}"]
+            for i, e in enumerate(entries)
+        ]  # fmt: skip
+        out += f"\nModes of {title}:\n" + _align(ranked, 4)
+    return out

@@ -149,6 +149,14 @@ def _model(path: Path, model: type[M]) -> M:
         raise ResultsError(f"{path}: not a {model.__name__} ({where}: {first['msg']})") from exc
 
 
+def _is_step_summary(path: Path) -> bool:
+    try:
+        _model(path, StepSummary)
+    except ResultsError:
+        return False
+    return True
+
+
 def _environment(path: Path) -> Environment:
     """The step's environment: a merged step keeps every pod's; they share the server."""
     try:
@@ -238,15 +246,14 @@ def read_run(run_dir: Path) -> Run:
             "(it holds <target>/<phase>/<repeat>/ folders)"
         )
     try:
-        kind = json.loads(summary_path.read_text(encoding="utf-8")).get("kind")
-    except (OSError, ValueError, AttributeError):
-        kind = None
-    if kind != RUN_SUMMARY_KIND:
+        summary = _model(summary_path, RunSummary)
+    except ResultsError as exc:
+        if not _is_step_summary(summary_path):
+            raise
         raise ResultsError(
-            f"{summary_path}: kind is {kind!r}, not {RUN_SUMMARY_KIND}: "
+            f"{summary_path}: a step's summary, not {RUN_SUMMARY_KIND}: "
             "give the run's directory, not a step's"
-        )
-    summary = _model(summary_path, RunSummary)
+        ) from exc
     steps: list[Step] = []
     missing: list[str] = []
     for entry in summary.steps:

@@ -32,12 +32,16 @@ SECTIONS = (
 )
 
 
-def render(run: Run) -> str:
-    nav = "".join(f'<a href="#{key}">{escape(title)}</a>' for key, title, _ in SECTIONS)
-    body = "".join(build(run) for _, _, build in SECTIONS)
-    title = f"dbbench report: {run.title}"
+def page(title: str, nav: str, body: str) -> str:
+    """A self-contained page around `body` (the report's style)."""
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>{escape(title)}</title><style>{_CSS}</style></head>"
         f"<body><h1>{escape(title)}</h1><nav>{nav}</nav>{body}</body></html>\n"
     )
+
+
+def render(run: Run) -> str:
+    nav = "".join(f'<a href="#{key}">{escape(title)}</a>' for key, title, _ in SECTIONS)
+    body = "".join(build(run) for _, _, build in SECTIONS)
+    return page(f"dbbench report: {run.title}", nav, body)

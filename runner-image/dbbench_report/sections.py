@@ -131,7 +131,8 @@ def stability(run: Run) -> str:
         lines = f.stability_lines(run, phase)
         if not lines:
             continue
-        every = f.phase_spec(run, phase).get("reportEvery", REPORT_EVERY)
+        # The runner's own (the step file's) window, as the series were cut.
+        every = next((s.summary.report_every for s in run.steps_of(phase=phase)), REPORT_EVERY)
         insert = f.phase_spec(run, phase).get("type") == "insert"
         unit = "records" if insert else "operations"
         title = f"Stability: {phase} ({unit}/s per window of {every:,} {unit})"

@@ -91,6 +91,8 @@ def run_connection(
         if now >= next_publish:
             _publish(progress, measurements)
             next_publish = now + PUBLISH_EVERY_S
+    # Within the measured window: unacknowledged writes count once applied.
+    driver.drain()
     measurements.flush(time.monotonic() + clock.epoch_offset)
     _publish(progress, measurements)
     progress.finished = True

@@ -67,6 +67,7 @@ def merge(out: Path, inputs: list[Path]) -> StepSummary:
         series_unit=first.series_unit,
         stopped=any(s.status == "stopped" for s in summaries),
         server_counters=merged_counters(summaries),
+        verify_applied=first.stored_records is not None,
     )
     environments = MergedEnvironment(pods=tuple(read_environment(d) for d in inputs))
     client = [pod for s in summaries for pod in pods_from_summary(s)]

@@ -84,6 +84,8 @@ class RunMeta:
     # connections than operations); otherwise measuring nothing is a failure.
     expects_operations: bool = True
     server_counters: ServerCounters | None = None
+    # Unacknowledged (w:0) writes: compare what the server holds with what was sent.
+    verify_applied: bool = False
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -144,7 +146,8 @@ def summarize(
 ) -> StepSummary:
     duration = max(meta.ended - meta.started, 1e-9)
     operations = m.operations
-    errors = m.error_count
+    stored, unapplied = _applied(meta, storage)
+    errors = m.error_count + unapplied
     error_rate = errors / operations if operations else 0.0
     # A phase that measured nothing has no figures to publish: it fails, saying
     # why, instead of reporting 0 ops/s as a result.
@@ -163,6 +166,9 @@ def summarize(
             latency_ms=latency_ms(histogram),
             records_per_second=m.records[kind] / duration if kind == "insert" else None,
         )
+    errors_by_type = dict(sorted(m.errors.items()))
+    if unapplied:
+        errors_by_type[UNAPPLIED] = unapplied
     return StepSummary(
         target=meta.target,
         engine=meta.engine,
@@ -188,7 +194,9 @@ def summarize(
         throughput=operations / duration,
         latency_ms=latency_ms(total),
         operations_by_type=by_type,
-        errors_by_type=dict(sorted(m.errors.items())),
+        errors_by_type=errors_by_type,
+        stored_records=stored,
+        unapplied_writes=None if stored is None else unapplied,
         warmup_operations=m.warmup_operations,
         warmup_records=m.warmup_records,
         report_every=meta.report_every,
@@ -197,6 +205,21 @@ def summarize(
         server_counters=_per_operation(meta.server_counters, operations),
         **summary_fields(client or []),
     )
+
+
+UNAPPLIED = "insert:NotApplied"
+
+
+def _applied(meta: RunMeta, storage: list[StorageRow]) -> tuple[int | None, int]:
+    """(records the server holds, writes sent but not there) for w:0 phases.
+
+    The last sample follows the last drained write of every pod whose files are
+    in `storage`; a pod's own sample also counts other pods' records, so only
+    the merged step's figure is exact (a pod's can only be too low)."""
+    if not meta.verify_applied or not storage:
+        return None, 0
+    last = storage[-1]
+    return last.sample.engine_records, max(0, last.records - last.sample.engine_records)
 
 
 def _per_operation(counters: ServerCounters | None, operations: int) -> ServerCounters | None:
@@ -297,7 +320,8 @@ def read_measurements(directory: Path) -> Measurements:
     summary = read_summary(directory)
     m = Measurements(series_unit=summary.series_unit)
     m.histograms = read_histograms(directory)
-    m.errors.update(summary.errors_by_type)
+    # Unapplied w:0 writes are found from the storage samples, again at each merge.
+    m.errors.update({k: n for k, n in summary.errors_by_type.items() if k != UNAPPLIED})
     for kind, values in summary.operations_by_type.items():
         m.records[kind] = values.rows
     m.warmup_operations = summary.warmup_operations

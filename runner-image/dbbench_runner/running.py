@@ -102,7 +102,7 @@ def run_step(config: StepConfig, out: Path) -> int:
     """Run the step; returns the process exit code (results are written in all cases but
     unreachable databases and crashed workers)."""
     out.mkdir(parents=True, exist_ok=True)
-    dataset = generator_for(config.dataset)
+    dataset = generator_for(config.dataset, config.phase.id_mode)
     control = open_driver(config, dataset, control=True)
     try:
         control.prepare()
@@ -145,6 +145,7 @@ def run_step(config: StepConfig, out: Path) -> int:
         series_unit=series_unit(config.phase.type),
         stopped=stopped,
         expects_operations=expected_pod_operations(config) != 0,
+        verify_applied=config.phase.write_concern == "unacknowledged",
     )
     client = pod_usage(
         config.pod.index,

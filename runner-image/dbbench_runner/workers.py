@@ -45,7 +45,7 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
     """Process entry point (spawned). Never raises: failures go to the parent."""
     configure_logging()
     config = StepConfig.model_validate_json(plan.config_json)
-    dataset = generator_for(config.dataset)
+    dataset = generator_for(config.dataset, config.phase.id_mode)
     drivers: list[tuple[int, Driver]] = []
     try:
         for thread in plan.threads:

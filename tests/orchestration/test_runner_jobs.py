@@ -18,6 +18,7 @@ from dbbench_operator.runner_jobs import (
     build_cache_drop_job,
     build_runner_job,
     build_step_config,
+    database_host,
     step_dir,
 )
 from dbbench_runner.config import parse_config
@@ -146,3 +147,32 @@ def test_the_cache_drop_job_is_privileged_pinned_to_its_node_and_owned(node: str
     assert "drop_caches" in pod["containers"][0]["command"][-1]
     assert job["metadata"]["ownerReferences"][0]["uid"] == RUN.uid
     assert len(job["metadata"]["name"]) <= 63
+
+
+def test_the_step_file_says_where_the_database_runs_and_its_limits() -> None:
+    pods = [
+        {"metadata": {"name": "quick-mariadb-1",
+                      "labels": {"app.kubernetes.io/component": "replica"}},
+         "spec": {"nodeName": "node-b", "containers": [
+             {"resources": {"limits": {"memory": "512Mi", "cpu": "500m"}}}]}},
+        {"metadata": {"name": "quick-mariadb-0",
+                      "labels": {"app.kubernetes.io/component": "primary"}},
+         "spec": {"nodeName": "node-a", "containers": [
+             {"resources": {"limits": {"memory": "512Mi", "cpu": "500m"}}}]}},
+    ]  # fmt: skip
+    host = database_host(pods)
+    assert [(p.name, p.node, p.role) for p in host.pods] == [
+        ("quick-mariadb-0", "node-a", "primary"),
+        ("quick-mariadb-1", "node-b", "replica"),
+    ]
+    assert (host.memory_limit_bytes, host.cpu_limit) == (512 * 2**20, 0.5)
+    spec = spec_from()
+    config = build_step_config(spec, plan(spec)[0], target_access(RUN, spec, 0), None, host)
+    assert config.to_wire()["databaseHost"]["pods"][0] == {
+        "name": "quick-mariadb-0",
+        "node": "node-a",
+        "role": "primary",
+    }
+    unscheduled = database_host([{"metadata": {"name": "x-0"}, "spec": {}}])
+    assert unscheduled.pods[0].node is None
+    assert unscheduled.memory_limit_bytes is None

@@ -16,6 +16,7 @@ import mysql.connector
 import pytest
 
 from dbbench_runner.datasets import DatasetGenerator
+from dbbench_runner.running import run_step
 from dbbench_runner.schema import mysql as schema
 
 from .contract import DriverContract
@@ -86,6 +87,17 @@ class SqlContract(DriverContract, VehicleSqlContract):
     def _server(self, server: SqlServer) -> None:
         self.server = server
 
+    def keyed_by(self, target: dict[str, Any], dataset: DatasetGenerator) -> str:
+        found = self.sql(
+            target,
+            "SELECT column_name AS c FROM information_schema.key_column_usage "
+            "WHERE table_schema = %s AND table_name = %s AND constraint_name = 'PRIMARY'",
+            target["database"], dataset.table,
+        )  # fmt: skip
+        if [r["c"] for r in found] == [dataset.key_column]:
+            return "record key"
+        return "server" if not found else f"primary key {found}"
+
     def sql(self, target: dict[str, Any], statement: str, *params: object) -> list[dict[str, Any]]:
         conn = connect(self.server, target["database"])
         try:
@@ -115,6 +127,24 @@ class SqlContract(DriverContract, VehicleSqlContract):
             assert not by_key, "tag rows without a news row"
         order = [c.name for c in dataset.columns]
         return sorted(({c: row[c] for c in order} for row in found), key=lambda r: str(r[key]))
+
+    def test_environment_records_where_the_database_ran_and_both_ratios(
+        self, target: dict[str, Any], tmp_path: Path
+    ) -> None:
+        host = {"pods": [{"name": "db-0", "node": "node-a", "role": "primary"}],
+                "memoryLimitBytes": 64 * 2**20, "cpuLimit": 1.5}  # fmt: skip
+        config = self.step(target, "flat45", 200, {"type": "insert", "batchSize": 20},
+                           databaseHost=host)  # fmt: skip
+        assert run_step(config, tmp_path) == 0
+        environment = json.loads((tmp_path / "environment.json").read_text())
+        assert environment["database"] == host
+        storage = json.loads((tmp_path / "summary.json").read_text())["storage"]
+        used = storage["dataBytes"] + storage["indexBytes"]
+        assert used > 0
+        assert environment["dataToMemoryRatio"] == used / (64 * 2**20)
+        cache = environment["server"]["cacheBytes"]
+        assert cache > 0  # the buffer pool, read from the server
+        assert environment["dataToCacheRatio"] == used / cache
 
     def test_environment_names_the_client_library(
         self, target: dict[str, Any], mysql_driver: str, tmp_path: Path

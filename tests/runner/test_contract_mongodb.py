@@ -7,17 +7,21 @@ holding MongoDB's binaries (the one gate, tests/fixtures/mongod.py).
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from bson import ObjectId
 
 from dbbench_runner.datasets import DatasetGenerator
+from dbbench_runner.running import run_step
 from tests.fixtures.ferretdb import FerretDBServer
 from tests.fixtures.mongod import StandaloneMongod, needs_mongod
 
-from .contract import DriverContract
+from .contract import RECORDS, DriverContract
 
 pytestmark = pytest.mark.integration
 
@@ -47,6 +51,31 @@ class MongoDBContract(DriverContract):
     )
     def insert_variant(self, request: pytest.FixtureRequest) -> dict[str, Any]:
         return dict(request.param)
+
+    def keyed_by(self, target: dict[str, Any], dataset: DatasetGenerator) -> str:
+        first = self.client[target["database"]][dataset.table].find_one({})
+        assert first is not None
+        if first["_id"] == dataset.key(1) or isinstance(first["_id"], str):
+            return "record key"
+        return "server" if isinstance(first["_id"], ObjectId) else repr(first["_id"])
+
+    def test_unacknowledged_writes_the_server_did_not_apply_are_errors(
+        self, target: dict[str, Any], tmp_path: Path
+    ) -> None:
+        # w:0 reports nothing back. A hand-written step file that loads the same
+        # client keys again (the operator would number past them) sends writes
+        # the server drops as duplicate _id without a word to the client.
+        phase = {"type": "insert", "writeConcern": "unacknowledged", "batchSize": 10}
+        first = self.step(target, "flat45", RECORDS, phase)
+        assert run_step(first, tmp_path / "first") == 0
+        table = {"recordsBefore": RECORDS, "firstRecord": 1}
+        again = self.step(target, "flat45", RECORDS, phase, table=table)
+        assert run_step(again, tmp_path / "again") == 3  # error rate above maxErrorRate
+        summary = json.loads((tmp_path / "again" / "summary.json").read_text())
+        assert summary["storedRecords"] == RECORDS
+        assert summary["unappliedWrites"] == RECORDS
+        assert summary["errorsByType"] == {"insert:NotApplied": RECORDS}
+        assert summary["status"] == "failed"
 
     def stored(
         self, target: dict[str, Any], dataset: DatasetGenerator, id_mode: str

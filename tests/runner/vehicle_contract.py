@@ -26,7 +26,7 @@ def load_vehicles(config: Any, out: Path) -> Vehicle:
     summary = check_results(out, operations=RECORDS // 20, records=RECORDS)
     assert summary["errors"] == 0
     assert summary["storage"]["records"] == RECORDS
-    generator = generator_for(config.dataset)
+    generator = generator_for(config.dataset, config.phase.id_mode)
     assert isinstance(generator, Vehicle)
     return generator
 
@@ -51,8 +51,8 @@ class VehicleSqlContract:
     def sql(self, target: dict[str, Any], statement: str, *params: object) -> list[dict[str, Any]]:
         raise NotImplementedError
 
-    def latest(self, target: dict[str, Any], vehicle_id: int) -> dict[str, Any]:
-        return rebuild(self.sql(target, schema.READ_STATEMENT, vehicle_id))
+    def latest(self, target: dict[str, Any], generator: Vehicle, vehicle_id: int) -> dict[str, Any]:
+        return rebuild(self.sql(target, schema.read_statement(generator), vehicle_id))
 
     @pytest.mark.parametrize("id_mode", ["client", "server"])
     def test_vehicle_load_read_mix_update(
@@ -64,15 +64,19 @@ class VehicleSqlContract:
         generator = load_vehicles(config, tmp_path / "load")
         tables = self.sql(target, "SELECT table_name AS t FROM information_schema.tables "
                           "WHERE table_schema = %s", target["database"])  # fmt: skip
-        assert sorted(r["t"] for r in tables) == sorted(schema.TABLES)
+        assert sorted(r["t"] for r in tables) == sorted(schema.tables(generator))
+        assert (
+            generator.table
+            == {"client": "vehicle_test", "server": "vehicle_test_serverkey"}[id_mode]
+        )
         keys = self.sql(target, "SELECT index_name AS i FROM information_schema.statistics "
-                        "WHERE table_schema = %s AND table_name = 'vehicle_test'",
-                        target["database"])  # fmt: skip
+                        "WHERE table_schema = %s AND table_name = %s",
+                        target["database"], generator.table)  # fmt: skip
         primary = {"client": {"PRIMARY"}, "server": {"ix_TestID"}}[id_mode]
         assert {r["i"] for r in keys} == {*primary, "ix_VehicleID_TestDate"}
-        assert len(schema.TABLES) == 14
+        assert len(schema.tables(generator)) == 14
         records = [generator.record(n) for n in range(1, RECORDS + 1)]
-        self.check_counts(target, records)
+        self.check_counts(target, generator, records)
         for lookup in generator.lookups:
             count = self.sql(target, f"SELECT COUNT(*) AS n FROM `{lookup.table}`")[0]["n"]
             assert count == len(lookup.rows), lookup.table
@@ -80,11 +84,12 @@ class VehicleSqlContract:
         latest = {int(str(r["VehicleID"])): r for r in records}  # later tests overwrite
         several = [v for v in latest if sum(r["VehicleID"] == v for r in records) > 1]
         for vehicle_id in [*several[:5], *list(latest)[-3:]]:
-            assert self.latest(target, vehicle_id) == latest[vehicle_id]
+            assert self.latest(target, generator, vehicle_id) == latest[vehicle_id]
         assert any(latest[v]["Items"] for v in several[:5])
 
         mix = {"type": "mix", "mix": {"read": 85, "insert": 15, "update": 5}, "operations": 600,
-               "reportEvery": 100, "distribution": {"type": "uniform"}}  # fmt: skip
+               "reportEvery": 100, "distribution": {"type": "uniform"},
+               "idMode": id_mode}  # fmt: skip
         config = self.step(target, "vehicle", RECORDS, mix)  # type: ignore[attr-defined]
         assert run_step(config, tmp_path / "mix") == 0
         summary = check_results(tmp_path / "mix", operations=600)
@@ -95,10 +100,12 @@ class VehicleSqlContract:
         inserted = by_type["insert"]["operations"]
         assert summary["records"] == inserted > 0
         assert summary["storage"]["records"] == RECORDS + inserted
-        stored = self.sql(target, "SELECT `TestID`, `VehicleID`, `Mileage` FROM `vehicle_test`")
+        stored = self.sql(
+            target, f"SELECT `TestID`, `VehicleID`, `Mileage` FROM `{generator.table}`"
+        )
         assert len(stored) == RECORDS + inserted
         numbers = sorted(int(r["TestID"]) for r in stored)
-        self.check_counts(target, [generator.record(n) for n in numbers])
+        self.check_counts(target, generator, [generator.record(n) for n in numbers])
         # updates changed Mileage (original + 1..1024) and nothing else
         changed = [r for r in stored if r["Mileage"] != generator.mileage(r["TestID"])]
         assert changed
@@ -106,13 +113,17 @@ class VehicleSqlContract:
         # a test inserted by the mix is now its vehicle's latest
         newest = max(numbers)
         owner = generator.vehicle(newest)
-        read = self.latest(target, owner)
+        read = self.latest(target, generator, owner)
         assert read["TestID"] == newest
         assert {k: v for k, v in read.items() if k != "Mileage"} == {
             k: v for k, v in generator.record(newest).items() if k != "Mileage"
         }
 
-    def check_counts(self, target: dict[str, Any], records: list[dict[str, Any]]) -> None:
-        tests = self.sql(target, "SELECT COUNT(*) AS n FROM `vehicle_test`")[0]["n"]
-        items = self.sql(target, "SELECT COUNT(*) AS n FROM `vehicle_test_item`")[0]["n"]
+    def check_counts(
+        self, target: dict[str, Any], generator: Vehicle, records: list[dict[str, Any]]
+    ) -> None:
+        tests = self.sql(target, f"SELECT COUNT(*) AS n FROM `{generator.table}`")[0]["n"]
+        items = self.sql(target, f"SELECT COUNT(*) AS n FROM `{schema.items_table(generator)}`")[0][
+            "n"
+        ]
         assert (tests, items) == (len(records), sum(len(r["Items"]) for r in records))

@@ -125,10 +125,12 @@ class Phase(ApiModel):
     id_mode: Literal["client", "server"] = Field(
         default="client",
         description=(
-            "Who makes the key of inserted records. client (default): the runner supplies it "
-            "(MongoDB _id, MySQL/MariaDB PRIMARY KEY). server: the database does (MongoDB "
-            "ObjectId; a table without a declared primary key); the key is then stored as "
-            "an ordinary field."
+            "Who makes the key of inserted records, and so which table the phase uses. "
+            "client (default): the runner supplies it (MongoDB _id, MySQL/MariaDB PRIMARY "
+            "KEY), in <table>. server: the database does (MongoDB ObjectId; a table without "
+            "a declared primary key), the key stored as an ordinary field, in "
+            "<table>_serverkey. The two live apart, so one run can load both; reading phases "
+            "read the table of their own idMode."
         ),
     )
     batch_size: int = Field(

@@ -230,6 +230,22 @@ class BenchmarkRunSpec(ApiModel):
             ),
         ),
         Rule(
+            cel=(
+                "self.dataset.shape != 'flat45' || "
+                "self.phases.all(p, p.type == 'insert' || p.idMode == 'client')"
+            ),
+            message=(
+                "phases[].idMode: server with a reading phase on flat45 would scan the table "
+                "(its server-keyed table has no index on md5, as field benchmark 1's mode d); "
+                "read the client-keyed table (idMode: client) instead"
+            ),
+            field="phases",
+            holds=lambda s: (
+                s.dataset.shape != "flat45"
+                or all(p.type == "insert" or p.id_mode == "client" for p in s.phases)
+            ),
+        ),
+        Rule(
             cel="self.cache != 'cold' || self.targets.all(t, !has(t.external))",
             message=(
                 "cache: cold restarts the databases, which is impossible for external "

@@ -48,6 +48,10 @@ class Driver(Protocol):
     def execute(self, operation: Operation) -> Status:
         """Perform exactly one database call (one transaction for news+tags rows)."""
 
+    def drain(self) -> None:
+        """Return once every write this connection sent has been applied (a no-op
+        where writes are acknowledged; MongoDB w:0 returns before applying)."""
+
     def server_info(self) -> ServerInfo: ...
 
     def storage(self) -> StorageSample: ...

@@ -91,6 +91,9 @@ class MongoDriver:
                 appname="dbbench-runner",
                 connectTimeoutMS=timeout_ms,
                 serverSelectionTimeoutMS=timeout_ms,
+                # One connection per worker: its unacknowledged writes and the
+                # command that drains them travel the same socket, in order.
+                maxPoolSize=1,
                 **credentials,
             )
             try:
@@ -105,6 +108,12 @@ class MongoDriver:
             attempt, what="mongodb", attempts=target.connect_retries, retry_on=(PyMongoError,)
         )
         return cls(config, dataset, client)
+
+    def drain(self) -> None:
+        # The server handles one connection's messages in order: a command that
+        # answers comes back after every w:0 write sent before it was applied.
+        if not self._acknowledged:
+            self._db.command("ping")
 
     def prepare(self) -> None:
         collection = self._db[self._dataset.table]
@@ -183,18 +192,19 @@ class MongoDriver:
         )
 
     def storage(self) -> StorageSample:
-        db_stats = self._db.command("dbStats")
+        # The phase's collection only: a run may hold the client-keyed and the
+        # server-keyed collection side by side (idMode), each measured on its own.
         try:
-            coll_stats = self._db.command("collStats", self._dataset.table)
+            stats = self._db.command("collStats", self._dataset.table)
         except OperationFailure:
             # Older servers answer NamespaceNotFound before the first insert.
-            coll_stats = {}
-        index = int(db_stats.get("indexSize", 0))
+            stats = {}
+        index = int(stats.get("totalIndexSize", 0))
         return StorageSample(
-            data_bytes=int(db_stats.get("dataSize", 0)),
+            data_bytes=int(stats.get("size", 0)),
             index_bytes=index,
-            storage_bytes=int(db_stats.get("storageSize", 0)) + index,
-            engine_records=int(coll_stats.get("count", 0)),
+            storage_bytes=int(stats.get("storageSize", 0)) + index,
+            engine_records=int(stats.get("count", 0)),
         )
 
     def close(self) -> None:

@@ -242,6 +242,9 @@ class MySQLDriver:
         finally:
             cursor.close()
 
+    def drain(self) -> None:
+        return None  # every statement is acknowledged (durability is the server's setting)
+
     def server_info(self) -> ServerInfo:
         rows = self._query_all(sql.settings_statement())
         settings = {str(name).lower(): str(value) for name, value in rows}
@@ -256,7 +259,8 @@ class MySQLDriver:
 
     def storage(self) -> StorageSample:
         rows = self._query_all(
-            sql.storage_statement(), (self._dataset.table, self._config.target.database)
+            sql.storage_statement(self._dataset),
+            (self._dataset.table, self._config.target.database, *sql.storage_tables(self._dataset)),
         )
         data, index, total, records = (int(v) for v in rows[0])
         return StorageSample(data, index, total, records)

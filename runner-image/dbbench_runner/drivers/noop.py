@@ -17,6 +17,9 @@ class NoopDriver:
             return Status(ok=True, rows=len(operation.records))
         return _ONE_ROW
 
+    def drain(self) -> None:
+        return None
+
     def server_info(self) -> ServerInfo:
         return ServerInfo(engine="none", version="none")
 

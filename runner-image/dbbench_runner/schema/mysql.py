@@ -46,7 +46,7 @@ def tags_table(dataset: DatasetGenerator) -> str:
 def create_statements(dataset: DatasetGenerator, id_mode: str) -> list[str]:
     """CREATE TABLE IF NOT EXISTS statements: idempotent, so every pod may run them."""
     if isinstance(dataset, Vehicle):
-        return vehicle.create_statements(id_mode)
+        return vehicle.create_statements(dataset, id_mode)
     key = dataset.key_column
     definitions = [f"`{c.name}` {_type(c)}" for c in plain_columns(dataset)]
     if id_mode == "client":
@@ -80,7 +80,7 @@ def fill_statements(dataset: DatasetGenerator) -> list[tuple[str, list[object]]]
 
 def insert_statement(dataset: DatasetGenerator, rows: int) -> str:
     if isinstance(dataset, Vehicle):
-        return vehicle.insert_statement(rows)
+        return vehicle.insert_statement(dataset, rows)
     names = [c.name for c in plain_columns(dataset)]
     columns = ", ".join(f"`{n}`" for n in names)
     one = "(" + ", ".join(["%s"] * len(names)) + ")"
@@ -132,14 +132,14 @@ def child_width(dataset: DatasetGenerator) -> int:
 
 def child_statement(dataset: DatasetGenerator, rows: int) -> str:
     if isinstance(dataset, Vehicle):
-        return vehicle.items_statement(rows)
+        return vehicle.items_statement(dataset, rows)
     return tags_statement(dataset, rows)
 
 
 def read_statement(dataset: DatasetGenerator) -> str:
     """A Read: the record by key; for vehicle, the vehicle's latest test, joined."""
     if isinstance(dataset, Vehicle):
-        return vehicle.READ_STATEMENT
+        return vehicle.read_statement(dataset)
     return record_read_statement(dataset)
 
 
@@ -193,15 +193,26 @@ def query_params(name: str, number: int, number1: int) -> list[object]:
     return [number]
 
 
-def storage_statement() -> str:
-    """Sizes of every table of the database (child and lookup tables are part of a
-    record's cost); the engine's row estimate of the main table only (parameters:
-    database, main table), like MongoDB's collection count."""
+def storage_tables(dataset: DatasetGenerator) -> tuple[str, ...]:
+    """The tables a record's cost is spread over: the main table and its child and
+    lookup tables. The other idMode's table in the same database is not among them."""
+    if isinstance(dataset, Vehicle):
+        return vehicle.tables(dataset)
+    if tags_column(dataset) is not None:
+        return (dataset.table, tags_table(dataset))
+    return (dataset.table,)
+
+
+def storage_statement(dataset: DatasetGenerator) -> str:
+    """Sizes of the record's tables (storage_tables); the engine's row estimate of the
+    main table only, like MongoDB's collection count. Parameters: the main table,
+    the database, then each of storage_tables."""
+    names = ", ".join(["%s"] * len(storage_tables(dataset)))
     return (
         "SELECT COALESCE(SUM(data_length), 0), COALESCE(SUM(index_length), 0), "
         "COALESCE(SUM(data_length + index_length + data_free), 0), "
         "COALESCE(SUM(CASE WHEN table_name = %s THEN table_rows END), 0) "
-        "FROM information_schema.tables WHERE table_schema = %s"
+        f"FROM information_schema.tables WHERE table_schema = %s AND table_name IN ({names})"
     )
 
 

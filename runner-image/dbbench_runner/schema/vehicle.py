@@ -10,6 +10,8 @@ Normalized into exactly 14 tables, as the benchmark's relational side:
 A read is one statement: the vehicle's latest test (a derived table) LEFT
 JOINed to its items and every lookup; it returns one row per item (one row
 when there are none), ordered by Position.
+Tests inserted with idMode server live in `vehicle_test_serverkey` and
+`vehicle_test_serverkey_item` (the generator's table); the lookups are shared.
 """
 
 from __future__ import annotations
@@ -17,8 +19,11 @@ from __future__ import annotations
 from dbbench_runner.datasets.base import Record
 from dbbench_runner.datasets.vehicle import Vehicle
 
-PARENT = "vehicle_test"
-ITEMS = "vehicle_test_item"
+
+def items_table(dataset: Vehicle) -> str:
+    """The items of the tests in `dataset.table` (vehicle_test_item for the client-keyed)."""
+    return f"{dataset.table}_item"
+
 
 # Each lookup table's columns after its id (the id is the first column).
 LOOKUP_COLUMNS: dict[str, tuple[str, str]] = {
@@ -35,7 +40,13 @@ LOOKUP_COLUMNS: dict[str, tuple[str, str]] = {
     "rfr_type": ("RfrTypeID", "`Name` VARCHAR(16) NOT NULL"),
     "item_location": ("LocationID", "`Name` VARCHAR(32) NOT NULL"),
 }
-TABLES = (PARENT, ITEMS, *LOOKUP_COLUMNS)
+LOOKUP_TABLES = tuple(LOOKUP_COLUMNS)
+
+
+def tables(dataset: Vehicle) -> tuple[str, ...]:
+    """The 14 tables a vehicle record's cost is spread over."""
+    return (dataset.table, items_table(dataset), *LOOKUP_TABLES)
+
 
 # vehicle_test's columns: (column, the record field it holds, the lookup table
 # mapping that field's text to an id, or "" when the value is stored as is).
@@ -67,14 +78,16 @@ def _parent_type(column: str) -> str:
     return "SMALLINT NOT NULL"
 
 
-def create_statements(id_mode: str) -> list[str]:
+def create_statements(dataset: Vehicle, id_mode: str) -> list[str]:
     """The 14 CREATE TABLE IF NOT EXISTS statements (idempotent: every pod runs them)."""
     parent = [f"`{c}` {_parent_type(c)}" for c, _, _ in PARENT_COLUMNS]
     parent.append("PRIMARY KEY (`TestID`)" if id_mode == "client" else "KEY `ix_TestID` (`TestID`)")
     parent.append("KEY `ix_VehicleID_TestDate` (`VehicleID`, `TestDate`)")
     statements = [
-        f"CREATE TABLE IF NOT EXISTS `{PARENT}` (\n  " + ",\n  ".join(parent) + "\n) ENGINE=InnoDB",
-        f"CREATE TABLE IF NOT EXISTS `{ITEMS}` (\n"
+        f"CREATE TABLE IF NOT EXISTS `{dataset.table}` (\n  "
+        + ",\n  ".join(parent)
+        + "\n) ENGINE=InnoDB",
+        f"CREATE TABLE IF NOT EXISTS `{items_table(dataset)}` (\n"
         "  `TestID` BIGINT NOT NULL,\n  `Position` TINYINT NOT NULL,\n"
         "  `RfrID` SMALLINT NOT NULL,\n  `RfrTypeID` SMALLINT NOT NULL,\n"
         "  `LocationID` SMALLINT NOT NULL,\n  `Dangerous` TINYINT NOT NULL,\n"
@@ -99,10 +112,10 @@ def fill_statements(dataset: Vehicle) -> list[tuple[str, list[object]]]:
     return statements
 
 
-def insert_statement(rows: int) -> str:
+def insert_statement(dataset: Vehicle, rows: int) -> str:
     columns = ", ".join(f"`{c}`" for c, _, _ in PARENT_COLUMNS)
     one = "(" + ", ".join(["%s"] * len(PARENT_COLUMNS)) + ")"
-    return f"INSERT INTO `{PARENT}` ({columns}) VALUES " + ", ".join([one] * rows)
+    return f"INSERT INTO `{dataset.table}` ({columns}) VALUES " + ", ".join([one] * rows)
 
 
 def insert_params(dataset: Vehicle, records: tuple[Record, ...]) -> list[object]:
@@ -130,25 +143,30 @@ def items_params(dataset: Vehicle, records: tuple[Record, ...]) -> list[object]:
     return params
 
 
-def items_statement(rows: int) -> str:
+def items_statement(dataset: Vehicle, rows: int) -> str:
     one = "(" + ", ".join(["%s"] * ITEM_WIDTH) + ")"
     return (
-        f"INSERT INTO `{ITEMS}` (`TestID`, `Position`, `RfrID`, `RfrTypeID`, `LocationID`, "
-        "`Dangerous`) VALUES " + ", ".join([one] * rows)
+        f"INSERT INTO `{items_table(dataset)}` (`TestID`, `Position`, `RfrID`, `RfrTypeID`, "
+        "`LocationID`, `Dangerous`) VALUES " + ", ".join([one] * rows)
     )
 
 
 # The latest test of a vehicle with its items and every lookup: 14 tables in one
 # statement. Aliases are the record's field names; item columns are NULL for a
 # test without items.
-READ_STATEMENT = (
+def read_statement(dataset: Vehicle) -> str:
+    """The latest test of a vehicle (parameter: VehicleID), rebuilt from 14 tables."""
+    return _READ.format(parent=dataset.table, items=items_table(dataset))
+
+
+_READ = (
     "SELECT t.`TestID`, t.`VehicleID`, t.`TestDate`, tc.`Name` AS `TestClass`, "
     "tt.`Name` AS `TestType`, tr.`Name` AS `TestResult`, t.`Mileage`, "
     "pa.`Name` AS `PostcodeArea`, mk.`Name` AS `Make`, md.`Name` AS `Model`, "
     "co.`Name` AS `Colour`, fu.`Name` AS `FuelType`, t.`CylinderCapacity`, t.`FirstUseDate`, "
     "i.`Position`, i.`RfrID`, ty.`Name` AS `Type`, lo.`Name` AS `Location`, i.`Dangerous`, "
     "r.`Text`, se.`Name` AS `Section` "
-    f"FROM (SELECT * FROM `{PARENT}` WHERE `VehicleID` = %s "
+    "FROM (SELECT * FROM `{parent}` WHERE `VehicleID` = %s "
     "ORDER BY `TestDate` DESC LIMIT 1) AS t "
     "LEFT JOIN `test_class` tc ON tc.`TestClassID` = t.`TestClassID` "
     "LEFT JOIN `test_type` tt ON tt.`TestTypeID` = t.`TestTypeID` "
@@ -158,7 +176,7 @@ READ_STATEMENT = (
     "LEFT JOIN `make` mk ON mk.`MakeID` = md.`MakeID` "
     "LEFT JOIN `colour` co ON co.`ColourID` = t.`ColourID` "
     "LEFT JOIN `fuel_type` fu ON fu.`FuelTypeID` = t.`FuelTypeID` "
-    f"LEFT JOIN `{ITEMS}` i ON i.`TestID` = t.`TestID` "
+    "LEFT JOIN `{items}` i ON i.`TestID` = t.`TestID` "
     "LEFT JOIN `rfr` r ON r.`RfrID` = i.`RfrID` "
     "LEFT JOIN `rfr_section` se ON se.`SectionID` = r.`SectionID` "
     "LEFT JOIN `rfr_type` ty ON ty.`RfrTypeID` = i.`RfrTypeID` "
