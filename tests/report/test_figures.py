@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dbbench_report.comparing import Cell, Row
+from dbbench_report.comparing import Cell, Row, Workload
 from dbbench_report.figures import Spread, cost_per_million, database_pods
 
 
@@ -28,7 +28,9 @@ def test_cost_per_million_operations() -> None:
 
 
 def _row(a: tuple[float, ...], b: tuple[float, ...]) -> Row:
-    return Row("t", "p", (Cell(Spread(a), Spread((1.0,))), Cell(Spread(b), Spread((2.0,)))))
+    workload = Workload("mix", "client", ())
+    cells = (Cell("p", Spread(a), Spread((1.0,))), Cell("p", Spread(b), Spread((2.0,))))
+    return Row("t", workload, cells)
 
 
 def test_noise_flag_from_overlapping_repeats() -> None:
@@ -38,4 +40,5 @@ def test_noise_flag_from_overlapping_repeats() -> None:
     row = _row((100.0, 110.0), (126.0, 105.0))
     assert row.relative(1) == pytest.approx((115.5 - 105.0) / 105.0 * 100)
     assert row.relative(1, "p99") == pytest.approx(100.0)
-    assert Row("t", "p", (None, Cell(Spread((1.0,)), Spread((1.0,))))).noise(1) == "missing"
+    missing = (None, Cell("p", Spread((1.0,)), Spread((1.0,))))
+    assert Row("t", Workload("mix", "client", ()), missing).noise(1) == "missing"

@@ -89,8 +89,7 @@ class FakeDatabase:
                 "storageEngine": {"name": "wiredTiger"},
                 "wiredTiger": {"cache": {"maximum bytes configured": 1 << 30}},
             },
-            "dbStats": {"dataSize": 100, "indexSize": 40, "storageSize": 80},
-            "collStats": {"count": 7},
+            "collStats": {"size": 100, "totalIndexSize": 40, "storageSize": 80, "count": 7},
         }
         return replies[name]
 
@@ -155,6 +154,7 @@ def test_connect_pings_with_bounded_timeouts() -> None:
         "appname": "dbbench-runner",
         "connectTimeoutMS": 5000,
         "serverSelectionTimeoutMS": 5000,
+        "maxPoolSize": 1,  # a worker's w:0 writes and their drain share one socket
     }
     assert client.calls[0][:3] == ("admin", "command", ("ping",))
 
@@ -347,3 +347,14 @@ def test_storage_before_the_collection_exists() -> None:
         assert d.storage().engine_records == 0
     finally:
         FakeDatabase.command = original  # type: ignore[method-assign]
+
+
+def test_unacknowledged_writes_are_drained_on_their_own_connection() -> None:
+    d, calls = driver(step(writeConcern="unacknowledged"))
+    before = len(calls)
+    d.drain()
+    assert [c[:3] for c in calls[before:]] == [("bench", "command", ("ping",))]
+    acknowledged, calls = driver(step())
+    before = len(calls)
+    acknowledged.drain()
+    assert calls[before:] == []  # acknowledged writes need no drain

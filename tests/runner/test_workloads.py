@@ -78,6 +78,9 @@ class SlowDriver:
             time.sleep(self.stall_s)
         return Status(ok=True, rows=1 if isinstance(operation, Read) else 0)
 
+    def drain(self) -> None:
+        pass
+
     def server_info(self) -> ServerInfo:
         return ServerInfo("test", "0")
 
