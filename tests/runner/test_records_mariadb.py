@@ -115,7 +115,7 @@ def test_the_issue_scenario_through_the_cli(
     assert re.search(r"\[load\] \d+ ops .* \d+ records .* records/s", output), output
     progress = json.loads((out / "progress.json").read_text())
     assert progress["records"] == SCENARIO_RECORDS
-    assert progress["records_per_second"] > 0
+    assert progress["recordsPerSecond"] > 0
 
 
 @pytest.mark.parametrize("debug", [False, True], ids=["quiet", "debug"])

@@ -211,7 +211,7 @@ class MySQLDriver:
                 return Status(ok=True, rows=cursor.rowcount)
             case Query(kind=name, number=number, number1=number1):
                 params = sql.query_params(name, number, number1)
-                return self._fetch(conn, sql.QUERIES[name], params)
+                return self._fetch(conn, sql.query_statement(self._dataset, name), params)
         raise TypeError(f"unknown operation {operation!r}")
 
     def _insert(self, conn: Any, records: tuple[dict[str, object], ...]) -> Status:

@@ -170,19 +170,24 @@ def scan_statement(dataset: DatasetGenerator, count: int) -> str:
     )
 
 
-# Field benchmark 2's queries on indexed4, with the same meaning as the MongoDB
-# finds in schema.mongodb (no index hints: the optimizer chooses).
+# Field benchmark 2's queries on indexed4 (or indexed4_serverkey), with the same
+# meaning as the MongoDB finds in schema.mongodb (no index hints: the optimizer
+# chooses).
 QUERIES: dict[str, str] = {
-    "indexedEquality": "SELECT * FROM `indexed4` WHERE `Number` = %s LIMIT 10",
+    "indexedEquality": "SELECT * FROM `{table}` WHERE `Number` = %s LIMIT 10",
     "twoFieldProjection": (
-        "SELECT `Number`, `Number1` FROM `indexed4` WHERE `Number` = %s AND `Number1` >= %s "
+        "SELECT `Number`, `Number1` FROM `{table}` WHERE `Number` = %s AND `Number1` >= %s "
         "LIMIT 10"
     ),
     "sortSkip": (
-        "SELECT * FROM `indexed4` WHERE `Number` >= %s ORDER BY `Date` DESC LIMIT 10 OFFSET 100"
+        "SELECT * FROM `{table}` WHERE `Number` >= %s ORDER BY `Date` DESC LIMIT 10 OFFSET 100"
     ),
-    "scan100": "SELECT * FROM `indexed4` LIMIT 100",
+    "scan100": "SELECT * FROM `{table}` LIMIT 100",
 }
+
+
+def query_statement(dataset: DatasetGenerator, name: str) -> str:
+    return QUERIES[name].format(table=dataset.table)
 
 
 def query_params(name: str, number: int, number1: int) -> list[object]:
