@@ -52,6 +52,7 @@ from dbbench_operator.recording import (
 )
 from dbbench_operator.results_client import ResultsServiceError
 from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.startup import VAGUE
 from dbbench_operator.summaries import (
     compacted,
     last_result,
@@ -214,6 +215,9 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
     if p.phase is RunPhase.PENDING:
         if spec.cache == "cold" and not settings.allow_cache_drop:
             return replace(obs, failure=cooling.COLD_CACHE_NOT_ALLOWED), {}, ()
+        misfit = admitting.misfit(spec)
+        if misfit is not None:
+            return replace(obs, failure=misfit), {}, ()
         return replace(obs, blocked=admitting.blocker(run, spec, settings)), {}, ()
     progress = p.raw_status.get("progress") or {}
     if p.phase is RunPhase.COLLECTING:
@@ -224,11 +228,24 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
         return replace(obs, steps_done=len(steps), collected=True), {}, ()
     started = parse_stamp(p.raw_status.get("startedAt")) or p.now
     left = parse_duration(spec.timeout) - (p.now - started).total_seconds()
-    ctx = Context(run, spec, steps, settings, deadline_seconds=int(left))
+    ctx = Context(run, spec, steps, settings, deadline_seconds=int(left), now=p.now)
     moved = advance(
         ctx, steps_done=int(progress.get("stepsDone") or 0), cold_mark=cold_mark_of(progress)
     )
-    return _observed(obs, moved, p.raw_status), *_recorded(spec, p.raw_status, moved, p.now)
+    extra, events = _recorded(spec, p.raw_status, moved, p.now)
+    return _observed(obs, moved, p.raw_status), extra, (*events, *_stall_event(moved, p.raw_status))
+
+
+def _stall_event(moved: Advance, raw_status: Mapping[str, Any]) -> tuple[Event, ...]:
+    """One Warning when pods start waiting for a new reason (not one per pass);
+    none for the ordinary steps of a start (Pending, ContainerCreating)."""
+    if moved.stalled is None or moved.stalled[0] in VAGUE:
+        return ()
+    conditions: list[dict[str, Any]] = raw_status.get("conditions") or []
+    old = next((c for c in conditions if c.get("type") == "Progressing"), {})
+    if old.get("reason") == moved.stalled[0]:
+        return ()
+    return (("Warning", *moved.stalled),)
 
 
 def _observed(obs: Observation, moved: Advance, raw_status: Mapping[str, Any]) -> Observation:

@@ -1,0 +1,99 @@
+"""Why a pod has not started, from real pod status shapes (pure).
+
+`tests/data/pods/*.json` are pods and events captured from the test control
+plane's scheduler and from the local node's kubelet (each file says where in
+`_captured`), trimmed to metadata and status.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from dbbench_operator.startup import (
+    Stall,
+    controller_stall,
+    judge,
+    latest_warning,
+    needs_events,
+    parse_time,
+    pod_stall,
+)
+
+PODS = Path(__file__).resolve().parents[1] / "data" / "pods"
+
+
+def captured(name: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads((PODS / f"{name}.json").read_text())
+    return found
+
+
+def test_the_schedulers_refusal_is_the_reason_and_its_message_the_detail() -> None:
+    pod = captured("unschedulable-insufficient-cpu")
+    stall = pod_stall(pod)
+    assert stall is not None
+    assert stall.subject == "pod db-1"
+    assert stall.reason == "Unschedulable"
+    assert stall.message.startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert stall.since == datetime(2026, 11, 23, 19, 19, 18, tzinfo=UTC)
+    assert stall.describe().startswith("pod db-1 Unschedulable: 0/1 nodes are available")
+    # Runner pods are judged the same way until they run.
+    assert pod_stall(pod, need_ready=False) == stall
+    no_node = pod_stall(captured("unschedulable-no-node"))
+    assert no_node is not None
+    assert (no_node.reason, no_node.message) == (
+        "Unschedulable", "no nodes available to schedule pods")  # fmt: skip
+    assert not needs_events(stall)
+
+
+def test_a_pod_being_deleted_is_not_waited_for() -> None:
+    pod = captured("unschedulable-no-node")
+    pod["metadata"]["deletionTimestamp"] = "2026-11-23T19:20:00Z"
+    assert pod_stall(pod) is None
+
+
+def test_the_grace_is_counted_from_the_longest_wait() -> None:
+    now = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+    old = Stall("pod a-0", "CrashLoopBackOff", "", now - timedelta(seconds=301))
+    new = Stall("pod a-1", "Unschedulable", "", now - timedelta(seconds=10))
+    unknown = Stall("pod a-2", "Pending", "", None)
+    verdict = judge([new, unknown, old], 300, now)
+    assert verdict.stall == old
+    assert verdict.overdue
+    assert verdict.deadline == now - timedelta(seconds=1)
+    calm = judge([new, unknown], 300, now)
+    assert calm.stall == new
+    assert not calm.overdue
+    assert calm.deadline == now + timedelta(seconds=290)
+    assert judge([], 300, now).stall is None
+
+
+def test_a_controllers_failed_create_event_explains_missing_pods() -> None:
+    events = [
+        {"type": "Normal", "reason": "SuccessfulCreate", "message": "created",
+         "lastTimestamp": "2026-11-23T19:00:09Z"},
+        {"type": "Warning", "reason": "FailedCreate",
+         "message": 'pods "x-0" is forbidden: violates PodSecurity "baseline:latest"',
+         "firstTimestamp": "2026-11-23T19:00:00Z", "lastTimestamp": "2026-11-23T19:00:08Z"},
+    ]  # fmt: skip
+    stall = controller_stall("StatefulSet", "x", events)
+    assert stall is not None
+    assert (stall.subject, stall.reason) == ("StatefulSet x", "FailedCreate")
+    assert "violates PodSecurity" in stall.message
+    assert stall.since == parse_time("2026-11-23T19:00:00Z")
+    assert controller_stall("Job", "y", events[:1]) is None
+
+
+def test_latest_warning_prefers_the_newest_and_names_probe_failures() -> None:
+    events = [
+        {"type": "Warning", "reason": "FailedMount", "message": "old",
+         "lastTimestamp": "2026-11-23T19:00:00Z"},
+        {"type": "Warning", "reason": "Unhealthy",
+         "message": "Readiness probe failed: connection refused",
+         "eventTime": "2026-11-23T19:00:05.123456Z"},
+    ]  # fmt: skip
+    assert latest_warning(events) == ("ReadinessProbeFailed",
+                                      "Readiness probe failed: connection refused")  # fmt: skip
+    assert latest_warning([]) is None
