@@ -83,7 +83,9 @@ def _since(pod: Mapping[str, Any]) -> datetime | None:
 
 
 def _last_termination(status: Mapping[str, Any]) -> str:
-    terminated = (status.get("lastState") or {}).get("terminated") or {}
+    """How the container last ended: exit code, reason, its termination message."""
+    terminated = (status.get("state") or {}).get("terminated") or (
+        status.get("lastState") or {}).get("terminated") or {}  # fmt: skip
     if not terminated:
         return ""
     code = terminated.get("exitCode")
@@ -145,6 +147,9 @@ def latest_warning(events: Iterable[Mapping[str, Any]]) -> tuple[str, str] | Non
     if reason == "Unhealthy":
         kind = message.split(" ", 1)[0]
         reason = _PROBES.get(kind, reason)
+    elif reason == "BackOff" and "restarting failed container" in message:
+        # The kubelet's own words between two crashes of a crash-looping container.
+        reason = "CrashLoopBackOff"
     return reason, message
 
 
@@ -185,6 +190,9 @@ def pod_stall(
     warning = latest_warning(events)
     if warning is not None:
         reason, message = warning
+    if reason == "CrashLoopBackOff":  # between two crashes: say how the last one ended
+        endings = [_last_termination(c) for c in status.get("containerStatuses") or []]
+        message = _short("; ".join([message, *(e for e in endings if e)]))
     return Stall(name, reason, message, _since(pod))
 
 
