@@ -204,3 +204,16 @@ def test_a_mysql_connect_to_a_silent_port_ends() -> None:
         )
     assert isinstance(error, mysql.connector.Error), error
     assert elapsed < 8, f"took {elapsed:.1f}s"
+
+
+def test_kopfs_own_api_calls_are_bounded_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kopf  # noqa: PLC0415 - only this test needs kopf's settings
+
+    from dbbench_operator.handlers import configure  # noqa: PLC0415
+
+    monkeypatch.setenv("DBBENCH_API_TIMEOUT", "20")
+    settings = kopf.OperatorSettings()
+    assert settings.networking.request_timeout == 300  # kopf's default: 5 minutes
+    configure(settings=settings)
+    assert settings.networking.request_timeout == 20
+    assert settings.networking.connect_timeout == 10
