@@ -97,3 +97,67 @@ def test_latest_warning_prefers_the_newest_and_names_probe_failures() -> None:
     assert latest_warning(events) == ("ReadinessProbeFailed",
                                       "Readiness probe failed: connection refused")  # fmt: skip
     assert latest_warning([]) is None
+
+
+def events_of(name: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = captured(name)["items"]
+    return found
+
+
+def test_an_image_the_node_may_not_pull_is_the_kubelets_reason() -> None:
+    stall = pod_stall(captured("node-image-missing"))
+    assert stall is not None
+    assert stall.reason == "ErrImageNeverPull"
+    assert stall.message == (
+        'container mariadb; Container image "docker.io/library/mariadb:10.3" is not present '
+        "with pull policy of Never"
+    )
+    # Not ready since the pod started: the grace counts from there.
+    assert stall.since == datetime(2026, 11, 23, 19, 44, 58, tzinfo=UTC)
+
+
+def test_a_crash_loop_says_how_the_container_last_ended() -> None:
+    pod = captured("node-crash-loop")
+    stall = pod_stall(pod)
+    assert stall is not None
+    assert stall.reason == "CrashLoopBackOff"
+    assert "back-off 20s restarting failed container=mariadb" in stall.message
+    assert "last exit code 7 (Error) after 2 restart(s)" in stall.message
+    # The termination message (the container's last log lines), on one line.
+    assert "[ERROR] mariadbd: unknown variable innodb_flush_method=bogus [ERROR] Aborting" in (
+        stall.message
+    )
+    # Between two crashes the container runs (not ready) and the kubelet's BackOff
+    # event is the only word: still CrashLoopBackOff, with the last ending.
+    status = pod["status"]["containerStatuses"][0]
+    status["state"] = {"running": {"startedAt": "2026-11-23T19:45:35Z"}}
+    vague = pod_stall(pod)
+    assert vague is not None
+    assert needs_events(vague)
+    between = pod_stall(pod, events_of("node-crash-loop.events"))
+    assert between is not None
+    assert between.reason == "CrashLoopBackOff"
+    assert between.message.startswith("Back-off restarting failed container mariadb in pod")
+    assert "last exit code 7 (Error)" in between.message
+
+
+def test_a_failing_readiness_probe_is_named_from_the_pods_events() -> None:
+    pod = captured("node-never-ready")
+    vague = pod_stall(pod)
+    assert vague is not None
+    assert (vague.reason, vague.message) == (
+        "ContainersNotReady", "containers with unready status: [mariadb]")  # fmt: skip
+    assert needs_events(vague)
+    stall = pod_stall(pod, events_of("node-never-ready.events"))
+    assert stall is not None
+    assert stall.reason == "ReadinessProbeFailed"
+    assert stall.message == "Readiness probe failed: cannot connect to 127.0.0.1:3306"
+    # A runner pod has no readiness to wait for: running is started.
+    assert pod_stall(pod, need_ready=False) is None
+
+
+def test_the_schedulers_words_on_a_real_node() -> None:
+    stall = pod_stall(captured("node-unschedulable"))
+    assert stall is not None
+    assert stall.reason == "Unschedulable"
+    assert "1 node(s) didn't match Pod's node affinity/selector" in stall.message
