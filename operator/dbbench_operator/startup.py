@@ -207,8 +207,11 @@ def controller_stall(kind: str, name: str, events: Sequence[Mapping[str, Any]]) 
     if not warnings:
         return None
     event = max(warnings, key=_event_moment)
-    return Stall(f"{kind} {name}", str(event["reason"]), _short(event.get("message")),
-                 _first_moment(event))  # fmt: skip
+    # A Job names a new pod in each attempt (one event each); a StatefulSet counts
+    # repeats of one event: the wait began with the first of either.
+    same = [_first_moment(e) for e in warnings if e["reason"] == event["reason"]]
+    since = min((m for m in same if m is not None), default=None)
+    return Stall(f"{kind} {name}", str(event["reason"]), _short(event.get("message")), since)
 
 
 def needs_events(stall: Stall | None) -> bool:

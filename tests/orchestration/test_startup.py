@@ -1,8 +1,8 @@
 """Why a pod has not started, from real pod status shapes (pure).
 
 `tests/data/pods/*.json` are pods and events captured from the test control
-plane's scheduler and from the local node's kubelet (each file says where in
-`_captured`), trimmed to metadata and status.
+plane (scheduler, controller-manager) and from the local node's kubelet (each
+file says where in `_captured`), trimmed to metadata and status.
 """
 
 from __future__ import annotations
@@ -27,6 +27,11 @@ PODS = Path(__file__).resolve().parents[1] / "data" / "pods"
 
 def captured(name: str) -> dict[str, Any]:
     found: dict[str, Any] = json.loads((PODS / f"{name}.json").read_text())
+    return found
+
+
+def events_of(name: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = captured(name)["items"]
     return found
 
 
@@ -71,19 +76,20 @@ def test_the_grace_is_counted_from_the_longest_wait() -> None:
 
 
 def test_a_controllers_failed_create_event_explains_missing_pods() -> None:
-    events = [
-        {"type": "Normal", "reason": "SuccessfulCreate", "message": "created",
-         "lastTimestamp": "2026-11-23T19:00:09Z"},
-        {"type": "Warning", "reason": "FailedCreate",
-         "message": 'pods "x-0" is forbidden: violates PodSecurity "baseline:latest"',
-         "firstTimestamp": "2026-11-23T19:00:00Z", "lastTimestamp": "2026-11-23T19:00:08Z"},
-    ]  # fmt: skip
-    stall = controller_stall("StatefulSet", "x", events)
-    assert stall is not None
-    assert (stall.subject, stall.reason) == ("StatefulSet x", "FailedCreate")
-    assert "violates PodSecurity" in stall.message
-    assert stall.since == parse_time("2026-11-23T19:00:00Z")
-    assert controller_stall("Job", "y", events[:1]) is None
+    sts = controller_stall("StatefulSet", "db", events_of("quota-statefulset-db.events"))
+    assert sts is not None
+    assert (sts.subject, sts.reason) == ("StatefulSet db", "FailedCreate")
+    assert 'pods "db-0" is forbidden: exceeded quota: no-pods' in sts.message
+    assert sts.since == parse_time("2026-11-23T20:00:36Z")
+    # A Job's every attempt is its own event (a new pod name): the wait began
+    # with the first, not the latest, or the grace would never run out.
+    job = controller_stall("Job", "runner", events_of("quota-job-runner.events"))
+    assert job is not None
+    assert job.reason == "FailedCreate"
+    assert "exceeded quota: no-pods" in job.message
+    assert job.since == parse_time("2026-11-23T20:00:36Z")
+    normal = {"type": "Normal", "reason": "SuccessfulCreate", "message": "created pod x-0"}
+    assert controller_stall("Job", "y", [normal]) is None
 
 
 def test_latest_warning_prefers_the_newest_and_names_probe_failures() -> None:
@@ -97,11 +103,6 @@ def test_latest_warning_prefers_the_newest_and_names_probe_failures() -> None:
     assert latest_warning(events) == ("ReadinessProbeFailed",
                                       "Readiness probe failed: connection refused")  # fmt: skip
     assert latest_warning([]) is None
-
-
-def events_of(name: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = captured(name)["items"]
-    return found
 
 
 def test_an_image_the_node_may_not_pull_is_the_kubelets_reason() -> None:
