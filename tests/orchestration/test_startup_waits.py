@@ -184,3 +184,30 @@ def test_requests_that_fit_no_node_of_the_pool_are_refused_at_once(
     other = condition(run_of(kube_cluster, runner_name), "Failed")
     assert other["reason"] == "NoNodeFits"
     assert other["message"].startswith("spec.runner.resources.limits.memory: 64Gi per runner pod")
+
+
+def test_a_statefulset_that_cannot_create_its_pods_is_named_and_fails_after_the_grace(
+    kube_cluster: ControlPlane, operator_env: list[str]
+) -> None:
+    """A ResourceQuota allowing no pods: the StatefulSet's own FailedCreate event."""
+    ns, name = "team-b", "no-quota"
+    kube_cluster.kubectl("create", "quota", "no-pods", "-n", ns, "--hard=pods=0")
+    try:
+        kube_cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns, startupGrace="20s"))
+        with operator(operator_env) as runner:
+            seen = wait_for(
+                lambda: next((c for c in (get_json(kube_cluster, "br", name, "-n", ns) or {})
+                              .get("status", {}).get("conditions") or []
+                              if c["type"] == "TargetsReady" and c["reason"] == "FailedCreate"),
+                             None),
+                60, "TargetsReady=FailedCreate",
+            )  # fmt: skip
+            wait_for(lambda: phase_of(kube_cluster, ns, name) == "Failed", 60, "Failed")
+    finally:
+        kube_cluster.kubectl("delete", "quota", "no-pods", "-n", ns, check=False)
+    assert runner.exception is None
+    assert "0/1 database pods ready; StatefulSet " in seen["message"]
+    assert "exceeded quota: no-pods" in seen["message"]
+    failed = condition(get_json(kube_cluster, "br", name, "-n", ns) or {}, "Failed")
+    assert failed["reason"] == "FailedCreate"
+    assert "did not start within spec.startupGrace (20s)" in failed["message"]
