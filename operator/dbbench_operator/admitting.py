@@ -1,4 +1,6 @@
-"""hardware.exclusive: a run starts only when no other run uses its node pool.
+"""Admission of a Pending run: refused at once when its pods fit no node of
+their pool (`fitting`); with hardware.exclusive, it starts only when no other
+run uses its node pool.
 
 A run's node pool is the set of nodes matching `hardware.nodeSelector` (all
 nodes when empty). Two runs conflict when their pools share a node and
@@ -18,7 +20,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from dbbench_operator import kube
+from dbbench_operator import fitting, kube
 from dbbench_operator.model import API_VERSION, KIND, BenchmarkRunSpec, SpecError, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
@@ -28,9 +30,32 @@ _admitted: dict[str, str] = {}  # uid -> "namespace/name"
 _HOLDING = frozenset({"Provisioning", "Running", "Collecting"})
 
 
+def _nodes(selector: Mapping[str, str] | None) -> list[dict[str, Any]]:
+    return kube.list_objects("v1", "Node", None, dict(selector or {}))
+
+
 def _pool(selector: Mapping[str, str] | None) -> frozenset[str]:
-    nodes = kube.list_objects("v1", "Node", None, dict(selector or {}))
-    return frozenset(n["metadata"]["name"] for n in nodes)
+    return frozenset(n["metadata"]["name"] for n in _nodes(selector))
+
+
+def misfit(spec: BenchmarkRunSpec) -> tuple[str, str] | None:
+    """(reason, message) naming the field whose request no node of its pool can hold."""
+    checks: list[tuple[fitting.Demand, Mapping[str, str] | None, str]] = [
+        (demand, spec.hardware.node_selector, "spec.hardware.nodeSelector")
+        for demand in fitting.database_demands(spec)
+    ]
+    runner = fitting.runner_demand(spec)
+    if runner is not None:
+        checks.append((runner, spec.runner.node_selector, "spec.runner.nodeSelector"))
+    listed: dict[tuple[tuple[str, str], ...], list[dict[str, Any]]] = {}
+    for demand, selector, field in checks:
+        key = tuple(sorted((selector or {}).items()))
+        if key not in listed:
+            listed[key] = _nodes(selector)
+        found = fitting.misfit(demand, listed[key], fitting.pool_name(selector, field))
+        if found is not None:
+            return found
+    return None
 
 
 def _runs(settings: OperatorSettings) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from typing import Any
 import kopf
 
 from dbbench_operator.naming import GROUP, PLURAL, VERSION, RunRef
-from dbbench_operator.reconciling import needs_pass, reconcile
+from dbbench_operator.reconciling import needs_pass, reconcile_within
 from dbbench_operator.settings import OperatorSettings
 
 INTERVAL = OperatorSettings.from_env().reconcile_interval
@@ -33,6 +33,10 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.posting.level = logging.INFO
     settings.watching.server_timeout = 300
     settings.watching.client_timeout = 330
+    # kopf's own calls (status patches, events): bounded like ours, not 5 minutes.
+    timeout = OperatorSettings.from_env().api_timeout
+    settings.networking.request_timeout = timeout
+    settings.networking.connect_timeout = min(10.0, timeout)
 
 
 @kopf.on.login()
@@ -60,7 +64,7 @@ def reconcile_run(
 ) -> None:  # fmt: skip
     """Advance the run by one idempotent pass and record what happened."""
     settings = OperatorSettings.from_env()
-    outcome = reconcile(RunRef.from_meta(meta), spec, status, datetime.now(UTC), settings)
+    outcome = reconcile_within(RunRef.from_meta(meta), spec, status, datetime.now(UTC), settings)
     patch.status.update(outcome.status)
     for kind, reason, message in outcome.events:
         kopf.event(body, type=kind, reason=reason, message=message)

@@ -4,6 +4,11 @@ Server-side apply makes every write idempotent: applying the same manifest
 twice is a no-op, so a restarted operator can replay any step safely. Every
 API failure surfaces as ``KubeError``, whose message names the verb and the
 object, so that the run's condition says what was refused.
+
+No call waits forever: every request (discovery included) carries a connect
+and a read timeout (`DBBENCH_API_TIMEOUT`), cut to what is left of the
+current pass (`deadlines`), and a pass past its deadline makes no more calls.
+A timeout or a refused connection is a ``KubeError`` with status 0.
 """
 
 from __future__ import annotations
@@ -16,15 +21,20 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any
 
+import urllib3
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError
 
+from dbbench_operator import deadlines
+from dbbench_operator.settings import OperatorSettings
+
 FIELD_MANAGER = "dbbench-operator"
 NOT_FOUND = 404
 CONFLICT = 409
 _MESSAGE_LIMIT = 600
+CONNECT_TIMEOUT_S = 10.0
 
 
 class KubeError(Exception):
@@ -38,6 +48,8 @@ class KubeError(Exception):
 
 def _api_message(exc: Any) -> str:
     """The API server's own message (it names the invalid field), shortened."""
+    if isinstance(exc, urllib3.exceptions.HTTPError):
+        return f"no answer from the API server ({type(exc).__name__}: {exc})"[:_MESSAGE_LIMIT]
     body = getattr(exc, "body", None)
     try:
         text = str(json.loads(body).get("message")) if body else ""
@@ -49,24 +61,54 @@ def _api_message(exc: Any) -> str:
 
 @contextlib.contextmanager
 def _call(verb: str, kind: str, namespace: str | None, name: str) -> Iterator[None]:
+    deadlines.check(f"{verb} {kind} {name}")
     try:
         yield
-    except (ApiException, DynamicApiError) as exc:
+    except (ApiException, DynamicApiError, urllib3.exceptions.HTTPError) as exc:
         raise KubeError(verb, kind, namespace, name, exc) from exc
+
+
+def request_timeout() -> tuple[float, float]:
+    """(connect, read) seconds for the next call: the setting, cut to a second past
+    the pass's deadline (the pass is abandoned at the deadline; its thread ends soon
+    after, and the pass's own clock, not a call's, decides what is reported)."""
+    read = OperatorSettings.from_env().api_timeout
+    left = deadlines.remaining()
+    if left is not None:
+        read = max(0.5, min(read, left + 1))
+    return min(CONNECT_TIMEOUT_S, read), read
+
+
+class _TimedApiClient(client.ApiClient):  # type: ignore[misc]
+    """An ApiClient whose every request has a timeout unless the caller gave one.
+
+    The generated client sends no timeout by default, and the dynamic client's
+    discovery offers no way to pass one: this is the one place all calls pass.
+    """
+
+    def call_api(self, *args: Any, _request_timeout: Any = None, **kwargs: Any) -> Any:
+        return super().call_api(*args, _request_timeout=_request_timeout or request_timeout(),
+                                **kwargs)  # fmt: skip
 
 
 @cache
 def api_client() -> client.ApiClient:
     """In-cluster credentials in a pod; the kubeconfig (``$KUBECONFIG``) elsewhere."""
+    configuration = client.Configuration()
     if os.environ.get("KUBERNETES_SERVICE_HOST") and not os.environ.get("KUBECONFIG"):
-        config.load_incluster_config()
-        in_cluster: client.ApiClient = client.ApiClient()
-        return in_cluster
-    # Pass the path explicitly: the client's default is read at import time.
-    from_file: client.ApiClient = config.new_client_from_config(
-        config_file=os.environ.get("KUBECONFIG")
-    )
-    return from_file
+        config.load_incluster_config(client_configuration=configuration)
+    else:
+        # Pass the path explicitly: the client's default is read at import time.
+        config.load_kube_config(
+            config_file=os.environ.get("KUBECONFIG"), client_configuration=configuration
+        )
+    # Few retries inside a call, each of which may wait a full timeout again:
+    # two more connection attempts, one more read for idempotent verbs (a pooled
+    # connection the server closed). Beyond that the pass fails, says so, and
+    # the next pass tries again.
+    configuration.retries = urllib3.Retry(total=3, connect=2, read=1, redirect=0, status=0,
+                                          other=0)  # fmt: skip
+    return _TimedApiClient(configuration=configuration)
 
 
 @cache
@@ -115,13 +157,22 @@ def get(api_version: str, kind: str, namespace: str | None, name: str) -> dict[s
 
 
 def list_objects(
-    api_version: str, kind: str, namespace: str | None, labels: Mapping[str, str] | None = None
+    api_version: str,
+    kind: str,
+    namespace: str | None,
+    labels: Mapping[str, str] | None = None,
+    *,
+    fields: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Objects of a kind (all namespaces when `namespace` is None), by label equality."""
+    """Objects of a kind (all namespaces when `namespace` is None), by label
+    and field equality (e.g. Events by ``involvedObject.uid``)."""
     selector = ",".join(f"{k}={v}" for k, v in (labels or {}).items()) or None
+    field_selector = ",".join(f"{k}={v}" for k, v in (fields or {}).items()) or None
     resource = _resource(api_version, kind)
-    with _call("list", kind, namespace, selector or "*"):
-        found = resource.get(namespace=namespace, label_selector=selector)
+    with _call("list", kind, namespace, selector or field_selector or "*"):
+        found = resource.get(
+            namespace=namespace, label_selector=selector, field_selector=field_selector
+        )
     return [item.to_dict() for item in found.items]
 
 

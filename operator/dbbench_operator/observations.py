@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dbbench_operator.startup import Stall
+
 
 @dataclass(frozen=True)
 class TargetSeen:
@@ -16,6 +18,8 @@ class TargetSeen:
     server_version: str = ""
     failure: tuple[str, str] | None = None
     shard_key: str = ""
+    # Pods that have not started, in their own words (empty once all have).
+    stalls: tuple[Stall, ...] = ()
 
     def status(self) -> dict[str, Any]:
         ready = {

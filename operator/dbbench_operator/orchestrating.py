@@ -12,6 +12,7 @@ neither duplicates nor loses a step.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from dbbench_contract.progress import StepProgress
@@ -27,11 +28,13 @@ from dbbench_operator import (
 from dbbench_operator.addressing import target_access
 from dbbench_operator.lifecycle import Stage
 from dbbench_operator.model import BenchmarkRunSpec
+from dbbench_operator.model.units import parse_duration
 from dbbench_operator.naming import RunRef
 from dbbench_operator.observations import TargetSeen
 from dbbench_operator.planning import Step
 from dbbench_operator.runner_jobs import JobSettings, step_dir
 from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.startup import Stall, judge
 from dbbench_operator.tokens import run_token
 
 ColdMark = tuple[int, tuple[str, ...]]
@@ -49,6 +52,8 @@ class Advance:
     target: TargetSeen | None = None
     failure: tuple[str, str] | None = None
     degraded: tuple[str, str] | None = None
+    # (pod's reason, message) while database or runner pods have not started
+    stalled: tuple[str, str] | None = None
     collected: StepSummary | None = None  # merged summary of `current`
     step_progress: StepProgress | None = None
     cold_mark: ColdMark | None = None
@@ -63,6 +68,28 @@ class Context:
     steps: list[Step]
     settings: OperatorSettings
     deadline_seconds: int  # what is left of spec.timeout
+    now: datetime
+
+
+def _stalled(
+    ctx: Context, base: Advance, stalls: tuple[Stall, ...], what: str, waiting: str
+) -> Advance | None:
+    """Pods that have not started: fail once one used up spec.startupGrace, else say
+    why and until when; None when every pod has started."""
+    grace = ctx.spec.startup_grace
+    verdict = judge(stalls, parse_duration(grace), ctx.now)
+    stall = verdict.stall
+    if stall is None:
+        return None
+    if verdict.overdue:
+        message = (
+            f"{what} {stall.subject} did not start within spec.startupGrace ({grace}): "
+            f"{stall.reason}: {stall.message}"
+        )
+        return _with(base, failure=(stall.reason, message.rstrip(": ")))
+    until = verdict.deadline.strftime("%Y-%m-%dT%H:%M:%SZ") if verdict.deadline else "?"
+    message = f"{waiting} (the run fails at {until} unless it starts: spec.startupGrace {grace})"
+    return _with(base, reason=stall.reason, message=message, stalled=(stall.reason, message))
 
 
 def _describe(step: Step, total: int) -> str:
@@ -89,8 +116,10 @@ def advance(ctx: Context, *, steps_done: int, cold_mark: ColdMark | None) -> Adv
     if not seen.ready:
         cooling_now = job is None and cold_mark is not None and cold_mark[0] == step.index + 1
         stage = Stage.COOLING if cooling_now else Stage.PROVISIONING
-        return _with(base, stage=stage, reason=seen.reason,
-                     message=f"{here}: target {seen.name}: {seen.message}")  # fmt: skip
+        waiting = _with(base, stage=stage, reason=seen.reason,
+                        message=f"{here}: target {seen.name}: {seen.message}")  # fmt: skip
+        what = f"{here}: target {seen.name}: database"
+        return _stalled(ctx, waiting, seen.stalls, what, waiting.message) or waiting
     if job is None:
         return _start(ctx, step, here, base)
     return _follow(ctx, step, here, base, job)
@@ -125,12 +154,19 @@ def _start(ctx: Context, step: Step, here: str, base: Advance) -> Advance:
 
 def _follow(ctx: Context, step: Step, here: str, base: Advance, job: dict[str, Any]) -> Advance:
     run, spec, settings = ctx.run, ctx.spec, ctx.settings
-    state = running.follow(run, step, job)
+    state, stalls = running.follow(run, step, job)
     degraded = running.disturbance(run, spec, step, job)
     base = _with(base, degraded=degraded)
     if state.failed:
         return _with(base, failure=(state.reason, state.message),
                      collected=_partial(run, spec, step, settings))  # fmt: skip
+    if stalls:
+        waiting = _with(base, stage=Stage.RUNNING)
+        described = "; ".join(s.describe() for s in stalls[:3])
+        stalled = _stalled(ctx, waiting, stalls, f"{here}: runner",
+                           f"{here}: runner pods not started: {described}")  # fmt: skip
+        if stalled is not None:
+            return stalled
     if not state.finished:
         progress = results_client.step_progress(settings, run, step_dir(step), spec.runner.pods)
         message = state.message or _progress_message(here, progress)

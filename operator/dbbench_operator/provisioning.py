@@ -11,13 +11,14 @@ import hashlib
 import secrets
 from typing import Any
 
-from dbbench_operator import kube, setting_up
+from dbbench_operator import diagnosing, kube, setting_up
 from dbbench_operator.addressing import topology_request
 from dbbench_operator.credentials import RESULTS_TOKEN_KEY, build_credentials_secret
 from dbbench_operator.model import BenchmarkRunSpec
 from dbbench_operator.naming import RunRef, adopt, credentials_secret_name
 from dbbench_operator.observations import TargetSeen
 from dbbench_operator.planning import Step, build_plan_configmap
+from dbbench_operator.startup import longest
 from dbbench_operator.topology import naming as topology_naming
 from dbbench_operator.topology.rendering import RenderError, render
 from dbbench_operator.topology.request import TopologyRequest
@@ -95,9 +96,26 @@ def ensure_target(
         int(((sts or {}).get("status") or {}).get("readyReplicas") or 0) for _, sts in statefulsets
     )
     if ready < wanted:
-        message = f"{ready}/{wanted} database pods ready"
-        return TargetSeen(target.name, False, "WaitingForMembers", message, endpoint)
+        return _waiting(request, statefulsets, f"{ready}/{wanted} database pods ready", endpoint)
     if not set_up:
         return TargetSeen(target.name, True, "Ready", f"{ready}/{wanted} database pods ready",
                           endpoint)  # fmt: skip
     return setting_up.set_up(request, endpoint)
+
+
+def _waiting(
+    request: TopologyRequest,
+    statefulsets: list[tuple[int, dict[str, Any] | None]],
+    counted: str,
+    endpoint: str,
+) -> TargetSeen:
+    """Not all members are ready: the pods' own reason (Unschedulable, ErrImagePull,
+    CrashLoopBackOff, ...), or WaitingForMembers when no pod says anything is wrong
+    (the next member is created once the previous one is ready)."""
+    labels = {"app.kubernetes.io/instance": topology_naming.base_name(request)}
+    stalls = diagnosing.database_stalls(request.namespace, labels, statefulsets)
+    if not stalls:
+        return TargetSeen(request.target_name, False, "WaitingForMembers", counted, endpoint)
+    stall = longest(stalls)
+    message = f"{counted}; {stall.describe()}"
+    return TargetSeen(request.target_name, False, stall.reason, message, endpoint, stalls=stalls)

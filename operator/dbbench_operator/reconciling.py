@@ -5,8 +5,10 @@ Order matters: the timeout is checked before any work, and any exception of
 a pass becomes a condition instead of escaping to kopf (which would retry
 without ever patching the status or checking the timeout). Failed passes are
 retried; after `pass_error_limit` in a row over `pass_error_window` seconds
-the run fails with the last error's reason. So every run ends: at the latest
-when spec.timeout has passed.
+the run fails with the last error's reason. A pass that hangs is abandoned at
+its deadline (`reconcile_within`: `pass_deadline`, or sooner at spec.timeout)
+and counts as a failed pass, or as the timeout. So every run ends: at the
+latest when spec.timeout has passed.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from dbbench_operator import admitting, collecting, cooling, tearing_down
+from dbbench_operator import admitting, collecting, cooling, deadlines, tearing_down
+from dbbench_operator.deadlines import PassDeadlineError
 from dbbench_operator.kube import KubeError
 from dbbench_operator.lifecycle import (
     RECONCILED,
@@ -49,6 +52,7 @@ from dbbench_operator.recording import (
 )
 from dbbench_operator.results_client import ResultsServiceError
 from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.startup import VAGUE
 from dbbench_operator.summaries import (
     compacted,
     last_result,
@@ -103,6 +107,42 @@ def current_phase(raw_status: Mapping[str, Any]) -> RunPhase:
 def needs_pass(raw_status: Mapping[str, Any]) -> bool:
     """Active runs, and ended runs whose children are not cleaned up yet."""
     return current_phase(raw_status) not in TERMINAL or not raw_status.get("cleanedUp")
+
+
+def _seconds_left(
+    raw_spec: Mapping[str, Any], raw_status: Mapping[str, Any], now: datetime
+) -> float | None:
+    """Seconds until spec.timeout of a started, unfinished run (None: no clock yet)."""
+    spec, _ = parse(raw_spec)
+    started = parse_stamp(raw_status.get("startedAt"))
+    if spec is None or started is None or current_phase(raw_status) in TERMINAL:
+        return None
+    return parse_duration(spec.timeout) - (now - started).total_seconds()
+
+
+def reconcile_within(
+    run: RunRef,
+    raw_spec: Mapping[str, Any],
+    raw_status: Mapping[str, Any],
+    now: datetime,
+    settings: OperatorSettings,
+) -> Outcome:
+    """`reconcile`, abandoned at `pass_deadline` or at spec.timeout, whichever is first."""
+    left = _seconds_left(raw_spec, raw_status, now)
+    budget = settings.pass_deadline
+    if left is not None and left > 0:
+        budget = min(budget, left + 1)  # past it, the pass ends the run before any I/O
+    try:
+        return deadlines.call_within(
+            lambda: reconcile(run, raw_spec, raw_status, now, settings), budget, run.name
+        )
+    except PassDeadlineError as exc:
+        later = now + timedelta(seconds=budget)
+        spec, problems = parse(raw_spec)
+        p = Pass(run, raw_status, later, settings, spec, problems, current_phase(raw_status))
+        if left is not None and spec is not None and left + 1 <= budget:
+            return _conclude(p, timeout_decision(timedelta(seconds=parse_duration(spec.timeout))))
+        return _pass_failed(p, exc)
 
 
 def reconcile(
@@ -175,6 +215,9 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
     if p.phase is RunPhase.PENDING:
         if spec.cache == "cold" and not settings.allow_cache_drop:
             return replace(obs, failure=cooling.COLD_CACHE_NOT_ALLOWED), {}, ()
+        misfit = admitting.misfit(spec)
+        if misfit is not None:
+            return replace(obs, failure=misfit), {}, ()
         return replace(obs, blocked=admitting.blocker(run, spec, settings)), {}, ()
     progress = p.raw_status.get("progress") or {}
     if p.phase is RunPhase.COLLECTING:
@@ -185,11 +228,24 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
         return replace(obs, steps_done=len(steps), collected=True), {}, ()
     started = parse_stamp(p.raw_status.get("startedAt")) or p.now
     left = parse_duration(spec.timeout) - (p.now - started).total_seconds()
-    ctx = Context(run, spec, steps, settings, deadline_seconds=int(left))
+    ctx = Context(run, spec, steps, settings, deadline_seconds=int(left), now=p.now)
     moved = advance(
         ctx, steps_done=int(progress.get("stepsDone") or 0), cold_mark=cold_mark_of(progress)
     )
-    return _observed(obs, moved, p.raw_status), *_recorded(spec, p.raw_status, moved, p.now)
+    extra, events = _recorded(spec, p.raw_status, moved, p.now)
+    return _observed(obs, moved, p.raw_status), extra, (*events, *_stall_event(moved, p.raw_status))
+
+
+def _stall_event(moved: Advance, raw_status: Mapping[str, Any]) -> tuple[Event, ...]:
+    """One Warning when pods start waiting for a new reason (not one per pass);
+    none for the ordinary steps of a start (Pending, ContainerCreating)."""
+    if moved.stalled is None or moved.stalled[0] in VAGUE:
+        return ()
+    conditions: list[dict[str, Any]] = raw_status.get("conditions") or []
+    old = next((c for c in conditions if c.get("type") == "Progressing"), {})
+    if old.get("reason") == moved.stalled[0]:
+        return ()
+    return (("Warning", *moved.stalled),)
 
 
 def _observed(obs: Observation, moved: Advance, raw_status: Mapping[str, Any]) -> Observation:
@@ -276,7 +332,7 @@ def _conclude(
     if decision.phase is RunPhase.SUCCEEDED:
         progress["percent"] = 100
     status["progress"] = progress
-    status.update(_clean_up(p.run, p.spec if started else None, decision.phase).status)
+    status.update(_clean_up(p, p.spec if started else None, decision.phase).status)
     return Outcome(status, (*events, *_decision_events(decision)))
 
 
@@ -284,14 +340,19 @@ def _ended(p: Pass) -> Outcome:
     """A run that has ended: nothing to do once its children are cleaned up."""
     if p.raw_status.get("cleanedUp"):
         return Outcome()
-    return _clean_up(p.run, p.spec if p.raw_status.get("startedAt") else None, p.phase)
+    return _clean_up(p, p.spec if p.raw_status.get("startedAt") else None, p.phase)
 
 
-def _clean_up(run: RunRef, spec: BenchmarkRunSpec | None, phase: RunPhase) -> Outcome:
+def _clean_up(p: Pass, spec: BenchmarkRunSpec | None, phase: RunPhase) -> Outcome:
     """Stop the load and retire the databases of an ended run (retried until done)."""
+    run = p.run
     try:
         if spec is not None:
-            tearing_down.end_run(run, spec, failed=phase is RunPhase.FAILED)
+            # Bounded like a pass: a stuck call must not hold the run's timer.
+            deadlines.call_within(
+                lambda: tearing_down.end_run(run, spec, failed=phase is RunPhase.FAILED),
+                p.settings.pass_deadline, f"{run.name}-cleanup",
+            )  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - retried on the next pass; never escapes
         log.warning("cleanup of %s/%s not finished: %s", run.namespace, run.name, exc)
         return Outcome()
@@ -308,6 +369,8 @@ def describe_error(exc: BaseException) -> tuple[str, str]:
         return "KubernetesApiError", str(exc)
     if isinstance(exc, ResultsServiceError):
         return "ResultsServiceError", str(exc)
+    if isinstance(exc, PassDeadlineError):
+        return "PassTimedOut", f"{exc}: a call to the API server or a database hung"
     if isinstance(exc, LookupError):
         return "SetupError", str(exc)[:600]
     if type(exc).__module__.split(".")[0] in ("mysql", "pymongo", "bson"):

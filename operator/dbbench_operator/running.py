@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dbbench_operator import kube
+from dbbench_operator import diagnosing, kube
 from dbbench_operator.addressing import TargetAccess, topology_request
 from dbbench_operator.model import BenchmarkRunSpec
 from dbbench_operator.naming import RunRef
@@ -20,6 +20,7 @@ from dbbench_operator.runner_jobs import (
     database_host,
     job_name,
 )
+from dbbench_operator.startup import Stall
 from dbbench_operator.summaries import JobState, job_state
 from dbbench_operator.table_state import TableState
 from dbbench_operator.topology import naming as topology_naming
@@ -70,9 +71,13 @@ def start(
     kube.create_if_absent(build_runner_job(run, spec, step, access, settings, database_pods=marks))
 
 
-def follow(run: RunRef, step: Step, job: dict[str, Any]) -> JobState:
+def follow(run: RunRef, step: Step, job: dict[str, Any]) -> tuple[JobState, tuple[Stall, ...]]:
+    """Where the step's Job stands, and its pods that have not started (while it runs)."""
     pods = kube.list_objects("v1", "Pod", run.namespace, {JOB_NAME_LABEL: job_name(run, step)})
-    return job_state(step, job, pods)
+    state = job_state(step, job, pods)
+    if state.finished:
+        return state, ()
+    return state, diagnosing.runner_stalls(run.namespace, job, pods)
 
 
 def disturbance(

@@ -28,6 +28,10 @@ class OperatorSettings:
     # this many passes in a row failed over at least `pass_error_window` seconds.
     pass_error_limit: int = 5
     pass_error_window: float = 60.0
+    # Nothing waits forever: a reconcile pass is abandoned after this many
+    # seconds (or sooner, at spec.timeout), and each API call after `api_timeout`.
+    pass_deadline: float = 120.0
+    api_timeout: float = 30.0
     watch_namespaces: tuple[str, ...] = ()
     # The cluster's DNS domain (kubelet --cluster-domain); database hosts end in it.
     cluster_domain: str = "cluster.local"
@@ -48,6 +52,8 @@ class OperatorSettings:
             runner_backoff_limit=int(env.get("DBBENCH_RUNNER_BACKOFF_LIMIT", "2")),
             pass_error_limit=int(env.get("DBBENCH_PASS_ERROR_LIMIT", "5")),
             pass_error_window=float(env.get("DBBENCH_PASS_ERROR_WINDOW", "60")),
+            pass_deadline=float(env.get("DBBENCH_PASS_DEADLINE", "120")),
+            api_timeout=float(env.get("DBBENCH_API_TIMEOUT", "30")),
             cluster_domain=env.get("DBBENCH_CLUSTER_DOMAIN") or defaults.cluster_domain,
             watch_namespaces=tuple(
                 ns for ns in env.get("DBBENCH_WATCH_NAMESPACES", "").split(",") if ns

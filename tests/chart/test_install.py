@@ -72,6 +72,7 @@ SCOPED_RIGHTS = [
     ("create", "jobs.batch", TEAM_A, True),
     ("create", "secrets", TEAM_A, True),
     ("create", "events", TEAM_A, True),
+    ("list", "events", TEAM_A, True),
     ("get", "pods/log", TEAM_A, True),
     ("watch", "customresourcedefinitions.apiextensions.k8s.io", "", True),
     ("list", "namespaces", "", True),

@@ -36,7 +36,7 @@ OPERATOR_RULES = {
     ("dbbench.io", "benchmarkruns"): {"get", "list", "watch", "patch", "update"},
     ("dbbench.io", "benchmarkruns/status"): {"get", "patch", "update"},
     ("dbbench.io", "benchmarkruns/finalizers"): {"update"},
-    ("", "events"): {"create", "patch"},
+    ("", "events"): {"create", "patch", "list"},
     ("events.k8s.io", "events"): {"create", "patch"},
     **{
         (group, resource): {"get", "list", "watch", "create", "update", "patch", "delete"}

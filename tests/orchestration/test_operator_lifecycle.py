@@ -21,6 +21,7 @@ from dbbench_local.results_service import start_results_service
 from dbbench_operator import provisioning
 from tests.fixtures.controlplane import REPO, ControlPlane, free_port, tool
 from tests.fixtures.mariadb import MariaDBServer
+from tests.model.helpers import wait_established
 
 pytestmark = pytest.mark.integration
 
@@ -82,8 +83,7 @@ def operator_env(
 ) -> Iterator[list[str]]:
     """CRD + chart RBAC installed; KUBECONFIG acts as the operator's ServiceAccount."""
     kube_cluster.kubectl("apply", "--server-side", "-f", str(CRD))
-    kube_cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s",
-                         "crd/benchmarkruns.dbbench.io")  # fmt: skip
+    wait_established(kube_cluster)  # `kubectl wait` fails while the CRD has no status yet
     for ns in (OPERATOR_NS, *WATCHED, UNWATCHED):
         kube_cluster.kubectl("create", "namespace", ns, check=False)
     docs = render_chart({"watchNamespaces": list(WATCHED)})
@@ -168,13 +168,16 @@ def test_run_progresses_owns_its_children_and_they_go_with_it(
             lambda: get_json(kube_cluster, "secret", f"{name}-credentials", "-n", ns),
             30, "credentials Secret",
         )  # fmt: skip
-        run = wait_for(lambda: targets_ready_known(kube_cluster, ns, name), 30, "TargetsReady")
+        run = wait_for(
+            lambda: progressing_because(kube_cluster, ns, name, "Unschedulable"), 30,
+            "the scheduler's refusal in the status",
+        )  # fmt: skip
         (target,) = run["status"]["targets"]
         (ready,) = target["conditions"]
-        # No kubelet here: the database pods never start, and the status says so.
+        # No node here: the scheduler refuses the database pod, and the status says so.
         assert (ready["type"], ready["status"], ready["reason"]) == (
-            "Ready", "False", "WaitingForMembers")  # fmt: skip
-        assert ready["message"] == "0/1 database pods ready"
+            "Ready", "False", "Unschedulable")  # fmt: skip
+        assert ready["message"].startswith("0/1 database pods ready; pod ")
         assert target["endpoint"].endswith(".svc.cluster.local:3306")
         statefulsets = get_json(kube_cluster, "statefulsets", "-n", ns, f"-ldbbench.io/run={name}")
         assert statefulsets is not None

@@ -188,6 +188,21 @@ class BenchmarkRunSpec(ApiModel):
             "exceeded. Must exceed the planned phase time. Default 2h."
         ),
     )
+    startup_grace: str = Field(
+        default="5m",
+        pattern=DURATION_PATTERN,
+        max_length=32,
+        description=(
+            "How long a database or runner pod may wait to start (be scheduled, get its "
+            "image, run and, for databases, pass its readiness probe) before the run fails "
+            "with the pod's own reason: Unschedulable, ErrImagePull, ImagePullBackOff, "
+            "ErrImageNeverPull, CrashLoopBackOff, ReadinessProbeFailed, FailedCreate, ... "
+            "Counted per pod from when it was created or last stopped being ready. While "
+            "it waits, the run's conditions and Warning events carry that reason and the "
+            "pod's message. Raise it for slow image pulls or long database recovery; "
+            "spec.timeout still bounds the whole run. Default 5m."
+        ),
+    )
     cleanup: Literal["Delete", "Retain"] = Field(
         default="Delete",
         description=(
@@ -273,6 +288,15 @@ class BenchmarkRunSpec(ApiModel):
             message="timeout must be longer than 0s",
             field="timeout",
             holds=lambda s: parse_duration(s.timeout) > 0,
+        ),
+        Rule(
+            cel=(
+                "!self.startupGrace.matches(DURATION_RE) || "
+                "duration(self.startupGrace) > duration('0s')"
+            ).replace("DURATION_RE", repr(DURATION_PATTERN)),
+            message="startupGrace must be longer than 0s, e.g. 5m",
+            field="startupGrace",
+            holds=lambda s: parse_duration(s.startup_grace) > 0,
         ),
     )
 

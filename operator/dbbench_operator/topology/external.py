@@ -122,8 +122,9 @@ def probe(uri: str, *, timeout_s: float = 10.0) -> ExternalProbe:
 
         timeout_ms = int(timeout_s * 1000)
         client: MongoClient[dict[str, Any]] = MongoClient(
-            uri, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms
-        )
+            uri, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms,
+            socketTimeoutMS=timeout_ms,
+        )  # fmt: skip
         try:
             hello = client.admin.command("hello")
             version = str(client.admin.command("buildInfo")["version"])

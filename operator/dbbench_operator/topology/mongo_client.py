@@ -15,6 +15,10 @@ from dbbench_operator.topology.mongo_setup import CommandFailedError, Unreachabl
 # one for them); the keyFile text is the password.
 INTERNAL_USER = "__system"
 INTERNAL_AUTH_SOURCE = "local"
+# No admin call waits forever: a member that accepts the connection and then
+# stops answering fails the call (UnreachableError) after this long. Setup
+# commands (replSetInitiate, addShard, shardCollection) answer within seconds.
+SOCKET_TIMEOUT_MS = 30_000
 
 
 class PymongoAdmin:
@@ -49,12 +53,14 @@ def connect(
     auth_source: str = "admin",
     direct: bool = True,
     timeout_ms: int = 5000,
+    socket_timeout_ms: int = SOCKET_TIMEOUT_MS,
 ) -> PymongoAdmin:
     """A client for one member (direct) or one mongos; lazy, so it never raises here."""
     options: dict[str, Any] = {
         "directConnection": direct,
         "serverSelectionTimeoutMS": timeout_ms,
         "connectTimeoutMS": timeout_ms,
+        "socketTimeoutMS": socket_timeout_ms,
     }
     if username is not None:
         options.update(username=username, password=password, authSource=auth_source)

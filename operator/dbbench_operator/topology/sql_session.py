@@ -42,16 +42,34 @@ class ConnectorSession:
         self._connection.close()
 
 
+# No statement waits forever: a server that accepts the connection and then
+# stops answering fails the call after this long (the setup statements, such
+# as CHANGE REPLICATION SOURCE or INSTALL PLUGIN, answer within seconds).
+READ_TIMEOUT_S = 30
+
+
 def connect(
-    host: str, port: int, user: str, password: str, *, timeout_s: float = 10.0
+    host: str,
+    port: int,
+    user: str,
+    password: str,
+    *,
+    timeout_s: float = 10.0,
+    read_timeout_s: int = READ_TIMEOUT_S,
 ) -> ConnectorSession:
-    """An autocommit session; raises mysql.connector.Error when unreachable."""
+    """An autocommit session; raises mysql.connector.Error when unreachable or silent.
+
+    `connection_timeout` bounds the connect and handshake; without
+    `read_timeout`/`write_timeout` the connector waits on a silent socket for ever.
+    """
     connection = mysql.connector.connect(
         host=host,
         port=port,
         user=user,
         password=password,
         autocommit=True,
-        connection_timeout=int(timeout_s),
+        connection_timeout=max(1, int(timeout_s)),
+        read_timeout=read_timeout_s,
+        write_timeout=read_timeout_s,
     )
     return ConnectorSession(connection)

@@ -176,8 +176,7 @@ def scan_statement(dataset: DatasetGenerator, count: int) -> str:
 QUERIES: dict[str, str] = {
     "indexedEquality": "SELECT * FROM `{table}` WHERE `Number` = %s LIMIT 10",
     "twoFieldProjection": (
-        "SELECT `Number`, `Number1` FROM `{table}` WHERE `Number` = %s AND `Number1` >= %s "
-        "LIMIT 10"
+        "SELECT `Number`, `Number1` FROM `{table}` WHERE `Number` = %s AND `Number1` >= %s LIMIT 10"
     ),
     "sortSkip": (
         "SELECT * FROM `{table}` WHERE `Number` >= %s ORDER BY `Date` DESC LIMIT 10 OFFSET 100"
