@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from dbbench_local.cluster import IMAGES_DIR
 from dbbench_local.install import (
     LOCAL_IMAGES,
     NAMESPACE,
@@ -28,6 +29,17 @@ from dbbench_local.install import (
 pytestmark = pytest.mark.e2e
 
 RUNS_NS = "e2e"
+
+
+def node_image(archive: str) -> str:
+    """The reference of one of hack/cluster/images.sh's archives (its manifest.txt);
+    the kind path pulls official images and has no such manifest."""
+    manifest = IMAGES_DIR / "manifest.txt"
+    for line in manifest.read_text().splitlines() if manifest.is_file() else []:
+        name, _, reference = line.partition(" ")
+        if name == archive:
+            return reference.strip()
+    raise AssertionError(f"{manifest} lists no {archive}: run hack/cluster/images.sh")
 
 
 @pytest.fixture(scope="session")

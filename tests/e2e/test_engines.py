@@ -16,16 +16,15 @@ from __future__ import annotations
 
 import math
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dbbench_local.cluster import IMAGES_DIR
 from dbbench_local.install import Kube
 from tests.e2e.conftest import (
     RUNS_NS,
     apply_run,
+    node_image,
     results_json,
     run_status,
     small_spec,
@@ -33,15 +32,6 @@ from tests.e2e.conftest import (
 )
 
 pytestmark = pytest.mark.e2e
-
-
-def stand_in_image(manifest: Path = IMAGES_DIR / "manifest.txt") -> str:
-    """The stand-in's reference as hack/cluster/images.sh recorded it."""
-    for line in manifest.read_text().splitlines():
-        archive, _, reference = line.partition(" ")
-        if archive == "ferretdb.tar":
-            return reference.strip()
-    raise AssertionError(f"{manifest} lists no ferretdb.tar: run hack/cluster/images.sh ferretdb")
 
 
 MYSQL_STANDALONE = small_spec(
@@ -75,7 +65,7 @@ STAND_IN_LOADS = ("load-w0", "insert-acknowledged", "insert-journaled", "insert-
 
 def stand_in_spec() -> dict[str, Any]:
     return small_spec(
-        targets=[{"name": "ferret", "engine": "mongodb", "image": stand_in_image(),
+        targets=[{"name": "ferret", "engine": "mongodb", "image": node_image("ferretdb.tar"),
                   "protocolStandIn": True}],
         dataset={"shape": "indexed4", "records": STAND_IN_RECORDS, "recordSize": 256},
         phases=[
