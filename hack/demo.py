@@ -14,7 +14,14 @@ from typing import Any
 
 from dbbench_local.cluster import chosen
 from dbbench_local.controlplane import REPO
-from dbbench_local.install import LOCAL_IMAGES, Kube, install_chart, summary_table, wait_for_run
+from dbbench_local.install import (
+    LOCAL_IMAGES,
+    Kube,
+    install_chart,
+    node_engine_images,
+    summary_table,
+    wait_for_run,
+)
 
 RUN = "quickstart"
 NAMESPACE = "default"
@@ -27,7 +34,7 @@ def say(message: str) -> None:
 def main() -> int:
     kube = Kube(chosen().kubeconfig)
     say("installing the chart with helm (about a minute)")
-    install_chart(kube, LOCAL_IMAGES)
+    install_chart(kube, LOCAL_IMAGES, node_engine_images())
     kube.kubectl("delete", "benchmarkrun", RUN, "-n", NAMESPACE, "--ignore-not-found",
                  "--wait=true", timeout=300)  # fmt: skip
     kube.kubectl("apply", "-n", NAMESPACE, "-f", str(REPO / "examples" / "quickstart.yaml"))

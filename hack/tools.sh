@@ -103,18 +103,9 @@ link_etcd() {
   ln -sf "$etcd" "$BIN/etcd"
 }
 
-debian_mirror() {
-  # The machine's own Debian mirror (deb822 sources or a classic sources.list).
-  local mirror=""
-  if compgen -G "/etc/apt/sources.list.d/*.sources" >/dev/null; then
-    mirror="$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/*.sources)"
-  fi
-  if [[ -z "$mirror" && -f /etc/apt/sources.list ]]; then
-    mirror="$(awk '$1 == "deb" {for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) {print $i; exit}}' \
-      /etc/apt/sources.list)"
-  fi
-  echo "${mirror:-http://deb.debian.org/debian}"
-}
+# debian_mirror: the machine's own apt mirror (hack/debian-mirror.sh).
+# shellcheck source=hack/debian-mirror.sh
+source "$ROOT/hack/debian-mirror.sh"
 
 build_mysql_root() {
   local stamp_file="$MYSQL_ROOT/.dbbench-root" stamp="$MYSQL_SUITE $MYSQL_ROOT_PACKAGES"
@@ -128,7 +119,7 @@ build_mysql_root() {
       --no-install-recommends debootstrap >/dev/null
   fi
   local mirror staging="$MYSQL_ROOT.partial"
-  mirror="$(debian_mirror)"
+  mirror="$(debian_mirror)" || exit 1
   log "building the mysql root from $MYSQL_SUITE at $mirror (~650 MB)"
   # --one-file-system: never descend into a /proc or /sys a failed run left mounted.
   rm -rf --one-file-system "$staging" "$MYSQL_ROOT"

@@ -3,7 +3,7 @@
 # that `ctr -n k8s.io images import` loads; no registry is involved.
 #
 #   hack/cluster/images.sh [IMAGE...]    # default: all of them
-#   IMAGE: pause busybox python-base operator runner mariadb
+#   IMAGE: pause busybox python-base operator runner mariadb mysql ferretdb
 #
 # Output: ${DBBENCH_IMAGES_DIR:-.cluster/images}/<image>.tar and manifest.txt
 # ("<archive> <image reference>" per line). Debian root filesystems are cached
@@ -13,7 +13,10 @@
 # Why it looks like this (docs/local-cluster.md): no registry is reachable, so
 # every image starts from a debootstrapped Debian root or from scratch; TLS to
 # PyPI fails inside builds, so wheels are downloaded on the host; the charts
-# run MariaDB as uid 999 like the official image.
+# run MariaDB and MySQL as uid 999 like the official images. The database
+# images carry references of their own (localhost/dbbench/...), never an
+# official image's: the chart's `engines` values point the operator at them
+# (hack/dbbench_local/install.py reads manifest.txt).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -22,6 +25,8 @@ OUT=${DBBENCH_IMAGES_DIR:-$REPO/.cluster/images}
 ROOTS=${DBBENCH_ROOTS_DIR:-$REPO/.cluster/roots}
 TOOLS_DIR=${TOOLS_DIR:-$REPO/.tools}
 SUITE=trixie
+# Oracle MySQL is only in Debian's unstable suite (as for the tests' chroot).
+MYSQL_SUITE=sid
 PYTHON_VERSION=3.13 # trixie's python3; every wheel must be cp313
 APP_VERSION=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$REPO/Chart.yaml")
 
@@ -30,7 +35,12 @@ REF_BUSYBOX=docker.io/library/busybox:1.36
 REF_PYTHON_BASE=localhost/dbbench/python-base:$SUITE
 REF_OPERATOR=docker.io/dbbench/operator:$APP_VERSION
 REF_RUNNER=docker.io/dbbench/runner:$APP_VERSION
-REF_MARIADB=docker.io/library/mariadb:11.8
+REF_MARIADB=localhost/dbbench/mariadb:11.8
+# The tag is the packaged major.minor (sid moves): set by build_mysql.
+REF_MYSQL_REPOSITORY=localhost/dbbench/mysql
+# Not MongoDB: a MongoDB-protocol server standing in for it (docs/local-cluster.md).
+FERRETDB_VERSION=v1.24.0
+REF_FERRETDB=localhost/dbbench/ferretdb-mongodb-standin:${FERRETDB_VERSION#v}
 
 # podman needs an explicit open-files limit here (no CAP_SYS_RESOURCE to raise it).
 NOFILE=$(ulimit -Hn)
@@ -129,19 +139,11 @@ ensure_packages() {
     --no-install-recommends "${missing[@]}"
 }
 
-# The Debian mirror the host's apt uses (no other mirror is reachable here).
-debian_mirror() {
-  if [[ -n ${DBBENCH_DEBIAN_MIRROR:-} ]]; then
-    printf '%s\n' "$DBBENCH_DEBIAN_MIRROR"
-    return
-  fi
-  local url
-  url=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
-    /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v '^[[:space:]]*#' |
-    grep -oE 'https?://[^[:space:]]+/debian/?([[:space:]]|$)' | head -n1 | tr -d '[:space:]' || true)
-  printf '%s\n' "${url:-http://deb.debian.org/debian}"
-}
-MIRROR=$(debian_mirror)
+# debian_mirror: the mirror this machine's apt uses (no other is reachable
+# here, and none is written into the scripts); set in main.
+# shellcheck source=hack/debian-mirror.sh
+source "$REPO/hack/debian-mirror.sh"
+MIRROR=
 
 # Runs a command chrooted in ROOT with /proc, /dev and /tmp private to it;
 # the mounts vanish with the mount namespace, so the cached root stays clean.
@@ -157,22 +159,23 @@ in_root() {
       DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 "$@"' in_root "$root" "$@"
 }
 
-# debootstrap ROOTS/NAME (trixie, minbase) with the given packages, then runs
-# the optional SETUP function on it; cached under the stamp of both.
+# debootstrap ROOTS/NAME (SUITE, default trixie; minbase) with the given
+# packages, then runs the optional SETUP function on it; cached under the stamp
+# of all of them.
 debootstrap_root() {
-  local name=$1 include=$2 setup=${3:-} key
+  local name=$1 include=$2 setup=${3:-} suite=${4:-$SUITE} key
   local root=$ROOTS/$name
-  key=$(digest_of "$SUITE" "$MIRROR" "$include" "$(declare -f "${setup:-true}" || true)")
+  key=$(digest_of "$suite" "$MIRROR" "$include" "$(declare -f "${setup:-true}" || true)")
   if [[ -f $root.stamp && $(<"$root.stamp") == "$key" ]]; then
     return
   fi
-  log "debootstrap $SUITE into $root (${include:-minbase only}; first time about 2-6 min)"
+  log "debootstrap $suite into $root (${include:-minbase only}; first time about 2-6 min)"
   rm -rf "$root" "$root.stamp"
   mkdir -p "$ROOTS"
   local args=(--variant=minbase)
   [[ -n $include ]] && args+=("--include=$include")
   local start=$SECONDS
-  nice debootstrap "${args[@]}" "$SUITE" "$root" "$MIRROR" >"$root.log" 2>&1 ||
+  nice debootstrap "${args[@]}" "$suite" "$root" "$MIRROR" >"$root.log" 2>&1 ||
     die "debootstrap $name failed; see $root.log"
   log "debootstrap $name: done in $((SECONDS - start)) s ($(du -sh "$root" | cut -f1))"
   if [[ -n $setup ]]; then
@@ -401,12 +404,86 @@ build_mariadb() {
   save mariadb "$REF_MARIADB" "$key"
 }
 
+# Oracle MySQL from sid's mysql-server-core / mysql-client-core (the packages
+# the tests' chroot runs), uid/gid 999 as in the official image, and the
+# directories its configuration names (/etc/my.cnf from hack/cluster/mysql).
+mysql_setup() {
+  local root=$1
+  in_root "$root" groupadd --system --gid 999 mysql
+  in_root "$root" useradd --system --uid 999 --gid 999 --home-dir /nonexistent \
+    --no-create-home --shell /usr/sbin/nologin mysql
+  printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+  chmod 755 "$root/usr/sbin/policy-rc.d"
+  # tzdata: the entrypoint loads the time-zone tables like the official one.
+  apt_in_root "$root" mysql-server-core mysql-client-core tzdata
+  rm -f "$root/usr/sbin/policy-rc.d"
+  rm -rf "$root/var/lib/mysql" "$root/run/mysqld"
+  mkdir -p "$root/var/lib/mysql" "$root/run/mysqld" "$root/var/lib/mysql-files" \
+    "$root/etc/mysql/conf.d" "$root/docker-entrypoint-initdb.d"
+  chown 999:999 "$root/var/lib/mysql" "$root/run/mysqld" "$root/var/lib/mysql-files"
+  # As in the official image: any uid the pod runs as can use them.
+  chmod 1777 "$root/var/lib/mysql" "$root/run/mysqld"
+  chmod 0750 "$root/var/lib/mysql-files"
+}
+
+build_mysql() {
+  debootstrap_root mysql "" mysql_setup "$MYSQL_SUITE"
+  local root=$ROOTS/mysql key version ref
+  version=$(chroot "$root" dpkg-query -W -f='${Version}' mysql-server-core)
+  # 9.7.0-1 -> 9.7: the official image's tag for the same series.
+  [[ $version =~ ^([0-9]+\.[0-9]+)\. ]] || die "unexpected mysql-server-core version '$version'"
+  ref=$REF_MYSQL_REPOSITORY:${BASH_REMATCH[1]}
+  key=$(digest_of "$(<"$root.stamp")" "$HERE/mysql" "$version" v1)
+  if is_fresh mysql "$key"; then log "mysql: current ($ref)"; return; fi
+  log "mysql: importing the $MYSQL_SUITE root with mysql-server-core $version (about 1 min)"
+  install -m 0755 "$HERE/mysql/docker-entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh"
+  install -m 0644 "$HERE/mysql/my.cnf" "$root/etc/my.cnf"
+  remember "$ref"
+  import_dir "$root" "$ref" 'ENTRYPOINT ["docker-entrypoint.sh"]' 'CMD ["mysqld"]' \
+    'EXPOSE 3306' 'EXPOSE 33060' 'ENV LANG=C.UTF-8' "ENV MYSQL_VERSION=$version"
+  save mysql "$ref" "$key"
+}
+
+# FerretDB as `make tools` builds it for the tests (pinned, patched for w:0
+# writes; static), with busybox for the entrypoint's shell. A stand-in for
+# MongoDB's wire protocol, named so: never tagged as a mongo image.
+build_ferretdb() {
+  local ferretdb=$TOOLS_DIR/bin/ferretdb busybox key
+  [[ -x $ferretdb ]] || die "no ferretdb at $ferretdb: run \`make tools\` (or set TOOLS_DIR)"
+  "$ferretdb" --version 2>&1 | grep -q "version: $FERRETDB_VERSION" ||
+    die "$ferretdb is not FerretDB $FERRETDB_VERSION: run \`make tools\`"
+  if ldd "$ferretdb" >/dev/null 2>&1; then die "$ferretdb is dynamically linked; build it with CGO_ENABLED=0"; fi
+  busybox=$(dpkg -L busybox-static | grep -E '/bin/busybox$' | head -n1)
+  key=$(digest_of "$ferretdb" "$busybox" "$HERE/ferretdb" v1)
+  if is_fresh ferretdb "$key"; then log "ferretdb: current ($REF_FERRETDB)"; return; fi
+  log "ferretdb: $ferretdb with busybox-static (a few seconds)"
+  # Kept under ROOTS (like the Debian roots) for tests/cluster/test_ferretdb_image.py.
+  local dir=$ROOTS/ferretdb
+  rm -rf "$dir" "$dir.stamp"
+  mkdir -p "$dir"/{bin,sbin,usr/bin,usr/sbin,usr/local/bin,etc,tmp,proc,dev,mnt,data/db,docker-entrypoint-initdb.d}
+  chmod 1777 "$dir/tmp" "$dir/data/db"
+  cp "$busybox" "$dir/bin/busybox"
+  chroot "$dir" /bin/busybox --install -s
+  install -m 0755 "$ferretdb" "$dir/usr/local/bin/ferretdb"
+  install -m 0755 "$HERE/ferretdb/docker-entrypoint.sh" "$dir/usr/local/bin/docker-entrypoint.sh"
+  # mongodb is uid/gid 999, as in the official mongo image the chart expects.
+  printf 'root:x:0:0:root:/root:/bin/sh\nmongodb:x:999:999:mongodb:/data/db:/bin/false\n' >"$dir/etc/passwd"
+  printf 'root:x:0:\nmongodb:x:999:\n' >"$dir/etc/group"
+  remember "$REF_FERRETDB"
+  import_dir "$dir" "$REF_FERRETDB" 'ENTRYPOINT ["docker-entrypoint.sh"]' 'CMD ["mongod"]' \
+    'EXPOSE 27017' 'ENV PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin' \
+    "ENV FERRETDB_VERSION=$FERRETDB_VERSION" 'LABEL dbbench.io/protocol-stand-in=mongodb'
+  printf '%s\n' "$key" >"$dir.stamp"
+  save ferretdb "$REF_FERRETDB" "$key"
+}
+
 main() {
   local images=("$@")
-  ((${#images[@]})) || images=(pause busybox python-base operator runner mariadb)
+  ((${#images[@]})) || images=(pause busybox python-base operator runner mariadb mysql ferretdb)
   [[ $(id -u) == 0 ]] || die "run as root (debootstrap, chroot and podman's store need it)"
   [[ -n $APP_VERSION ]] || die "no appVersion in Chart.yaml"
   ensure_packages
+  MIRROR=$(debian_mirror) || exit 1
   mkdir -p "$OUT" "$ROOTS"
   # Two runs at once would debootstrap into the same directories.
   exec 9>"$ROOTS/.lock"
@@ -415,12 +492,12 @@ main() {
   local image start=$SECONDS
   for image in "${images[@]}"; do
     case $image in
-      pause | busybox | python-base | mariadb) timed "$image" "build_${image//-/_}" ;;
+      pause | busybox | python-base | mariadb | mysql | ferretdb) timed "$image" "build_${image//-/_}" ;;
       operator | runner)
         [[ " ${images[*]} " == *" python-base "* ]] || build_python_base
         timed "$image" "build_$image"
         ;;
-      *) die "unknown image '$image' (pause busybox python-base operator runner mariadb)" ;;
+      *) die "unknown image '$image' (pause busybox python-base operator runner mariadb mysql ferretdb)" ;;
     esac
   done
   log "all images current in $((SECONDS - start)) s; manifest: $OUT/manifest.txt"

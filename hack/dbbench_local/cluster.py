@@ -165,7 +165,7 @@ class LocalCluster:
             raise RuntimeError(f"{manifest} is missing: run `make images` first")
         lines = [line.split() for line in manifest.read_text().splitlines() if line.strip()]
         # The Python base only builds the other images; no pod runs it.
-        entries = [(a, ref) for a, ref in lines if not ref.startswith("localhost/")]
+        entries = [(a, ref) for a, ref in lines if a != "python-base.tar"]
         for archive, reference in entries:
             say(f"importing {reference}")
             result = self.ctr("images", "import", "--no-unpack", str(IMAGES_DIR / archive))

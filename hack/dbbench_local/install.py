@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dbbench_contract.run_summary import StepResult
+from dbbench_local.cluster import IMAGES_DIR, flavour
 from dbbench_local.controlplane import REPO, tool
 
 RELEASE = "dbbench"
@@ -21,6 +22,34 @@ TERMINAL = ("Succeeded", "Failed")
 # Images imported straight into the node's runtime (`ctr import`, `kind load`):
 # never pulled, since no registry holds them.
 LOCAL_IMAGES = ("image.pullPolicy=Never", "runner.image.pullPolicy=Never")
+# Archives of hack/cluster/images.sh that are an engine's default image on the
+# local node: the chart's `engines` values point there, so a manifest without
+# `image`/`version` runs as on any cluster. MongoDB has none (the FerretDB
+# stand-in is chosen explicitly: `image` + `protocolStandIn`).
+NODE_ENGINE_ARCHIVES = {"mariadb.tar": "mariadb", "mysql.tar": "mysql"}
+
+
+def engine_image_values(manifest: Path) -> list[str]:
+    """`engines.<engine>.repository=...`/`.version=...` for `--set-string`, from the
+    `<archive> <reference>` lines of images.sh's manifest (none without one)."""
+    if not manifest.is_file():
+        return []
+    values: list[str] = []
+    for line in manifest.read_text().splitlines():
+        archive, _, reference = line.strip().partition(" ")
+        engine = NODE_ENGINE_ARCHIVES.get(archive)
+        if engine is None:
+            continue
+        repository, _, tag = reference.strip().rpartition(":")
+        if not repository or "/" not in repository:
+            raise RuntimeError(f"{manifest}: {archive} has no repository:tag reference: {line!r}")
+        values += [f"engines.{engine}.repository={repository}", f"engines.{engine}.version={tag}"]
+    return values
+
+
+def node_engine_images() -> list[str]:
+    """The local node's engine images (kind's node pulls the official ones)."""
+    return engine_image_values(IMAGES_DIR / "manifest.txt") if flavour() == "local" else []
 
 
 @dataclass(frozen=True)
@@ -61,11 +90,13 @@ class Kube:
         return json.loads(result.stdout) if result.returncode == 0 else None
 
 
-def install_chart(kube: Kube, values: Sequence[str] = ()) -> None:
-    """`helm upgrade --install` of the repository's chart, waiting until it is ready."""
+def install_chart(kube: Kube, values: Sequence[str] = (), strings: Sequence[str] = ()) -> None:
+    """`helm upgrade --install` of the repository's chart, waiting until it is ready;
+    `strings` are set as strings (`--set-string`: an image tag 9.7 is no number)."""
     kube.helm(
         "upgrade", "--install", RELEASE, str(REPO), "--namespace", NAMESPACE,
         "--create-namespace", "--wait", "--timeout", "5m", *(f"--set={v}" for v in values),
+        *(f"--set-string={v}" for v in strings),
     )  # fmt: skip
 
 

@@ -7,20 +7,20 @@ external URIs reach them as files mounted from Secrets.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dbbench_operator.credentials import ROOT_USERNAME
 from dbbench_operator.model import (
     BENCHMARK_DATABASE,
-    DEFAULT_VERSIONS,
     BenchmarkRunSpec,
     Resources,
     SecretKeyRef,
     Target,
 )
 from dbbench_operator.naming import RunRef, credentials_secret_name
-from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.settings import EngineImage, OperatorSettings
 from dbbench_operator.topology import naming as topology_naming
 from dbbench_operator.topology.request import (
     DEFAULT_CONFIG_SERVER_RESOURCES,
@@ -38,13 +38,32 @@ def _resources(given: Resources | None, default: dict[str, Any]) -> dict[str, An
     return given.model_dump(by_alias=True, exclude_none=True) if given else dict(default)
 
 
+def server_image(target: Target, images: Mapping[str, EngineImage]) -> tuple[str, str]:
+    """(image reference, version) of a deployed target's servers: its `image`, else
+    the operator's image of the engine (chart values `engines`) at its `version`."""
+    if target.image is not None:
+        return target.image, target.version or ""
+    chosen = images[target.engine]
+    version = target.version or chosen.version
+    return chosen.reference(version), version
+
+
 def topology_request(
-    run: RunRef, spec: BenchmarkRunSpec, target: Target, cluster_domain: str | None = None
+    run: RunRef,
+    spec: BenchmarkRunSpec,
+    target: Target,
+    cluster_domain: str | None = None,
+    images: Mapping[str, EngineImage] | None = None,
 ) -> TopologyRequest:
-    """The topology package's input for one target (pure but for the operator setting
-    DBBENCH_CLUSTER_DOMAIN, read when `cluster_domain` is not given)."""
+    """The topology package's input for one target (pure but for the operator's
+    settings DBBENCH_CLUSTER_DOMAIN and DBBENCH_ENGINE_IMAGES, read when
+    `cluster_domain` or `images` is not given)."""
     hw = spec.hardware
-    domain = cluster_domain or OperatorSettings.from_env().cluster_domain
+    if cluster_domain is None or images is None:
+        settings = OperatorSettings.from_env()
+        cluster_domain = cluster_domain or settings.cluster_domain
+        images = settings.engine_images if images is None else images
+    image, version = server_image(target, images)
     return TopologyRequest(
         run_name=run.name,
         run_uid=run.uid,
@@ -52,8 +71,9 @@ def topology_request(
         target_name=target.name,
         engine=target.engine,
         topology=target.topology,
-        version=target.version or DEFAULT_VERSIONS[target.engine],
-        image=target.image,
+        version=version,
+        image=image,
+        protocol_stand_in=bool(target.protocol_stand_in),
         members=target.effective_members,
         shards=target.shards or 0,
         settings=dict(target.settings or {}),
@@ -78,7 +98,7 @@ def topology_request(
         database=BENCHMARK_DATABASE,
         collection=spec.dataset.collection,
         shard_key=target.shard_key or DEFAULT_SHARD_KEY,
-        cluster_domain=domain,
+        cluster_domain=cluster_domain,
     )
 
 

@@ -3,13 +3,61 @@ so tests and restarts see the current values; it costs a few dict lookups)."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from dbbench_operator.model import DEFAULT_REPOSITORIES, DEFAULT_VERSIONS
+
+ENGINE_IMAGES_ENV = "DBBENCH_ENGINE_IMAGES"
 
 
 def _flag(value: str | None) -> bool:
     return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True)
+class EngineImage:
+    """Where a deployed target's server image comes from when it sets no `image`."""
+
+    repository: str
+    version: str
+
+    def reference(self, version: str | None = None) -> str:
+        """`repository:tag`, the tag being the target's `version` or the default."""
+        return f"{self.repository}:{version or self.version}"
+
+
+BUILT_IN_ENGINE_IMAGES: Mapping[str, EngineImage] = MappingProxyType(
+    {e: EngineImage(DEFAULT_REPOSITORIES[e], DEFAULT_VERSIONS[e]) for e in DEFAULT_VERSIONS}
+)
+
+
+def engine_images(text: str | None) -> Mapping[str, EngineImage]:
+    """The chart's `engines` values (JSON in DBBENCH_ENGINE_IMAGES) over the built-in
+    official images; an engine or a key the chart leaves out keeps the built-in one."""
+    images = dict(BUILT_IN_ENGINE_IMAGES)
+    if not (text or "").strip():
+        return MappingProxyType(images)
+    try:
+        given = json.loads(text or "")
+    except ValueError as exc:
+        raise ValueError(f"{ENGINE_IMAGES_ENV} is not JSON: {exc}") from exc
+    # ValueError throughout: a bad setting's value, whatever is wrong with it.
+    if not isinstance(given, dict):
+        raise ValueError(f"{ENGINE_IMAGES_ENV} must be a JSON object of engine -> image")  # noqa: TRY004
+    for engine, value in given.items():
+        if not isinstance(value, dict):
+            raise ValueError(f"{ENGINE_IMAGES_ENV}: {engine} must be an object")  # noqa: TRY004
+        base = images.get(engine)
+        repository = str(value.get("repository") or (base.repository if base else ""))
+        version = str(value.get("version") or (base.version if base else ""))
+        if not repository or not version:
+            raise ValueError(f"{ENGINE_IMAGES_ENV}: {engine} needs a repository and a version")
+        images[engine] = EngineImage(repository, version)
+    return MappingProxyType(images)
 
 
 @dataclass(frozen=True)
@@ -35,6 +83,8 @@ class OperatorSettings:
     watch_namespaces: tuple[str, ...] = ()
     # The cluster's DNS domain (kubelet --cluster-domain); database hosts end in it.
     cluster_domain: str = "cluster.local"
+    # Each engine's image when a target sets no `image` (chart values `engines`).
+    engine_images: Mapping[str, EngineImage] = field(default_factory=lambda: BUILT_IN_ENGINE_IMAGES)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> OperatorSettings:
@@ -55,6 +105,7 @@ class OperatorSettings:
             pass_deadline=float(env.get("DBBENCH_PASS_DEADLINE", "120")),
             api_timeout=float(env.get("DBBENCH_API_TIMEOUT", "30")),
             cluster_domain=env.get("DBBENCH_CLUSTER_DOMAIN") or defaults.cluster_domain,
+            engine_images=engine_images(env.get(ENGINE_IMAGES_ENV)),
             watch_namespaces=tuple(
                 ns for ns in env.get("DBBENCH_WATCH_NAMESPACES", "").split(",") if ns
             ),

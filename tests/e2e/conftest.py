@@ -9,23 +9,45 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
 
-from dbbench_local.install import LOCAL_IMAGES, NAMESPACE, Kube, install_chart, wait_for
+from dbbench_local.cluster import IMAGES_DIR
+from dbbench_local.install import (
+    LOCAL_IMAGES,
+    NAMESPACE,
+    Kube,
+    install_chart,
+    node_engine_images,
+    wait_for,
+)
 
 pytestmark = pytest.mark.e2e
 
 RUNS_NS = "e2e"
 
 
+def node_image(archive: str) -> str:
+    """The reference of one of hack/cluster/images.sh's archives (its manifest.txt);
+    the kind path pulls official images and has no such manifest."""
+    manifest = IMAGES_DIR / "manifest.txt"
+    for line in manifest.read_text().splitlines() if manifest.is_file() else []:
+        name, _, reference = line.partition(" ")
+        if name == archive:
+            return reference.strip()
+    raise AssertionError(f"{manifest} lists no {archive}: run hack/cluster/images.sh")
+
+
 @pytest.fixture(scope="session")
 def kube(local_cluster: Any) -> Iterator[Kube]:
     cluster = Kube(local_cluster.kubeconfig)
-    install_chart(cluster, ["coldCache.allowPrivilegedPods=true", *LOCAL_IMAGES])
+    install_chart(
+        cluster, ["coldCache.allowPrivilegedPods=true", *LOCAL_IMAGES], node_engine_images()
+    )
     cluster.kubectl("create", "namespace", RUNS_NS, check=False)
     yield cluster
     # Runs left by a failed test would hold the node pool for the next session.
@@ -76,6 +98,17 @@ def results_files(kube: Kube, status: dict[str, Any]) -> list[str]:
     out = kube.kubectl("exec", "-n", NAMESPACE, "deploy/dbbench-results", "--",
                        "python", "-c", script).stdout  # fmt: skip
     return sorted(out.split())
+
+
+def wait_for_report(kube: Kube, status: dict[str, Any], timeout: float = 60) -> list[str]:
+    """The run's files once report.html is among them (the results service renders
+    it in the background after the run's summary.json arrives), or as they are."""
+    deadline = time.monotonic() + timeout
+    files = results_files(kube, status)
+    while "report.html" not in files and time.monotonic() < deadline:
+        time.sleep(2)
+        files = results_files(kube, status)
+    return files
 
 
 def results_json(kube: Kube, status: dict[str, Any], relative: str) -> Any:

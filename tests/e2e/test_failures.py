@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 
+from dbbench_local.cluster import flavour
 from dbbench_local.install import NAMESPACE, Kube, wait_for
 from tests.e2e.conftest import (
     RUNS_NS,
     apply_run,
     condition,
+    node_image,
     owned_children,
     run_status,
     small_spec,
@@ -100,7 +102,7 @@ spec:
     spec:
       containers:
       - name: mariadb
-        image: docker.io/library/mariadb:11.8
+        image: {image}
         imagePullPolicy: IfNotPresent
         env: [{name: MARIADB_ROOT_PASSWORD, value: e2e-password}]
         ports: [{containerPort: 3306}]
@@ -121,7 +123,10 @@ def test_a_runner_that_cannot_reach_its_database_fails_the_run_in_bounded_time(
     """The URI's short host name resolves in the operator's namespace (its check
     passes) but not in the run's, where the runner pods are: the runner gives up
     after its bounded retries and the run fails, saying so."""
-    kube.kubectl("apply", "-f", "-", stdin=UNREACHABLE_DB)
+    # The local node's MariaDB image (kind's node pulls the official one).
+    image = node_image("mariadb.tar") if flavour() == "local" else "docker.io/library/mariadb:11.8"
+    database = UNREACHABLE_DB.replace("{image}", image)
+    kube.kubectl("apply", "-f", "-", stdin=database)
     kube.kubectl("rollout", "status", "-n", NAMESPACE, "deploy/e2e-short-name-db",
                  "--timeout=180s", timeout=200)  # fmt: skip
     uri = "mariadb://root:e2e-password@e2e-short-name-db:3306/"
@@ -138,7 +143,7 @@ def test_a_runner_that_cannot_reach_its_database_fails_the_run_in_bounded_time(
         status = wait_phase(kube, name, ("Failed", "Succeeded"), 300)
         elapsed = time.monotonic() - started
     finally:
-        kube.kubectl("delete", "-f", "-", stdin=UNREACHABLE_DB, check=False)
+        kube.kubectl("delete", "-f", "-", stdin=database, check=False)
     assert status["phase"] == "Failed"
     failed = condition(status, "Failed")
     assert failed["reason"] == "DatabaseUnreachable", failed

@@ -3,7 +3,6 @@ one after another, and leave a report.html next to their results."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,7 @@ import pytest
 import yaml
 
 from dbbench_local.install import Kube
-from tests.e2e.conftest import apply_run, results_files, wait_phase
+from tests.e2e.conftest import apply_run, wait_for_report, wait_phase
 
 pytestmark = pytest.mark.e2e
 
@@ -31,10 +30,6 @@ def test_small_field_example_succeeds(kube: Kube, path: Path) -> None:
     assert status["phase"] == "Succeeded", status.get("conditions")
     # The results service renders report.html in the background once the run's
     # summary.json arrives (dbbench_results.reports): allow it a minute.
-    deadline = time.monotonic() + 60
-    files = results_files(kube, status)
-    while "report.html" not in files and time.monotonic() < deadline:
-        time.sleep(2)
-        files = results_files(kube, status)
+    files = wait_for_report(kube, status)
     assert "summary.json" in files
     assert "report.html" in files

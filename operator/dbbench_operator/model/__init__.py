@@ -34,6 +34,7 @@ from .status import (
 from .targets import (
     ALLOWED_SETTINGS,
     DEFAULT_MEMBERS,
+    DEFAULT_REPOSITORIES,
     DEFAULT_VERSIONS,
     External,
     SecretKeyRef,
@@ -48,6 +49,7 @@ __all__ = [
     "CRD_NAME",
     "DATASET_COLLECTIONS",
     "DEFAULT_MEMBERS",
+    "DEFAULT_REPOSITORIES",
     "DEFAULT_VERSIONS",
     "GROUP",
     "KIND",

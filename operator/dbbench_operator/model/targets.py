@@ -13,7 +13,10 @@ Engine = Literal["mongodb", "mysql", "mariadb"]
 Topology = Literal["standalone", "replicaSet", "sharded", "primaryReplica"]
 Durability = Literal["fast", "safe", "strict"]
 
-# Image tags used when a target sets neither `version` nor `image`.
+# Built-in image of each engine when a target sets no `image`: the official
+# repository, at `version` or this tag. The operator's chart overrides both per
+# engine (values `engines.<engine>.repository/version`, see settings.py).
+DEFAULT_REPOSITORIES: dict[str, str] = {"mongodb": "mongo", "mysql": "mysql", "mariadb": "mariadb"}
 DEFAULT_VERSIONS: dict[str, str] = {"mongodb": "8.0", "mysql": "8.4", "mariadb": "11.8"}
 # Replica-set members (mongodb) or primary + replicas (mysql/mariadb) when unset.
 DEFAULT_MEMBERS: dict[str, int] = {
@@ -135,14 +138,30 @@ class Target(ApiModel):
         default=None,
         max_length=64,
         description=(
-            "Image tag of the engine's official image (mongo, mysql, mariadb). Defaults per "
-            "engine: mongodb 8.0, mysql 8.4, mariadb 11.8 (LTS). Ignored when `image` is set."
+            "Image tag of the engine's image. Defaults to the operator's version for the "
+            "engine (chart value engines.<engine>.version; the chart's defaults: mongodb 8.0, "
+            "mysql 8.4, mariadb 11.8 LTS, of the official mongo, mysql and mariadb images). "
+            "Ignored when `image` is set."
         ),
     )
     image: str | None = Field(
         default=None,
         max_length=512,
-        description="Full image reference; overrides the engine's image and `version`.",
+        description=(
+            "Full image reference; overrides the engine's image (chart value "
+            "engines.<engine>.repository) and `version`."
+        ),
+    )
+    protocol_stand_in: bool | None = Field(
+        default=None,
+        description=(
+            "Says that `image` is not MongoDB but a server speaking its wire protocol "
+            "(the local node's FerretDB stand-in, localhost/dbbench/ferretdb-mongodb-standin). "
+            "Such a server has no replica sets, sharding or mongod settings: only engine "
+            "mongodb, topology standalone, with `image` set and no `settings`. Its root user "
+            "comes from the image's MONGO_INITDB_ROOT_* contract as with mongo. Results "
+            "record the server's own version (FerretDB's buildInfo names it)."
+        ),
     )
     members: int | None = Field(
         default=None,
@@ -199,6 +218,41 @@ class Target(ApiModel):
     )
 
     RULES = (
+        Rule(
+            cel=(
+                "!has(self.protocolStandIn) || !self.protocolStandIn "
+                "|| (self.engine == 'mongodb' && self.topology == 'standalone')"
+            ),
+            message=(
+                "protocolStandIn is for engine mongodb with topology standalone only: a "
+                "MongoDB-protocol stand-in has no replica sets or sharding; remove "
+                "protocolStandIn or use a real mongo image"
+            ),
+            field="protocolStandIn",
+            holds=lambda t: (
+                not t.protocol_stand_in or (t.engine == "mongodb" and t.topology == "standalone")
+            ),
+        ),
+        Rule(
+            cel="!has(self.protocolStandIn) || !self.protocolStandIn || has(self.image)",
+            message=(
+                "protocolStandIn describes the image: set image to the stand-in's reference "
+                "(e.g. localhost/dbbench/ferretdb-mongodb-standin:1.24.0)"
+            ),
+            field="image",
+            reason="FieldValueRequired",
+            holds=lambda t: not t.protocol_stand_in or t.image is not None,
+        ),
+        Rule(
+            cel="!has(self.protocolStandIn) || !self.protocolStandIn || !has(self.settings)",
+            message=(
+                "settings must be unset with protocolStandIn: they are mongod flags, which a "
+                "MongoDB-protocol stand-in cannot honour"
+            ),
+            field="settings",
+            reason="FieldValueForbidden",
+            holds=lambda t: not t.protocol_stand_in or t.settings is None,
+        ),
         Rule(
             cel="self.engine == 'mongodb' || self.topology in ['standalone', 'primaryReplica']",
             message=(
@@ -330,8 +384,9 @@ class Target(ApiModel):
 
     @property
     def effective_image(self) -> str:
-        """Image reference: `image`, else the official image at `version` or the default."""
+        """Image reference with the built-in defaults: `image`, else the official image at
+        `version` or the default (the operator uses its configured defaults instead)."""
         if self.image is not None:
             return self.image
-        repository = {"mongodb": "mongo", "mysql": "mysql", "mariadb": "mariadb"}[self.engine]
+        repository = DEFAULT_REPOSITORIES[self.engine]
         return f"{repository}:{self.version or DEFAULT_VERSIONS[self.engine]}"

@@ -67,6 +67,8 @@ def build_values(request: TopologyRequest) -> dict[str, Any]:
             "keyFileKey": SECRET_KEYFILE_KEY,
         }
         values["clusterDomain"] = request.cluster_domain
+        if request.protocol_stand_in:
+            values["protocolStandIn"] = True
         if request.topology == "sharded":
             values["shards"] = request.shards
             values["configServer"] = {

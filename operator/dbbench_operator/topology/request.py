@@ -68,7 +68,11 @@ class TopologyRequest(_Frozen):
     engine: Engine
     topology: Topology
     version: str = ""
+    # The full reference the servers run (the operator resolves it: the target's
+    # `image` or the configured engine image); None leaves it to the chart.
     image: str | None = None
+    # `image` is a MongoDB-protocol stand-in (standalone only, no mongod flags).
+    protocol_stand_in: bool = False
     members: int = Field(default=1, ge=1, le=50)
     shards: int = Field(default=0, ge=0, le=32)
     settings: dict[str, str] = Field(default_factory=dict)
@@ -96,6 +100,8 @@ class TopologyRequest(_Frozen):
             raise ValueError("shards is only valid with topology sharded")
         if self.topology == "standalone" and self.members != 1:
             raise ValueError("members must be 1 for a standalone topology")
+        if self.protocol_stand_in and (self.engine, self.topology) != ("mongodb", "standalone"):
+            raise ValueError("a protocol stand-in runs as a standalone mongodb target only")
         return self
 
     @property

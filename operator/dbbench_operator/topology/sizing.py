@@ -106,7 +106,8 @@ def engine_settings(request: TopologyRequest) -> dict[str, str]:
     limit = memory_limit(request)
     computed: dict[str, str] = {}
     if request.engine == "mongodb":
-        if limit is not None:
+        # A protocol stand-in has no WiredTiger: it would refuse the flag.
+        if limit is not None and not request.protocol_stand_in:
             computed["wiredTigerCacheSizeGB"] = wired_tiger_cache_gb(limit)
     else:
         computed.update(MYSQL_DURABILITY[request.durability])

@@ -183,9 +183,13 @@ class MongoDriver:
         except OperationFailure as exc:
             # Managed services may refuse these; the run still has the version.
             settings["unavailable"] = str(exc)
+        version = str(build.get("version", "unknown"))
+        if "ferretdbVersion" in build:
+            # A MongoDB-protocol stand-in reports a MongoDB version it is not.
+            version = f"{version} (FerretDB {build['ferretdbVersion']})"
         return ServerInfo(
             engine="mongodb",
-            version=str(build.get("version", "unknown")),
+            version=version,
             settings=settings,
             cache_bytes=int(cache) if cache is not None else None,
             client={"driver": "pymongo", "version": pymongo.version},

@@ -1,0 +1,102 @@
+"""Running a local-node image's entrypoint without a cluster or a container engine.
+
+hack/cluster/images.sh builds the database images from cached roots (Debian
+roots under .cluster/roots, or a directory it assembles). These helpers run
+the entrypoint from the working tree chrooted in such a root as the chart's
+uid, with the pod's volume bind-mounted, in a private mount namespace: nothing
+lands in the root. Every server is stopped by its PID.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+ROOTS = Path(os.environ.get("DBBENCH_ROOTS_DIR", REPO / ".cluster/roots"))
+PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+# root, volume, its mount point, the entrypoint directory (mounted on /mnt),
+# tmpfs directories; then the command. /tmp is always a fresh tmpfs.
+_LAUNCH = r"""
+root=$1 data=$2 mount_point=$3 entrypoint_dir=$4 tmpfs_dirs=$5 user=$6; shift 6
+mount --bind "$data" "$root$mount_point"
+mount --bind "$entrypoint_dir" "$root/mnt"
+mount -t proc proc "$root/proc"
+mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
+for dir in $tmpfs_dirs; do mount -t tmpfs -o mode=1777 tmpfs "$root$dir"; done
+exec chroot --userspec="$user" "$root" "$@"
+"""
+
+
+def root_skip_reason(stamp: Path, build: str) -> str | None:
+    """Why an image test cannot run here (None when it can)."""
+    if os.geteuid() != 0:
+        return "needs root (chroot and mount namespaces)"
+    if not stamp.is_file():
+        return f"no built image root ({stamp} is missing): run hack/cluster/images.sh {build}"
+    if shutil.which("unshare") is None:
+        return "needs unshare (util-linux)"
+    return None
+
+
+@dataclass
+class Server:
+    port: int
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+@dataclass(frozen=True)
+class ImageRoot:
+    """One image's root and how the chart mounts its volume."""
+
+    root: Path
+    entrypoint_dir: Path
+    mount_point: str
+    tmpfs_dirs: tuple[str, ...] = ()
+    user: str = "999:999"
+
+    def start(
+        self,
+        volume: Path,
+        port: int,
+        env: Mapping[str, str],
+        command: Sequence[str],
+        log: Path,
+    ) -> Server:
+        """`command` (the chart's container command) with a clean environment."""
+        argv = ["env", "-i", PATH, "HOSTNAME=db-0", *(f"{k}={v}" for k, v in env.items()),
+                *command]  # fmt: skip
+        mounts = [str(self.root), str(volume), self.mount_point, str(self.entrypoint_dir),
+                  " ".join(self.tmpfs_dirs), self.user]  # fmt: skip
+        launch = ["unshare", "--mount", "--propagation", "private", "--", "bash", "-ec",
+                  _LAUNCH, "launch", *mounts, *argv]  # fmt: skip
+        with log.open("ab") as sink:
+            process = subprocess.Popen(launch, stdout=sink, stderr=subprocess.STDOUT)
+        return Server(port=port, process=process, log=log)
+
+
+def stop(server: Server, timeout: float = 90) -> None:
+    """SIGTERM by PID, SIGKILL after the timeout; idempotent."""
+    if server.process.poll() is None:
+        server.process.terminate()
+        try:
+            server.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait()
+
+
+def empty_volume(path: Path) -> Path:
+    """An empty volume as the local-path provisioner makes it (mode 0777)."""
+    path.mkdir()
+    path.chmod(0o777)
+    return path
