@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
-Engine = Literal["mongodb", "mysql", "mariadb"]
+Engine = Literal["mongodb", "mysql", "mariadb", "postgresql"]
 Shape = Literal["flat45", "indexed4", "news", "vehicle", "ycsb"]
 PhaseType = Literal["insert", "mix", "query", "pointReads"]
 WriteConcern = Literal["unacknowledged", "acknowledged", "journaled", "majority"]
@@ -74,14 +74,15 @@ class Target(_Model):
     database: str = Field(default="dbbench", pattern=_IDENTIFIER)
     # Sharded MongoDB: the key the operator sharded the collection on (recorded only).
     shard_key: str | None = Field(default=None, max_length=256)
-    # Read replicas for readPreference != primary on MySQL/MariaDB (MongoDB
-    # routes reads itself from the URI's replica set).
+    # Read replicas for readPreference != primary on MySQL/MariaDB/PostgreSQL
+    # (MongoDB routes reads itself from the URI's replica set).
     replicas: tuple[Endpoint, ...] = ()
     connect_retries: int = Field(default=5, ge=1, le=100)
     connect_timeout: float = Field(default=5.0, gt=0)
 
     # A file holding the URI (a mounted Secret): mongodb://... for mongodb,
-    # mysql:// or mariadb:// (user, password, host, port, database) otherwise.
+    # postgresql:// for postgresql, mysql:// or mariadb:// otherwise (user,
+    # password, host, port, database).
     uri_file: Path | None = None
 
     @model_validator(mode="after")
@@ -90,7 +91,9 @@ class Target(_Model):
         if sum(given) != 1:
             raise ValueError("uri: give exactly one of uri, uriFile or host")
         if self.uri is not None and self.engine != "mongodb":
-            raise ValueError("uri: only for mongodb; use host/port/user for mysql and mariadb")
+            raise ValueError(
+                "uri: only for mongodb; use host/port/user (or uriFile) for the SQL engines"
+            )
         return self
 
     def resolved(self) -> Target:
@@ -104,6 +107,8 @@ class Target(_Model):
         fields: dict[str, object] = {"uri_file": None}
         if self.engine == "mongodb":
             fields["uri"] = uri
+        elif self.engine == "postgresql":
+            fields.update(parse_postgresql_uri(uri))
         else:
             fields.update(parse_mysql_uri(uri))
         return self.model_copy(update=fields)
@@ -122,7 +127,22 @@ def parse_mysql_uri(uri: str) -> dict[str, object]:
         raise ValueError(
             "uriFile: a MySQL/MariaDB URI looks like mysql://user:password@host:3306/db"
         )
-    fields: dict[str, object] = {"host": parts.hostname, "port": parts.port or 3306}
+    return _uri_fields(uri, 3306)
+
+
+def parse_postgresql_uri(uri: str) -> dict[str, object]:
+    """postgresql://user:password@host:port/database -> Target fields (one host, no options)."""
+    parts = urlsplit(uri)
+    if parts.scheme not in ("postgresql", "postgres") or not parts.hostname:
+        raise ValueError(
+            "uriFile: a PostgreSQL URI looks like postgresql://user:password@host:5432/db"
+        )
+    return _uri_fields(uri, 5432)
+
+
+def _uri_fields(uri: str, default_port: int) -> dict[str, object]:
+    parts = urlsplit(uri)
+    fields: dict[str, object] = {"host": parts.hostname, "port": parts.port or default_port}
     if parts.username:
         fields["user"] = unquote(parts.username)
     if parts.password is not None:

@@ -1,0 +1,301 @@
+"""PostgreSQL through psycopg 3 (its C or binary build; which one is recorded).
+
+One database call per operation, autocommit: a read, update or scan is one
+statement; a readModifyWrite two (as YCSB F); an insert one statement, or for
+news and vehicle one transaction with the child rows (BEGIN and COMMIT are
+round trips of their own, as START TRANSACTION and COMMIT are on MySQL).
+Parameters are bound by the server (the extended protocol); psycopg prepares
+a statement after its fifth execution on a connection (its default
+`prepare_threshold`), so the hot path runs prepared statements, as an
+application on psycopg does. A batch beyond the protocol's 65,535 parameters
+is sent as one statement with client-side binding (ClientCursor).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import psycopg
+from psycopg import sql as pgsql
+
+from dbbench_runner.config import StepConfig
+from dbbench_runner.datasets import DatasetGenerator
+from dbbench_runner.drivers.base import (
+    DatabaseUnreachableError,
+    ServerInfo,
+    StorageSample,
+    with_retries,
+)
+from dbbench_runner.operations import (
+    Insert,
+    Operation,
+    Query,
+    Read,
+    ReadModifyWrite,
+    Scan,
+    Status,
+    Update,
+)
+from dbbench_runner.schema import postgresql as sql
+
+log = logging.getLogger(__name__)
+# A refused login carries no SQLSTATE (libpq reports the server's FATAL as text):
+# wrong password, no such role, refused by pg_hba.conf, no such database.
+# Retrying cannot help any of them.
+PERMANENT_LOGIN_ERRORS = (
+    "password authentication failed",
+    "no pg_hba.conf entry",
+    "does not exist",
+)
+MAINTENANCE_DATABASE = "postgres"
+# Serializes the DDL of pods preparing at once (concurrent CREATE TABLE IF NOT
+# EXISTS can fail on the catalog's unique index); any constant works.
+PREPARE_LOCK = 0x6462_6265_6E63_68  # "dbbench"
+DUPLICATE_DATABASE = "42P04"
+
+
+def describe() -> dict[str, str]:
+    """driver, version, implementation (c: compiled against libpq; binary: the wheel's own)."""
+    libpq = psycopg.pq.version()
+    return {
+        "driver": "psycopg",
+        "version": psycopg.__version__,
+        "implementation": f"{psycopg.pq.__impl__} (libpq {libpq // 10000}.{libpq % 10000})",
+    }
+
+
+class PostgresDriver:
+    def __init__(
+        self, config: StepConfig, dataset: DatasetGenerator, roles: dict[str, Any]
+    ) -> None:
+        self._config = config
+        self._dataset = dataset
+        # "primary" and optionally "replica": (connection, connect keyword arguments).
+        self._roles = roles
+        self._primary: Any = roles["primary"][0]
+        self._replica: Any | None = roles["replica"][0] if "replica" in roles else None
+        self._cursors: dict[int, Any] = {}
+        self._has_children = sql.has_child_table(dataset)
+        self._joined_reads = sql.read_is_joined(dataset)
+        self._statements: dict[tuple[str, int], str] = {}
+
+    @classmethod
+    def connect(
+        cls, config: StepConfig, dataset: DatasetGenerator, worker: int, *, control: bool = False
+    ) -> PostgresDriver:
+        """Workers open the database; the control connection creates it first when missing."""
+        target = config.target
+        assert target.host is not None  # config validation: host and port for SQL engines
+        assert target.port is not None
+        log.info("%s %s, %s", *describe().values())
+        primary = _args(config, target.host, target.port, target.database)
+        opened = _open_control(config, primary) if control else _connect(config, primary)
+        roles: dict[str, Any] = {"primary": (opened, primary)}
+        if config.phase.read_preference != "primary" and target.replicas:
+            endpoint = target.replicas[worker % len(target.replicas)]
+            replica = _args(config, endpoint.host, endpoint.port, target.database)
+            roles["replica"] = (_connect(config, replica), replica)
+        return cls(config, dataset, roles)
+
+    def prepare(self) -> None:
+        """Tables, indexes and fixed rows in one transaction under an advisory lock."""
+        with self._primary.transaction():
+            cursor = self._primary.cursor()
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [PREPARE_LOCK])
+            for statement in sql.create_statements(self._dataset, self._config.phase.id_mode):
+                cursor.execute(statement)
+            for statement, params in sql.fill_statements(self._dataset):
+                cursor.execute(statement, params)
+            cursor.close()
+
+    def _statement(self, kind: str, size: int = 0) -> str:
+        key = (kind, size)
+        statement = self._statements.get(key)
+        if statement is None:
+            statement = self._statements[key] = _build(self._dataset, kind, size)
+        return statement
+
+    def _cursor(self, conn: Any) -> Any:
+        cursor = self._cursors.get(id(conn))
+        if cursor is None:
+            cursor = self._cursors[id(conn)] = conn.cursor()
+        return cursor
+
+    def execute(self, operation: Operation) -> Status:
+        conn = self._primary
+        if self._replica is not None and getattr(operation, "secondary_ok", False):
+            conn = self._replica
+        try:
+            return self._execute(conn, operation)
+        except psycopg.Error as exc:
+            self._recover(conn, exc)
+            return Status.failed(f"{type(exc).__name__}({exc.sqlstate})")
+
+    def _recover(self, conn: Any, exc: BaseException) -> None:
+        """Reopen a lost connection once (a transaction block rolls back by itself)."""
+        if not conn.closed:
+            return
+        self._cursors.pop(id(conn), None)
+        for role, (known, args) in self._roles.items():
+            if known is not conn:
+                continue
+            try:
+                fresh = psycopg.connect(**args)
+            except psycopg.Error as again:
+                log.warning("reconnecting after %s failed: %s", exc, again)
+                return
+            self._roles[role] = (fresh, args)
+            if role == "primary":
+                self._primary = fresh
+            else:
+                self._replica = fresh
+
+    def _fetch(self, conn: Any, statement: str, params: list[object]) -> Status:
+        cursor = self._cursor(conn)
+        cursor.execute(statement, params)
+        return Status(ok=True, rows=len(cursor.fetchall()))
+
+    def _execute(self, conn: Any, operation: Operation) -> Status:
+        dataset = self._dataset
+        match operation:
+            case Insert(records=records):
+                return self._insert(conn, records)
+            case Read(key=key):
+                status = self._fetch(conn, self._statement("read"), [key])
+                if self._joined_reads:
+                    status.rows = min(status.rows, 1)
+                return status
+            case Update(key=key, fields=fields):
+                cursor = self._cursor(conn)
+                cursor.execute(self._statement("update"), sql.update_params(dataset, key, fields))
+                return Status(ok=True, rows=cursor.rowcount)
+            case Scan(start_key=start, count=count):
+                return self._fetch(conn, self._statement("scan", count), [start])
+            case ReadModifyWrite(key=key, fields=fields):
+                # Autocommit: two statements, as in YCSB F; the read fetches the written record.
+                self._fetch(conn, self._statement("record"), [key])
+                cursor = self._cursor(conn)
+                cursor.execute(self._statement("update"), sql.update_params(dataset, key, fields))
+                return Status(ok=True, rows=cursor.rowcount)
+            case Query(kind=name, number=number, number1=number1):
+                return self._fetch(conn, sql.QUERIES[name], sql.query_params(name, number, number1))
+        raise TypeError(f"unknown operation {operation!r}")
+
+    def _write(self, conn: Any, statement: str, params: list[object]) -> None:
+        if len(params) <= sql.MAX_PARAMETERS:
+            self._cursor(conn).execute(statement, params)
+            return
+        with psycopg.ClientCursor(conn) as cursor:
+            cursor.execute(statement, params)
+
+    def _insert(self, conn: Any, records: tuple[dict[str, object], ...]) -> Status:
+        statement = self._statement("insert", len(records))
+        params = sql.insert_params(self._dataset, records)
+        if not self._has_children:
+            self._write(conn, statement, params)
+            return Status(ok=True, rows=len(records))
+        # news, vehicle: the rows and their child rows in one transaction.
+        child_params = sql.child_params(self._dataset, records)
+        with conn.transaction():
+            self._write(conn, statement, params)
+            if child_params:
+                rows = len(child_params) // sql.child_width(self._dataset)
+                self._write(conn, self._statement("child", rows), child_params)
+        return Status(ok=True, rows=len(records))
+
+    def _query_all(self, statement: str, params: tuple[object, ...] = ()) -> list[Any]:
+        with self._primary.cursor() as cursor:
+            cursor.execute(statement, params)
+            return list(cursor.fetchall())
+
+    def server_info(self) -> ServerInfo:
+        rows = self._query_all(sql.SETTINGS_STATEMENT, (list(sql.SETTINGS),))
+        settings = {str(name): str(value) for name, value in rows}
+        cache = settings.pop("shared_buffers_bytes", "")
+        return ServerInfo(
+            engine="postgresql",
+            version=settings.get("server_version", "unknown"),
+            settings=settings,
+            cache_bytes=int(cache) if cache.isdigit() else None,
+            client=describe(),
+        )
+
+    def storage(self) -> StorageSample:
+        rows = self._query_all(sql.STORAGE_STATEMENT, (self._dataset.table,))
+        data, index, total, records = (int(v) for v in rows[0])
+        return StorageSample(data, index, total, records)
+
+    def close(self) -> None:
+        for cursor in self._cursors.values():
+            cursor.close()
+        self._cursors = {}
+        for conn, _ in self._roles.values():
+            conn.close()
+
+
+def _args(config: StepConfig, host: str, port: int, database: str) -> dict[str, Any]:
+    target = config.target
+    return {
+        "host": host,
+        "port": port,
+        "user": target.user or "postgres",
+        "password": target.secret() or "",
+        "dbname": database,
+        # libpq takes whole seconds (at least 2); round up so a fraction never becomes 0.
+        "connect_timeout": max(2, math.ceil(target.connect_timeout)),
+        "autocommit": True,
+        "application_name": f"dbbench-runner-{config.pod.index}",
+    }
+
+
+def _connect(config: StepConfig, args: dict[str, Any]) -> Any:
+    return with_retries(
+        lambda: psycopg.connect(**args),
+        what=f"postgresql at {args['host']}:{args['port']}",
+        attempts=config.target.connect_retries,
+        retry_on=(psycopg.OperationalError,),
+        permanent=lambda exc: any(text in str(exc) for text in PERMANENT_LOGIN_ERRORS),
+    )
+
+
+def _open_control(config: StepConfig, args: dict[str, Any]) -> Any:
+    """The target database, created first when the server says it does not exist."""
+    try:
+        return _connect(config, args)
+    except DatabaseUnreachableError as exc:
+        if f'database "{args["dbname"]}" does not exist' not in str(exc.__cause__):
+            raise
+    _create_database(config, args)
+    return _connect(config, args)
+
+
+def _create_database(config: StepConfig, args: dict[str, Any]) -> None:
+    """CREATE DATABASE (PostgreSQL has no IF NOT EXISTS for it), from the maintenance one."""
+    maintenance = _connect(config, {**args, "dbname": MAINTENANCE_DATABASE})
+    try:
+        name = args["dbname"]
+        found = maintenance.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        if found.fetchone() is None:
+            try:
+                maintenance.execute(pgsql.SQL("CREATE DATABASE {}").format(pgsql.Identifier(name)))
+            except psycopg.Error as exc:
+                if exc.sqlstate != DUPLICATE_DATABASE:  # another pod was first
+                    raise
+    finally:
+        maintenance.close()
+
+
+def _build(dataset: DatasetGenerator, kind: str, size: int) -> str:
+    builders = {
+        "read": lambda: sql.read_statement(dataset),
+        "record": lambda: sql.record_read_statement(dataset),
+        "update": lambda: sql.update_statement(dataset),
+        "scan": lambda: sql.scan_statement(dataset, size),
+        "insert": lambda: sql.insert_statement(dataset, size),
+        "child": lambda: sql.child_statement(dataset, size),
+    }
+    if kind not in builders:
+        raise ValueError(f"unknown statement kind {kind}")
+    return builders[kind]()
