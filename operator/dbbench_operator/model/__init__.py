@@ -35,11 +35,20 @@ from .targets import (
     ALLOWED_SETTINGS,
     DEFAULT_MEMBERS,
     DEFAULT_VERSIONS,
+    IMAGE_REPOSITORIES,
+    POSTGRES_SETTING_UNITS,
+    SQL_ENGINES,
     External,
     SecretKeyRef,
     Target,
 )
-from .units import format_duration, parse_duration, parse_mysql_size, parse_quantity
+from .units import (
+    format_duration,
+    parse_duration,
+    parse_mysql_size,
+    parse_postgres_size,
+    parse_quantity,
+)
 
 __all__ = [
     "ALLOWED_SETTINGS",
@@ -50,8 +59,11 @@ __all__ = [
     "DEFAULT_MEMBERS",
     "DEFAULT_VERSIONS",
     "GROUP",
+    "IMAGE_REPOSITORIES",
     "KIND",
     "PLURAL",
+    "POSTGRES_SETTING_UNITS",
+    "SQL_ENGINES",
     "VERSION",
     "BenchmarkRunSpec",
     "BenchmarkRunStatus",
@@ -85,6 +97,7 @@ __all__ = [
     "memory_limit",
     "parse_duration",
     "parse_mysql_size",
+    "parse_postgres_size",
     "parse_quantity",
     "parse_spec",
     "planned_seconds",

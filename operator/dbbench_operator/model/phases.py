@@ -123,7 +123,7 @@ class Phase(ApiModel):
         default="client",
         description=(
             "Who makes the key of inserted records. client (default): the runner supplies it "
-            "(MongoDB _id, MySQL/MariaDB PRIMARY KEY). server: the database does (MongoDB "
+            "(MongoDB _id, SQL PRIMARY KEY). server: the database does (MongoDB "
             "ObjectId; a table without a declared primary key); the key is then stored as "
             "an ordinary field."
         ),
@@ -139,8 +139,9 @@ class Phase(ApiModel):
             default=None,
             description=(
                 "Overrides the target's durability profile for this phase's writes. "
-                "unacknowledged (MongoDB w:0; not possible on mysql/mariadb), acknowledged (w:1), "
-                "journaled (w:1 j:true / flush at commit), majority (w:majority / semi-sync)."
+                "unacknowledged (MongoDB w:0; not possible on mysql, mariadb, postgresql), "
+                "acknowledged (w:1), journaled (w:1 j:true / flush at commit), majority "
+                "(w:majority / semi-sync / a synchronous standby)."
             ),
         )
     )
