@@ -265,6 +265,18 @@ def start_postgres(
     return wait_ready(_launch(bin_dir, work, account, password, extra_args))
 
 
+def work_dir_for(primary: PostgresServer) -> Path:
+    """A fresh work directory (sock/, tmp/) owned by the primary's server account."""
+    return _work_dir(primary.account)
+
+
+def start_data_dir(
+    primary: PostgresServer, work: Path, extra_args: Sequence[str] = ()
+) -> PostgresServer:
+    """Start a server over `work`/data made by someone else (a chart's init script)."""
+    return wait_ready(_launch(primary.bin_dir, work, primary.account, primary.password, extra_args))
+
+
 def start_standby(primary: PostgresServer, extra_args: Sequence[str] = ()) -> PostgresServer:
     """A copy of `primary` by pg_basebackup (WAL streamed with it), started in recovery.
 
