@@ -171,6 +171,22 @@ class TestPostgresContract(DriverContract, VehicleSqlContract):
             config, range(1, records + 1)
         )
 
+    def test_a_failed_transaction_is_rolled_back_and_named(
+        self, target: dict[str, Any], tmp_path: Path
+    ) -> None:
+        # news rows and their tags in one transaction: records 11..20 exist already,
+        # so their news row fails (UniqueViolation) and nothing of them is written;
+        # the same connections then write 21..30.
+        self.load(target, "news", tmp_path / "first", records=20)
+        phase = {"type": "insert", "maxErrorRate": 1}
+        again = self.step(target, "news", 20, phase, table={"firstRecord": 11})
+        assert run_step(again, tmp_path / "again") == 0
+        summary = json.loads((tmp_path / "again" / "summary.json").read_text())
+        assert summary["errorsByType"] == {"insert:UniqueViolation(23505)": 10}
+        assert summary["records"] == 10
+        generator = generator_for(again.dataset)
+        assert self.stored(target, generator, "client") == self.expected(again, range(1, 31))
+
     def test_storage_samples_are_the_servers_sizes(
         self, target: dict[str, Any], tmp_path: Path
     ) -> None:

@@ -4,11 +4,11 @@ One database call per operation, autocommit: a read, update or scan is one
 statement; a readModifyWrite two (as YCSB F); an insert one statement, or for
 news and vehicle one transaction with the child rows (BEGIN and COMMIT are
 round trips of their own, as START TRANSACTION and COMMIT are on MySQL).
-Parameters are bound by the server (the extended protocol); psycopg prepares
-a statement after its fifth execution on a connection (its default
-`prepare_threshold`), so the hot path runs prepared statements, as an
-application on psycopg does. A batch beyond the protocol's 65,535 parameters
-is sent as one statement with client-side binding (ClientCursor).
+Operations run as prepared statements, parameters bound by the server,
+through psycopg's libpq wrapper (drivers/postgresql_pq.py: the cursor's
+Python machinery doubled the client CPU per read). A batch beyond the
+protocol's 65,535 parameters is sent as one statement with client-side
+binding (psycopg's ClientCursor). Setup, settings and storage use cursors.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from dbbench_runner.drivers.base import (
     StorageSample,
     with_retries,
 )
+from dbbench_runner.drivers.postgresql_pq import PreparedSession
 from dbbench_runner.operations import (
     Insert,
     Operation,
@@ -76,7 +77,7 @@ class PostgresDriver:
         self._roles = roles
         self._primary: Any = roles["primary"][0]
         self._replica: Any | None = roles["replica"][0] if "replica" in roles else None
-        self._cursors: dict[int, Any] = {}
+        self._sessions: dict[int, PreparedSession] = {}
         self._has_children = sql.has_child_table(dataset)
         self._joined_reads = sql.read_is_joined(dataset)
         self._statements: dict[tuple[str, int], str] = {}
@@ -117,11 +118,11 @@ class PostgresDriver:
             statement = self._statements[key] = _build(self._dataset, kind, size)
         return statement
 
-    def _cursor(self, conn: Any) -> Any:
-        cursor = self._cursors.get(id(conn))
-        if cursor is None:
-            cursor = self._cursors[id(conn)] = conn.cursor()
-        return cursor
+    def _session(self, conn: Any) -> PreparedSession:
+        session = self._sessions.get(id(conn))
+        if session is None:
+            session = self._sessions[id(conn)] = PreparedSession(conn)
+        return session
 
     def execute(self, operation: Operation) -> Status:
         conn = self._primary
@@ -134,10 +135,16 @@ class PostgresDriver:
             return Status.failed(f"{type(exc).__name__}({exc.sqlstate})")
 
     def _recover(self, conn: Any, exc: BaseException) -> None:
-        """Reopen a lost connection once (a transaction block rolls back by itself)."""
+        """Roll back what an error left open; reopen a lost connection once."""
+        session = self._sessions.get(id(conn))
         if not conn.closed:
+            if session is not None and session.in_transaction:
+                try:
+                    session.command(b"ROLLBACK")
+                except psycopg.Error as again:
+                    log.debug("rollback after %s failed: %s", exc, again)
             return
-        self._cursors.pop(id(conn), None)
+        self._sessions.pop(id(conn), None)
         for role, (known, args) in self._roles.items():
             if known is not conn:
                 continue
@@ -153,9 +160,7 @@ class PostgresDriver:
                 self._replica = fresh
 
     def _fetch(self, conn: Any, statement: str, params: list[object]) -> Status:
-        cursor = self._cursor(conn)
-        cursor.execute(statement, params)
-        return Status(ok=True, rows=len(cursor.fetchall()))
+        return Status(ok=True, rows=self._session(conn).fetch(statement, params))
 
     def _execute(self, conn: Any, operation: Operation) -> Status:
         dataset = self._dataset
@@ -168,24 +173,26 @@ class PostgresDriver:
                     status.rows = min(status.rows, 1)
                 return status
             case Update(key=key, fields=fields):
-                cursor = self._cursor(conn)
-                cursor.execute(self._statement("update"), sql.update_params(dataset, key, fields))
-                return Status(ok=True, rows=cursor.rowcount)
+                params = sql.update_params(dataset, key, fields)
+                return Status(
+                    ok=True, rows=self._session(conn).write(self._statement("update"), params)
+                )
             case Scan(start_key=start, count=count):
                 return self._fetch(conn, self._statement("scan", count), [start])
             case ReadModifyWrite(key=key, fields=fields):
                 # Autocommit: two statements, as in YCSB F; the read fetches the written record.
                 self._fetch(conn, self._statement("record"), [key])
-                cursor = self._cursor(conn)
-                cursor.execute(self._statement("update"), sql.update_params(dataset, key, fields))
-                return Status(ok=True, rows=cursor.rowcount)
+                params = sql.update_params(dataset, key, fields)
+                return Status(
+                    ok=True, rows=self._session(conn).write(self._statement("update"), params)
+                )
             case Query(kind=name, number=number, number1=number1):
                 return self._fetch(conn, sql.QUERIES[name], sql.query_params(name, number, number1))
         raise TypeError(f"unknown operation {operation!r}")
 
     def _write(self, conn: Any, statement: str, params: list[object]) -> None:
         if len(params) <= sql.MAX_PARAMETERS:
-            self._cursor(conn).execute(statement, params)
+            self._session(conn).write(statement, params)
             return
         with psycopg.ClientCursor(conn) as cursor:
             cursor.execute(statement, params)
@@ -198,11 +205,13 @@ class PostgresDriver:
             return Status(ok=True, rows=len(records))
         # news, vehicle: the rows and their child rows in one transaction.
         child_params = sql.child_params(self._dataset, records)
-        with conn.transaction():
-            self._write(conn, statement, params)
-            if child_params:
-                rows = len(child_params) // sql.child_width(self._dataset)
-                self._write(conn, self._statement("child", rows), child_params)
+        session = self._session(conn)
+        session.command(b"BEGIN")
+        self._write(conn, statement, params)
+        if child_params:
+            rows = len(child_params) // sql.child_width(self._dataset)
+            self._write(conn, self._statement("child", rows), child_params)
+        session.command(b"COMMIT")
         return Status(ok=True, rows=len(records))
 
     def _query_all(self, statement: str, params: tuple[object, ...] = ()) -> list[Any]:
@@ -228,9 +237,7 @@ class PostgresDriver:
         return StorageSample(data, index, total, records)
 
     def close(self) -> None:
-        for cursor in self._cursors.values():
-            cursor.close()
-        self._cursors = {}
+        self._sessions = {}
         for conn, _ in self._roles.values():
             conn.close()
 
