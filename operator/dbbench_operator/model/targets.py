@@ -113,9 +113,6 @@ POSTGRES_SETTING_UNITS: dict[str, int] = {
     "work_mem": 1024,
     "maintenance_work_mem": 1024,
 }
-# SQL engines: durability is a server setting there, and they have one
-# topology besides standalone (a primary with replicas / standbys).
-SQL_ENGINES = ("mysql", "mariadb", "postgresql")
 
 
 def _cel_list(values: tuple[str, ...]) -> str:
