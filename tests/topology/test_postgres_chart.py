@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from dbbench_local.postgres import start_data_dir, start_postgres, work_dir_for
+from dbbench_local.postgres import PostgresServer, start_data_dir, start_postgres, work_dir_for
+from dbbench_operator.model import ALLOWED_SETTINGS
 from dbbench_operator.topology import naming
 from dbbench_operator.topology.mysql_replication import Member, ReplicationCredentials
 from dbbench_operator.topology.pg_session import connect
@@ -180,3 +181,41 @@ def test_clone_script_and_hba_file_make_a_standby(helm_on_path: str, tmp_path: P
             standby.stop()
         primary.stop()
         subprocess.run(["rm", "-rf", str(shared), str(work)], check=False)
+
+
+@pytest.mark.integration
+def test_every_allowed_setting_exists_in_postgresql(postgres_server: PostgresServer) -> None:
+    allowed = list(ALLOWED_SETTINGS["postgresql"])
+    with postgres_server.connect() as conn:
+        rows = conn.execute("SELECT name FROM pg_settings WHERE name = ANY(%s)", [allowed])
+        found = {row[0] for row in rows.fetchall()}
+    assert sorted(set(allowed) - found) == []
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("durability", ["fast", "safe"])
+def test_rendered_settings_take_effect_in_a_real_server(helm_on_path: str, durability: str) -> None:
+    """The chart's `-c` arguments as a server's own flags: every computed setting is
+    accepted and in force (2 GiB memory limit: 512MB shared_buffers)."""
+    memory = {"limits": {"cpu": "1", "memory": "2Gi"}, "requests": {"cpu": "1", "memory": "2Gi"}}
+    hardware = Hardware(resources=memory)
+    settings = {"work_mem": "8MB"}
+    request = make_request(
+        "postgresql", "standalone", durability=durability, hardware=hardware, settings=settings
+    )
+    flags = _flags(_statefulset(render(request))["spec"]["template"]["spec"]["containers"][0])
+    wanted = {k: v for k, v in flags.items() if k not in ("hba_file", "listen_addresses")}
+    assert set(wanted) == {"synchronous_commit", "fsync", "shared_buffers",
+                           "effective_cache_size", "work_mem"}  # fmt: skip
+    server = start_postgres(
+        [arg for key, value in wanted.items() for arg in ("-c", f"{key}={value}")]
+    )
+    try:
+        with server.connect() as conn:
+            shown = {key: conn.execute(f"SHOW {key}").fetchone()[0] for key in wanted}  # type: ignore[index]
+    finally:
+        server.stop()
+    assert shown == {
+        "synchronous_commit": "off" if durability == "fast" else "on", "fsync": "on",
+        "shared_buffers": "512MB", "effective_cache_size": "1536MB", "work_mem": "8MB",
+    }  # fmt: skip
