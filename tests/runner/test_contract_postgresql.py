@@ -171,6 +171,26 @@ class TestPostgresContract(DriverContract, VehicleSqlContract):
             config, range(1, records + 1)
         )
 
+    def test_read_modify_write_reads_then_updates(
+        self, target: dict[str, Any], tmp_path: Path
+    ) -> None:
+        self.load(target, "ycsb", tmp_path / "load", records=300)
+        phase = {"type": "mix", "mix": {"read": 50, "readModifyWrite": 50}, "operations": 400,
+                 "reportEvery": 100, "distribution": {"type": "zipfian"}}  # fmt: skip
+        config = self.step(target, "ycsb", 300, phase)
+        assert run_step(config, tmp_path / "f") == 0
+        summary = check_results(tmp_path / "f", operations=400)
+        rmw = summary["operationsByType"]["readModifyWrite"]
+        assert summary["errors"] == 0
+        assert rmw["operations"] > 100
+        # PostgreSQL counts the rows an UPDATE matched (MySQL: the rows it changed).
+        assert rmw["rows"] == rmw["operations"]
+        generator = generator_for(config.dataset)
+        original = {generator.key(n): generator.record(n) for n in range(1, 301)}
+        stored = self.sql(target, "SELECT * FROM usertable")
+        assert len(stored) == 300
+        assert any(any(r[k] != v for k, v in original[r["YCSB_KEY"]].items()) for r in stored)
+
     def test_a_failed_transaction_is_rolled_back_and_named(
         self, target: dict[str, Any], tmp_path: Path
     ) -> None:
