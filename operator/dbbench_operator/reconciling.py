@@ -373,7 +373,7 @@ def describe_error(exc: BaseException) -> tuple[str, str]:
         return "PassTimedOut", f"{exc}: a call to the API server or a database hung"
     if isinstance(exc, LookupError):
         return "SetupError", str(exc)[:600]
-    if type(exc).__module__.split(".")[0] in ("mysql", "pymongo", "bson"):
+    if type(exc).__module__.split(".")[0] in ("mysql", "pymongo", "bson", "psycopg"):
         # Driver messages can echo a URI and its password: the type only.
         return "DatabaseError", f"database driver error ({type(exc).__name__})"
     log.warning("reconcile pass failed", exc_info=exc)

@@ -68,7 +68,9 @@ class Target(WireModel):
         if sum(given) != 1:
             raise ValueError("uri: give exactly one of uri, uriFile or host")
         if self.uri is not None and self.engine != "mongodb":
-            raise ValueError("uri: only for mongodb; use host/port/user for the other engines")
+            raise ValueError(
+                "uri: only for mongodb; use host/port/user (or uriFile) for the SQL engines"
+            )
         return self
 
 

@@ -126,8 +126,8 @@ class Phase(ApiModel):
         default="client",
         description=(
             "Who makes the key of inserted records, and so which table the phase uses. "
-            "client (default): the runner supplies it (MongoDB _id, MySQL/MariaDB PRIMARY "
-            "KEY), in <table>. server: the database does (MongoDB ObjectId; a table without "
+            "client (default): the runner supplies it (MongoDB _id, SQL PRIMARY KEY)"
+            ", in <table>. server: the database does (MongoDB ObjectId; a table without "
             "a declared primary key), the key stored as an ordinary field, in "
             "<table>_serverkey. The two live apart, so one run can load both; reading phases "
             "read the table of their own idMode."
@@ -144,8 +144,9 @@ class Phase(ApiModel):
             default=None,
             description=(
                 "Overrides the target's durability profile for this phase's writes. "
-                "unacknowledged (MongoDB w:0; not possible on mysql/mariadb), acknowledged (w:1), "
-                "journaled (w:1 j:true / flush at commit), majority (w:majority / semi-sync)."
+                "unacknowledged (MongoDB w:0; not possible on mysql, mariadb, postgresql), "
+                "acknowledged (w:1), journaled (w:1 j:true / flush at commit), majority "
+                "(w:majority / semi-sync / a synchronous standby)."
             ),
         )
     )

@@ -224,7 +224,7 @@ class BenchmarkRunSpec(ApiModel):
             ),
             message=(
                 "phases[].writeConcern: unacknowledged is MongoDB-only (w:0) and this run has "
-                "mysql/mariadb targets; use acknowledged or split the run"
+                "mysql, mariadb or postgresql targets; use acknowledged or split the run"
             ),
             field="phases",
             holds=lambda s: (

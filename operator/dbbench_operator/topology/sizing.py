@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbbench_operator.model.units import parse_quantity
+from dbbench_operator.topology.postgres_sizing import postgres_settings
 from dbbench_operator.topology.request import TopologyRequest
 
 GIB = 1024**3
@@ -105,7 +106,9 @@ def engine_settings(request: TopologyRequest) -> dict[str, str]:
     """Settings for every database server of the target, computed then overridden."""
     limit = memory_limit(request)
     computed: dict[str, str] = {}
-    if request.engine == "mongodb":
+    if request.engine == "postgresql":
+        computed.update(postgres_settings(limit, request.durability))
+    elif request.engine == "mongodb":
         # A protocol stand-in has no WiredTiger: it would refuse the flag.
         if limit is not None and not request.protocol_stand_in:
             computed["wiredTigerCacheSizeGB"] = wired_tiger_cache_gb(limit)

@@ -16,11 +16,17 @@ def open_driver(
 
     The control connection (prepare, server info, storage samples) must not
     assume the database exists yet; worker connections open it directly.
+    Each client library is imported only for its engine.
     """
-    if config.target.engine == "mongodb":
+    engine = config.target.engine
+    if engine == "mongodb":
         from dbbench_runner.drivers.mongodb import MongoDriver  # noqa: PLC0415
 
         return MongoDriver.connect(config, dataset)
+    if engine == "postgresql":
+        from dbbench_runner.drivers.postgresql import PostgresDriver  # noqa: PLC0415
+
+        return PostgresDriver.connect(config, dataset, worker, control=control)
     from dbbench_runner.drivers.mysql import MySQLDriver  # noqa: PLC0415
 
     return MySQLDriver.connect(config, dataset, worker, control=control)

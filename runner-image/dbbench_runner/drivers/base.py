@@ -36,7 +36,8 @@ class ServerInfo:
     engine: str
     version: str
     settings: dict[str, str] = field(default_factory=dict)
-    # Bytes of the engine's data cache (InnoDB buffer pool / WiredTiger cache).
+    # Bytes of the engine's data cache (InnoDB buffer pool / WiredTiger cache /
+    # PostgreSQL's shared_buffers).
     cache_bytes: int | None = None
     client: dict[str, str] = field(default_factory=dict)
 
