@@ -102,6 +102,10 @@ class DriverContract:
         _id is the record's key) or "server" (no declared key / ObjectId _id)."""
         raise NotImplementedError
 
+    def key_indexed(self, target: dict[str, Any], dataset: DatasetGenerator) -> bool:
+        """Whether any index of `dataset.table` covers the record's key column."""
+        raise NotImplementedError
+
     @pytest.mark.parametrize("order", [("client", "server"), ("server", "client")])
     def test_both_insert_modes_in_one_run_live_in_their_own_tables(
         self, target: dict[str, Any], order: tuple[str, str], tmp_path: Path
@@ -121,6 +125,9 @@ class DriverContract:
             ), mode
             layouts[generator.table] = self.keyed_by(target, generator)
         assert layouts == {"flat45": "record key", "flat45_serverkey": "server"}
+        # Benchmark 1's mode d: the server-keyed flat45 has no index on md5 at all.
+        server_keyed = generator_for(config.dataset, "server")
+        assert not self.key_indexed(target, server_keyed)
         # A reading phase reads the client-keyed table by default.
         reads = self.step(target, "flat45", RECORDS, {"type": "pointReads", "keys": 50})
         assert run_step(reads, tmp_path / "reads") == 0

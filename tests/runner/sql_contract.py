@@ -87,6 +87,15 @@ class SqlContract(DriverContract, VehicleSqlContract):
     def _server(self, server: SqlServer) -> None:
         self.server = server
 
+    def key_indexed(self, target: dict[str, Any], dataset: DatasetGenerator) -> bool:
+        found = self.sql(
+            target,
+            "SELECT index_name AS i FROM information_schema.statistics "
+            "WHERE table_schema = %s AND table_name = %s AND column_name = %s",
+            target["database"], dataset.table, dataset.key_column,
+        )  # fmt: skip
+        return bool(found)
+
     def keyed_by(self, target: dict[str, Any], dataset: DatasetGenerator) -> str:
         found = self.sql(
             target,

@@ -52,6 +52,10 @@ class MongoDBContract(DriverContract):
     def insert_variant(self, request: pytest.FixtureRequest) -> dict[str, Any]:
         return dict(request.param)
 
+    def key_indexed(self, target: dict[str, Any], dataset: DatasetGenerator) -> bool:
+        indexes = self.client[target["database"]][dataset.table].index_information()
+        return any(dataset.key_column == key for i in indexes.values() for key, _ in i["key"])
+
     def keyed_by(self, target: dict[str, Any], dataset: DatasetGenerator) -> str:
         first = self.client[target["database"]][dataset.table].find_one({})
         assert first is not None

@@ -18,6 +18,7 @@ Rows' parameters and the child rows are the shape's, shared with schema.mysql.
 from __future__ import annotations
 
 from dbbench_runner.datasets.base import Column, DatasetGenerator
+from dbbench_runner.datasets.flat45 import Flat45
 from dbbench_runner.datasets.vehicle import Vehicle
 from dbbench_runner.schema import mysql as shared
 from dbbench_runner.schema import postgresql_vehicle as vehicle
@@ -66,7 +67,7 @@ def create_statements(dataset: DatasetGenerator, id_mode: str) -> list[str]:
         definitions.append(f"PRIMARY KEY ({q(key)})")
     body = ",\n  ".join(definitions)
     statements = [f"CREATE TABLE IF NOT EXISTS {q(table)} (\n  {body}\n)"]
-    if id_mode == "server" and table != "flat45":
+    if id_mode == "server" and not isinstance(dataset, Flat45):
         statements.append(_index(table, f"ix_{key}", q(key)))
     for column in plain_columns(dataset):
         if column.indexed:
