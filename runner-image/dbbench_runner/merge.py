@@ -21,6 +21,7 @@ from dbbench_runner.results import (
     write_results,
 )
 from dbbench_runner.series import SeriesUnit
+from dbbench_runner.server_counters import windows_of
 from dbbench_runner.storage import merged_rows
 
 
@@ -55,4 +56,7 @@ def merge(out: Path, inputs: list[Path]) -> dict[str, object]:
     )
     environments = [json.loads((d / ENVIRONMENT).read_text()) for d in inputs]
     client = [pod for s in summaries for pod in pods_from_summary(s)]
-    return write_results(out, meta, total, storage, {"pods": environments}, client=client)
+    counters = [w for s in summaries for w in windows_of(s)]
+    return write_results(
+        out, meta, total, storage, {"pods": environments}, client=client, counters=counters
+    )

@@ -27,6 +27,8 @@ from dbbench_runner.client_usage import PodUsage, summary_fields
 from dbbench_runner.histogram import LatencyHistogram
 from dbbench_runner.measurement import Checkpoints, Measurements, SecondBucket, latency_ms
 from dbbench_runner.series import SeriesUnit, Window, stability_series
+from dbbench_runner.server_counters import SUMMARY_KEY as COUNTERS_KEY
+from dbbench_runner.server_counters import CounterWindow, counters_block
 from dbbench_runner.storage import HEADER as STORAGE_HEADER
 from dbbench_runner.storage import StorageRow, csv_rows, parse_rows, summary_block
 
@@ -116,6 +118,7 @@ def summarize(
     m: Measurements,
     storage: list[StorageRow],
     client: list[PodUsage] | None = None,
+    counters: list[CounterWindow | None] | None = None,
 ) -> dict[str, object]:
     duration = max(meta.ended - meta.started, 1e-9)
     operations = m.operations
@@ -171,6 +174,11 @@ def summarize(
         "reportEvery": meta.report_every,
         "seriesUnit": meta.series_unit,
         "storage": summary_block(storage[-1] if storage else None),
+        # Disk reads per operation only when this summary covers every pod (the
+        # counter is server-wide: server_counters.py).
+        COUNTERS_KEY: counters_block(
+            counters or [None], operations, len(meta.pods) == meta.pod_count
+        ),
         **summary_fields(client or []),
     }
 
@@ -183,8 +191,9 @@ def write_results(
     environment: dict[str, object],
     *,
     client: list[PodUsage] | None = None,
+    counters: list[CounterWindow | None] | None = None,
 ) -> dict[str, object]:
-    summary = summarize(meta, m, storage, client)
+    summary = summarize(meta, m, storage, client, counters)
     for kind, histogram in m.histograms.items():
         buffer = io.StringIO()
         log = HistogramLogWriter(buffer)
