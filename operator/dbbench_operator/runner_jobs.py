@@ -94,7 +94,7 @@ def build_phase(spec: BenchmarkRunSpec, target: Target, phase: Phase) -> dict[st
         out["operations"] = phase.operations
     if phase.type == "query":
         out["queries"] = list(phase.effective_queries)
-    if phase.type == "pointReads":
+    if phase.type == "pointReads" and phase.reads_distinct_keys:
         out["keys"] = min(phase.keys or spec.dataset.records, spec.dataset.records)
     return out
 
@@ -145,6 +145,10 @@ def build_step_config(
         "pod": {"count": spec.runner.pods},
         "threads": phase.threads or spec.runner.threads,
         "progressEvery": 2,
+        # Seed the step's operation streams and stamp its writes: no repeat or
+        # phase replays another's operations or rewrites the values it stored.
+        "phaseIndex": spec.phases.index(phase),
+        "repeat": step.repeat,
     }
     # Unset: the runner decides (processes from the pod's CPU budget, mysqlclient).
     if spec.runner.processes is not None:
