@@ -198,5 +198,37 @@ def client_cpu(summary: Mapping[str, Any]) -> tuple[float | None, bool | None]:
     return (None if cpu is None else float(cpu)), (None if bound is None else bool(bound))
 
 
+@dataclass(frozen=True)
+class DiskReads:
+    """A step's disk reads over its measured part, from the engine's own counter."""
+
+    counter: str
+    reads: int
+    per_operation: float | None
+
+
+def disk_reads(summary: Mapping[str, Any]) -> DiskReads | None:
+    """None where the runner recorded none (older runner, or an engine without the counter)."""
+    block = summary.get("serverCounters")
+    if not isinstance(block, Mapping) or block.get("diskReads") is None:
+        return None
+    per_op = block.get("diskReadsPerOperation")
+    return DiskReads(
+        str(block.get("diskReadsCounter")),
+        int(block["diskReads"]),
+        None if per_op is None else float(per_op),
+    )
+
+
+def disk_reads_per_operation(run: Run, target: str, phase: str) -> Spread:
+    """Disk reads per operation over a phase's repeats (those that recorded it)."""
+    values = []
+    for step in _steps(run, target, phase):
+        reads = disk_reads(step.summary)
+        if reads is not None and reads.per_operation is not None:
+            values.append(reads.per_operation)
+    return Spread(tuple(values))
+
+
 def operation_types(steps: Sequence[Step]) -> list[str]:
     return sorted({k for s in steps for k in (s.summary.get("operationsByType") or {})})
