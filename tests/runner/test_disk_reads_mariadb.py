@@ -27,7 +27,7 @@ from dbbench_operator.topology.request import TopologyRequest
 from dbbench_operator.topology.sizing import engine_settings
 from dbbench_runner.merge import merge
 from dbbench_runner.running import run_step
-from tests.fixtures.mariadb import MariaDBServer, start_mariadb
+from tests.fixtures.mariadb import start_mariadb
 
 from .helpers import mariadb_target, step
 
