@@ -15,6 +15,8 @@ from pydantic import ValidationError
 
 from dbbench_contract.durations import parse_duration
 from dbbench_contract.step import (
+    HASHED_KEY_SHAPES,
+    MIN_HASHED_FRACTION,
     DatabaseHost,
     DatabasePod,
     Dataset,
@@ -36,6 +38,8 @@ from dbbench_contract.step import (
 )
 
 __all__ = [
+    "HASHED_KEY_SHAPES",
+    "MIN_HASHED_FRACTION",
     "ConfigError",
     "DatabaseHost",
     "DatabasePod",

@@ -43,6 +43,8 @@ class DriverContract:
 
     # Paced rate for the warm-up/duration test: one the server sustains with room to spare.
     paced_rate: ClassVar[int] = 100
+    # The engine's disk-read counter the runner samples (None: the server has none).
+    disk_reads_counter: ClassVar[str | None] = None
 
     def stored(
         self, target: dict[str, Any], dataset: DatasetGenerator, id_mode: str
@@ -190,6 +192,26 @@ class DriverContract:
         assert run_step(config, tmp_path / "r") == 0
         summary = check_results(tmp_path / "r", operations=150)
         assert summary["operationsByType"]["read"]["rows"] == 150
+
+    @pytest.mark.parametrize("distribution", ["zipfian", "latest", "hotspot"])
+    def test_point_reads_from_a_distribution_find_their_keys(
+        self, target: dict[str, Any], distribution: str, tmp_path: Path
+    ) -> None:
+        self.load(target, "flat45", tmp_path / "load")
+        chosen = {"type": distribution, **({"dataFraction": 0.1} if distribution == "hotspot"
+                                           else {})}  # fmt: skip
+        phase = {"type": "pointReads", "distribution": chosen, "operations": 120,
+                 "reportEvery": 40}  # fmt: skip
+        assert run_step(self.step(target, "flat45", RECORDS, phase), tmp_path / "r") == 0
+        summary = check_results(tmp_path / "r", operations=120)
+        assert summary["operationsByType"]["read"]["rows"] == 120  # every key drawn exists
+        counters = summary["serverCounters"]
+        if self.disk_reads_counter is None:
+            assert counters is None
+        else:
+            assert counters["diskReadsCounter"] == self.disk_reads_counter
+            assert counters["diskReads"] == counters["diskReadsAfter"] - counters["diskReadsBefore"]
+            assert counters["diskReadsPerOperation"] == counters["diskReads"] / 120
 
     def test_two_pods_split_and_merge(self, target: dict[str, Any], tmp_path: Path) -> None:
         outs = []

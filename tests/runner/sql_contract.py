@@ -53,6 +53,7 @@ class SqlContract(DriverContract, VehicleSqlContract):
     """Abstract: subclasses set `engine` and define the fixture `server`."""
 
     engine: ClassVar[str]
+    disk_reads_counter: ClassVar[str | None] = "Innodb_buffer_pool_reads"
 
     @pytest.fixture(params=["mysqlclient", "mysql-connector-python"])
     def mysql_driver(self, request: pytest.FixtureRequest) -> str:

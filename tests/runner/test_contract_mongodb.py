@@ -98,6 +98,7 @@ class TestFerretDBContract(MongoDBContract):
     # Every FerretDB query is a table scan: pace reads at a rate it keeps up with
     # on a loaded 2-core machine (it proves the pacing, not the server's speed).
     paced_rate = 10
+    disk_reads_counter = None  # serverStatus has no wiredTiger section
 
     @pytest.fixture
     def uri(self, ferretdb: FerretDBServer) -> str:
@@ -106,6 +107,8 @@ class TestFerretDBContract(MongoDBContract):
 
 @needs_mongod
 class TestMongodContract(MongoDBContract):
+    disk_reads_counter = "pages read into cache"
+
     @pytest.fixture
     def uri(self, mongod: StandaloneMongod) -> str:
         return mongod.uri

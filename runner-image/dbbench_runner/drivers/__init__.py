@@ -4,9 +4,22 @@ from __future__ import annotations
 
 from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator
-from dbbench_runner.drivers.base import DatabaseUnreachableError, Driver, ServerInfo, StorageSample
+from dbbench_runner.drivers.base import (
+    CounterSample,
+    DatabaseUnreachableError,
+    Driver,
+    ServerInfo,
+    StorageSample,
+)
 
-__all__ = ["DatabaseUnreachableError", "Driver", "ServerInfo", "StorageSample", "open_driver"]
+__all__ = [
+    "CounterSample",
+    "DatabaseUnreachableError",
+    "Driver",
+    "ServerInfo",
+    "StorageSample",
+    "open_driver",
+]
 
 
 def open_driver(

@@ -23,6 +23,7 @@ from psycopg import sql as pgsql
 from dbbench_runner.config import StepConfig, password
 from dbbench_runner.datasets import DatasetGenerator
 from dbbench_runner.drivers.base import (
+    CounterSample,
     DatabaseUnreachableError,
     ServerInfo,
     StorageSample,
@@ -243,6 +244,12 @@ class PostgresDriver:
         rows = self._query_all(sql.STORAGE_STATEMENT, (self._dataset.table, tables))
         data, index, total, records = (int(v) for v in rows[0])
         return StorageSample(data, index, total, records)
+
+    def disk_reads(self) -> CounterSample | None:
+        # The statistics are a snapshot per transaction: clear it to read the
+        # counter as it is now (backends flush their counts about once a second).
+        rows = self._query_all(sql.DISK_READS_STATEMENT, ())
+        return CounterSample(sql.DISK_READS, int(rows[0][1])) if rows else None
 
     def close(self) -> None:
         self._sessions = {}

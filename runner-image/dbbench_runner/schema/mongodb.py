@@ -21,6 +21,8 @@ from dbbench_runner.datasets.vehicle import Vehicle
 
 ASCENDING = 1
 DESCENDING = -1
+# serverStatus().wiredTiger.cache: pages read from disk into the cache.
+DISK_READS = "pages read into cache"
 
 
 @dataclass(frozen=True)

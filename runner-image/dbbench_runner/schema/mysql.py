@@ -246,3 +246,12 @@ def settings_statement() -> str:
     # (error 1109), and MariaDB's performance_schema copy is empty unless enabled.
     names = ", ".join(f"'{n}'" for n in SETTINGS)
     return f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({names})"
+
+
+# Pages InnoDB read from disk into the buffer pool (reads it could not serve
+# from the pool), server-wide since start-up.
+DISK_READS = "Innodb_buffer_pool_reads"
+
+
+def disk_reads_statement() -> str:
+    return f"SHOW GLOBAL STATUS LIKE '{DISK_READS}'"

@@ -159,6 +159,14 @@ STORAGE_STATEMENT = (
 )
 
 
+# Blocks read from disk (not found in shared_buffers) for the benchmark's database.
+DISK_READS = "blks_read"
+DISK_READS_STATEMENT = (
+    "SELECT pg_stat_clear_snapshot(), blks_read FROM pg_stat_database "
+    "WHERE datname = current_database()"
+)
+
+
 def query_statement(dataset: DatasetGenerator, name: str) -> str:
     return QUERIES[name].format(table=dataset.table)
 
