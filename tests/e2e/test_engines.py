@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from dbbench_contract.durations import parse_duration
 from dbbench_local.install import Kube
 from tests.e2e.conftest import (
     RUNS_NS,
@@ -134,7 +135,7 @@ def finished(kube: Kube) -> Iterator[dict[str, Any]]:
     found: dict[str, Any] = {"specs": specs, "names": names, "counters": None}
     # The runs are exclusive (the default), so they run one after another: each
     # is bounded by its own spec.timeout, the three together by their sum.
-    deadline = time.monotonic() + 15 * 60 * len(specs) + 120
+    deadline = time.monotonic() + sum(parse_duration(s["timeout"]) for s in specs.values()) + 120
     try:
         while "statuses" not in found:
             statuses = {short: run_status(kube, names[short]) for short in RUN_NAMES}
