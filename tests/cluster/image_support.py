@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,11 +84,21 @@ def memory_cgroup(limit: int) -> Iterator[MemoryCgroup]:
         (cgroup.path / limit_file).write_text(str(limit))
         yield cgroup
     finally:
-        # Its processes have been stopped by PID; the kernel may take a moment.
-        deadline = time.monotonic() + 30
-        while _read(cgroup.path / "cgroup.procs").strip() and time.monotonic() < deadline:
-            time.sleep(0.2)
+        _empty(cgroup.path)
         cgroup.path.rmdir()
+
+
+def _empty(path: Path, timeout: float = 60) -> None:
+    """Kills by PID whatever is still in the test's cgroup: stop() ends the
+    launcher, and a server stalled at the limit may outlive it."""
+    deadline = time.monotonic() + timeout
+    while pids := [int(p) for p in _read(path / "cgroup.procs").split()]:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"processes {pids} stay in {path}")
+        for pid in pids:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
 
 
 def _read(path: Path) -> str:
