@@ -1,5 +1,20 @@
 """Shared fixtures: real processes only (control plane, MariaDB, MySQL, PostgreSQL,
-FerretDB, gated mongod)."""
+FerretDB, gated mongod).
+
+`make test` runs the suite on several pytest-xdist workers (`--dist loadgroup`,
+docs/testing.md). Each worker is its own process with its own session: the
+servers behind session fixtures (a control plane, a MariaDB, a MySQL, a
+PostgreSQL, a FerretDB) start at most once per worker that needs them, on
+their own ports, data directories and tmpdirs. The test files sharing a fixture that is
+expensive to build, or using a module-scoped one, are kept on one worker
+(below), so that such a fixture is not built once per worker.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
 
 pytest_plugins = [
     "tests.fixtures.controlplane",
@@ -10,3 +25,47 @@ pytest_plugins = [
     "tests.fixtures.ferretdb",
     "tests.fixtures.mongod",
 ]
+
+# Session fixtures that take long to build (result_sets: two MariaDB servers and
+# two generated runs; the chart releases: helm installs on the control plane):
+# every test using one goes to the same worker.
+SHARED_GROUPS = {
+    "result_sets": "result-sets",
+    "scoped": "chart-releases",
+    "clusterwide": "chart-releases",
+}
+PER_FILE_SCOPES = frozenset({"module", "class", "package"})
+
+
+def _shared_group(item: pytest.Item) -> str | None:
+    names = set(getattr(item, "fixturenames", ()))
+    return next((group for name, group in SHARED_GROUPS.items() if name in names), None)
+
+
+def _has_per_file_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = getattr(info, "name2fixturedefs", {})
+    scopes = {getattr(d, "scope", "function") for defs in definitions.values() for d in defs}
+    return bool(scopes & PER_FILE_SCOPES)
+
+
+def xdist_group(path: str, items: list[pytest.Item]) -> str | None:
+    """The worker group of a test file's tests: the group of a shared fixture any of
+    them uses, else the file itself when a module- or class-scoped fixture would
+    otherwise be built on several workers; None: its tests go wherever is free."""
+    shared = [group for item in items if (group := _shared_group(item))]
+    if shared:
+        return shared[0]
+    return path if any(_has_per_file_fixture(item) for item in items) else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (its own hook)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    by_file: dict[str, list[pytest.Item]] = defaultdict(list)
+    for item in items:
+        by_file[item.nodeid.split("::", 1)[0]].append(item)
+    for path, file_items in by_file.items():
+        group = xdist_group(path, file_items)
+        if group is not None:
+            for item in file_items:
+                item.add_marker(pytest.mark.xdist_group(group))
