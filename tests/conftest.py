@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import pytest
+from _pytest.nodeid import NodeId
 
 pytest_plugins = [
     "tests.fixtures.controlplane",
@@ -59,13 +60,31 @@ def xdist_group(path: str, items: list[pytest.Item]) -> str | None:
     return path if any(_has_per_file_fixture(item) for item in items) else None
 
 
+def _tag_for_loadgroup(item: pytest.Item, group: str) -> None:
+    """What xdist's loadgroup does, on pytest 9.2 too: the group as a nodeid suffix.
+
+    xdist 3.8.0 passes groups to its scheduler by appending ``@group`` to
+    ``item._nodeid``; pytest 9.2 keeps node ids in ``item._id`` instead, so the
+    suffix is lost and grouped tests are spread over workers (seen here: the
+    result sets built on four workers). pytest-dev/pytest-xdist#1386, fix
+    proposed in #1388. Harmless once xdist does it itself (the scheduler reads
+    the text after the last ``@``).
+    """
+    if isinstance(getattr(item, "_id", None), NodeId):
+        item._id = NodeId.parse(f"{item.nodeid}@{group}")
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (its own hook)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     by_file: dict[str, list[pytest.Item]] = defaultdict(list)
     for item in items:
         by_file[item.nodeid.split("::", 1)[0]].append(item)
+    on_loadgroup_worker = bool(getattr(config.option, "loadgroup", False))
     for path, file_items in by_file.items():
         group = xdist_group(path, file_items)
-        if group is not None:
-            for item in file_items:
-                item.add_marker(pytest.mark.xdist_group(group))
+        if group is None:
+            continue
+        for item in file_items:
+            item.add_marker(pytest.mark.xdist_group(group))
+            if on_loadgroup_worker:
+                _tag_for_loadgroup(item, group)
