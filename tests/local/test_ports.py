@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import mysql.connector
 import pytest
@@ -94,10 +94,13 @@ def test_mariadbd_whose_port_is_taken_starts_on_another(
 
 @pytest.mark.integration
 def test_mysqld_whose_port_is_taken_starts_on_another(
-    mysql_root: MySQLRoot, taken_port: int, monkeypatch: pytest.MonkeyPatch
+    mysql_root: MySQLRoot,
+    mysql_template: PurePosixPath,
+    taken_port: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(mysqld, "free_port", taken_first(taken_port))
-    first = mysqld.launch_mysql(mysql_root)
+    first = mysqld.launch_mysql(mysql_root, template=mysql_template)
     server = mysqld.wait_ready(first)
     try:
         assert (first.port, server.port != taken_port) == (taken_port, True)
