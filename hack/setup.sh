@@ -23,8 +23,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export TOOLS_DIR="${TOOLS_DIR:-$ROOT/.tools}"
-SETUP_LOGS="${SETUP_LOGS:-$ROOT/build/setup-logs}"
-MAKE="${MAKE:-make}"
+export SETUP_LOGS="${SETUP_LOGS:-$ROOT/build/setup-logs}"
+export MAKE="${MAKE:-make}"
 mkdir -p "$SETUP_LOGS"
 
 say() { printf 'setup: %s\n' "$*"; }
@@ -61,50 +61,67 @@ lane_fetch() {
   wait "$roots"
 }
 
-# Starts a lane in its own session (so that stopping it stops its children),
-# its output prefixed with its name and kept in its log.
-pids=()
-names=()
+# Starts a lane in the background, in its own session (so that stopping its
+# group stops its children), its output prefixed with its name and kept in
+# its log; its PID and its exit status go to files next to it.
 start_lane() {
   local name=$1
-  setsid -w bash -c "set -euo pipefail; source '$ROOT/hack/setup.sh'; lane_$name" \
-    > >(sed -u "s/^/[$name] /" | tee "$SETUP_LOGS/$name.log") 2>&1 &
-  pids+=("$!")
-  names+=("$name")
+  rm -f "$SETUP_LOGS/$name.pid" "$SETUP_LOGS/$name.status"
+  # The lane runs in a new bash: the functions it needs are exported to it.
+  export -f say step "lane_$name"
+  local status=$SETUP_LOGS/$name.status
+  # The lane writes its status as it exits, even while background steps of its
+  # own still hold its output open (main then stops them).
+  (
+    set +e
+    setsid -w bash -c "set -euo pipefail; cd '$ROOT'; echo \$\$ >'$SETUP_LOGS/$name.pid'
+      trap 'echo \$? >$status' EXIT; lane_$name" 2>&1 |
+      sed -u "s/^/[$name] /" | tee "$SETUP_LOGS/$name.log"
+    code=${PIPESTATUS[0]}
+    [[ -s $status ]] || echo "$code" >"$status" # killed before its trap ran
+  ) &
 }
 
-stop_lanes() {
+# Stops what is left of a lane: its whole process group (a failed lane's
+# background steps too).
+stop_lane() {
   local pid
-  for pid in "${pids[@]}"; do
-    kill -- "-$pid" 2>/dev/null || true
-  done
+  pid=$(cat "$SETUP_LOGS/$1.pid" 2>/dev/null) || return 0
+  kill -- "-$pid" 2>/dev/null || true
 }
 
 main() {
-  local started=$SECONDS
+  local started=$SECONDS name status other
+  local -A running=()
   say "tools, cluster tools, venv and images into $TOOLS_DIR (logs: $SETUP_LOGS)"
-  start_lane kube
-  start_lane go
-  start_lane fetch
-  local left=${#pids[@]} status pid i
-  while ((left)); do
-    status=0
-    wait -n -p pid "${pids[@]}" || status=$?
-    left=$((left - 1))
-    for i in "${!pids[@]}"; do [[ ${pids[$i]} == "$pid" ]] && break; done
-    if ((status)); then
-      say "lane ${names[$i]} FAILED (exit $status); stopping the others. Its log: $SETUP_LOGS/${names[$i]}.log"
-      stop_lanes
-      wait || true
-      exit "$status"
-    fi
-    say "lane ${names[$i]}: done at $((SECONDS - started)) s"
+  # Interrupted (Ctrl-C, a CI timeout): the lanes run in sessions of their own.
+  trap 'for name in "${!running[@]}"; do stop_lane "$name"; done; exit 130' INT TERM
+  for name in kube go fetch; do
+    start_lane "$name"
+    running[$name]=1
   done
+  while ((${#running[@]})); do
+    sleep 1
+    for name in "${!running[@]}"; do
+      [[ -s $SETUP_LOGS/$name.status ]] || continue
+      status=$(<"$SETUP_LOGS/$name.status")
+      unset "running[$name]"
+      if ((status)); then
+        say "lane $name FAILED (exit $status); stopping the others. Its log: $SETUP_LOGS/$name.log"
+        for other in "$name" "${!running[@]}"; do stop_lane "$other"; done
+        wait || true
+        exit "$status"
+      fi
+      say "lane $name: done at $((SECONDS - started)) s"
+    done
+  done
+  wait
+  trap - INT TERM
   # Their inputs are all present now: this only imports and builds images, and
   # checks that every tool is current (seconds when it is).
   step "$MAKE" --no-print-directory TOOLS_DIR="$TOOLS_DIR" tools cluster-tools images venv
   say "all done in $((SECONDS - started)) s"
 }
 
-# Sourcing (the lanes above) defines the functions without running anything.
+# Sourcing (tests/ci) defines the functions without running anything.
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then main "$@"; fi
