@@ -1,7 +1,8 @@
 """Servers started by the tests bind their ports safely (dbbench_local.ports).
 
 The flake this closes: a port found free was taken before the server bound
-it ("Bind on TCP/IP port: Address already in use"). Here the port each server
+it ("Bind on TCP/IP port: Address already in use"). Each of mariadbd,
+mysqld, postgres, etcd and kube-apiserver is checked. Here the port each server
 is first given is really taken (a socket of the test listens on it), and the
 real server must still come up, on another port, having said why.
 """
@@ -17,7 +18,7 @@ from pathlib import Path, PurePosixPath
 import mysql.connector
 import pytest
 
-from dbbench_local import controlplane, mariadb, mysqld, ports
+from dbbench_local import controlplane, mariadb, mysqld, ports, postgres
 from dbbench_local.ferretdb import start_ferretdb
 from dbbench_local.mysqld import MySQLRoot
 from dbbench_local.results_service import start_results_service
@@ -108,6 +109,23 @@ def test_mysqld_whose_port_is_taken_starts_on_another(
         conn.close()
     finally:
         first.stop()
+        server.stop()
+
+
+@pytest.mark.integration
+def test_postgres_whose_port_is_taken_starts_on_another(
+    taken_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if postgres.find_bin_dir() is None:
+        pytest.fail("no PostgreSQL server binaries (/usr/lib/postgresql/*/bin): run `make tools`")
+    monkeypatch.setattr(postgres, "free_port", taken_first(taken_port))
+    server = postgres.start_postgres()
+    try:
+        assert server.port != taken_port
+        assert "Address already in use" in server.log.read_text()  # the first attempt failed
+        with server.connect() as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+    finally:
         server.stop()
 
 
