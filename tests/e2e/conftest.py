@@ -96,12 +96,19 @@ def owned_by(kube: Kube, kind: str, owner_uid: str, selector: str) -> list[dict[
                    for ref in item["metadata"].get("ownerReferences") or [])]  # fmt: skip
 
 
-def database_pods(kube: Kube, name: str, uid: str) -> list[str]:
-    """The live MySQL-protocol database pods of this run (uid), never another run's."""
+def database_pod_objects(kube: Kube, name: str, uid: str) -> list[dict[str, Any]]:
+    """The live MySQL-protocol (MySQL, MariaDB) database pods of this run (uid), never
+    another run's: pods of the StatefulSets the run owns, by name."""
     selector = f"dbbench.io/run={name},app.kubernetes.io/name=mysql"
     sets = owned_by(kube, "statefulsets", uid, selector)
     pods = [pod for sts in sets for pod in owned_by(kube, "pods", sts["metadata"]["uid"], selector)]
-    return [p["metadata"]["name"] for p in pods if not p["metadata"].get("deletionTimestamp")]
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    return sorted(live, key=lambda p: str(p["metadata"]["name"]))
+
+
+def database_pods(kube: Kube, name: str, uid: str) -> list[str]:
+    """Their names, in order (ordinal 0, the primary, first)."""
+    return [p["metadata"]["name"] for p in database_pod_objects(kube, name, uid)]
 
 
 def run_status(kube: Kube, name: str) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from dbbench_local.install import Kube
 from tests.e2e.conftest import (
     RUNS_NS,
     apply_run,
+    database_pods,
     node_image,
     results_json,
     run_status,
@@ -138,22 +139,14 @@ def mysql_status(kube: Kube, pod: str, names: tuple[str, ...]) -> dict[str, int]
     return {k: int(v) for k, v in (line.split("\t") for line in out.splitlines() if line)}
 
 
-def database_pods(kube: Kube, run: str) -> list[str]:
-    pods = kube.get("pods", "-n", RUNS_NS, f"-ldbbench.io/run={run}",
-                    "-lapp.kubernetes.io/component=mysql") or {"items": []}  # fmt: skip
-    return sorted(p["metadata"]["name"] for p in pods["items"])
-
-
 @pytest.fixture(scope="module")
 def finished(kube: Kube) -> dict[str, Any]:
     """Applies the three runs, reads the replica run's counters while its `hold`
     phase runs, and returns every final status and those counters."""
     runs = {"mysql-standalone": MYSQL_STANDALONE, "mysql-replica": MYSQL_REPLICA,
             "mongodb-stand-in": stand_in_spec()}  # fmt: skip
-    for name, spec in runs.items():
-        kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--ignore-not-found", "--wait=true",
-                     timeout=300)  # fmt: skip
-        apply_run(kube, name, spec)
+    # apply_run deletes a namesake left by an earlier session first.
+    uids = {name: apply_run(kube, name, spec) for name, spec in runs.items()}
     found: dict[str, Any] = {"specs": runs, "counters": None}
     deadline = time.monotonic() + 3600
     while time.monotonic() < deadline:
@@ -162,7 +155,7 @@ def finished(kube: Kube) -> dict[str, Any]:
         progress = replica.get("progress") or {}
         if (found["counters"] is None and progress.get("phase") == "hold"
                 and progress.get("stage") == "Running"):  # fmt: skip
-            primary, replica_pod = database_pods(kube, "mysql-replica")
+            primary, replica_pod = database_pods(kube, "mysql-replica", uids["mysql-replica"])
             names = (
                 "Com_select",
                 "Com_stmt_execute",
