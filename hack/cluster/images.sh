@@ -4,6 +4,9 @@
 #
 #   hack/cluster/images.sh [IMAGE...]    # default: all of them
 #   IMAGE: pause busybox python-base operator runner mariadb mysql ferretdb
+#   or a preparation step only: roots (the debootstrapped Debian roots),
+#   wheels (the operator's and runner's wheels); hack/setup.sh runs these
+#   while the Go tools build, so that the image builds later only assemble.
 #
 # Output: ${DBBENCH_IMAGES_DIR:-.cluster/images}/<image>.tar and manifest.txt
 # ("<archive> <image reference>" per line). Debian root filesystems are cached
@@ -78,13 +81,17 @@ digest_of() {
 
 is_fresh() { [[ -f $OUT/$1.tar && -f $OUT/$1.stamp && $(<"$OUT/$1.stamp") == "$2" ]]; }
 
-# Records an archive in manifest.txt (one line per archive, latest wins).
+# Records an archive in manifest.txt (one line per archive, latest wins);
+# locked, as images are built at once.
 record() {
-  local name=$1 ref=$2 manifest=$OUT/manifest.txt
+  local name=$1 ref=$2 manifest=$OUT/manifest.txt lock
+  exec {lock}>"$manifest.lock"
+  flock "$lock"
   touch "$manifest"
   { grep -v "^$name.tar " "$manifest" || true; } >"$manifest.new"
   printf '%s.tar %s\n' "$name" "$ref" >>"$manifest.new"
   LC_ALL=C sort -o "$manifest" "$manifest.new" && rm -f "$manifest.new"
+  exec {lock}>&-
 }
 
 # The image a reference names before a rebuild; save() removes it afterwards
@@ -164,14 +171,18 @@ in_root() {
 # of all of them.
 debootstrap_root() {
   local name=$1 include=$2 setup=${3:-} suite=${4:-$SUITE} key
-  local root=$ROOTS/$name
+  local root=$ROOTS/$name lock
   key=$(digest_of "$suite" "$MIRROR" "$include" "$(declare -f "${setup:-true}" || true)")
+  mkdir -p "$ROOTS"
+  # One lock per root: the preparation steps (roots, wheels) may run at once.
+  exec {lock}>"$root.lock"
+  flock "$lock"
   if [[ -f $root.stamp && $(<"$root.stamp") == "$key" ]]; then
+    exec {lock}>&-
     return
   fi
   log "debootstrap $suite into $root (${include:-minbase only}; first time about 2-6 min)"
   rm -rf "$root" "$root.stamp"
-  mkdir -p "$ROOTS"
   local args=(--variant=minbase)
   [[ -n $include ]] && args+=("--include=$include")
   local start=$SECONDS
@@ -182,6 +193,7 @@ debootstrap_root() {
     "$setup" "$root" >>"$root.log" 2>&1 || die "setting up $name failed; see $root.log"
   fi
   printf '%s\n' "$key" >"$root.stamp"
+  exec {lock}>&-
 }
 
 # The image-specific extra Debian packages for a root are installed through apt
@@ -477,6 +489,53 @@ build_ferretdb() {
   save ferretdb "$REF_FERRETDB" "$key"
 }
 
+# ------------------------------------------------------- running them at once
+
+# Image builds are mostly waiting (debootstrap and pip downloads, dpkg, tar):
+# independent ones run at once. Each background build's lines carry its name.
+BG_PIDS=()
+BG_NAMES=()
+spawn() {
+  local name=$1
+  shift
+  # The subshell waits only for its own builds (see await_all).
+  (BG_PIDS=(); BG_NAMES=(); "$@" 2>&1 | sed -u "s/^/[$name] /") &
+  BG_PIDS+=("$!")
+  BG_NAMES+=("$name")
+}
+# Waits for every spawned build; fails naming the ones that failed.
+await_all() {
+  local i failed=()
+  for i in "${!BG_PIDS[@]}"; do
+    wait "${BG_PIDS[$i]}" || failed+=("${BG_NAMES[$i]}")
+  done
+  BG_PIDS=()
+  BG_NAMES=()
+  ((${#failed[@]} == 0)) || die "failed: ${failed[*]} (see the lines marked with their names)"
+}
+
+# The network- and disk-bound parts of the images, ahead of the builds.
+build_roots() {
+  spawn python-base-root python_base_root
+  spawn mariadb-root debootstrap_root mariadb "" mariadb_setup
+  spawn mysql-root debootstrap_root mysql "" mysql_setup "$MYSQL_SUITE"
+  await_all
+}
+build_wheels() {
+  operator_wheels
+  runner_wheels
+}
+
+# python-base, then the images built on it (at once).
+python_chain() {
+  local image
+  if [[ " $* " == *" python-base "* ]]; then timed python-base build_python_base; else build_python_base; fi
+  for image in operator runner; do
+    [[ " $* " == *" $image "* ]] && spawn "$image" timed "$image" "build_$image"
+  done
+  await_all
+}
+
 main() {
   local images=("$@")
   ((${#images[@]})) || images=(pause busybox python-base operator runner mariadb mysql ferretdb)
@@ -485,22 +544,26 @@ main() {
   ensure_packages
   MIRROR=$(debian_mirror) || exit 1
   mkdir -p "$OUT" "$ROOTS"
-  # Two runs at once would debootstrap into the same directories.
-  exec 9>"$ROOTS/.lock"
-  flock -n 9 || { log "waiting for another images.sh run to finish"; flock 9; }
+  # Two builds at once would race on podman's tags, the archives and the wheels;
+  # the preparation steps alone lock only the roots they build.
+  if [[ " ${images[*]} " != " roots " && " ${images[*]} " != " wheels " ]]; then
+    exec 9>"$ROOTS/.lock"
+    flock -n 9 || { log "waiting for another images.sh run to finish"; flock 9; }
+  fi
   log "images into $OUT (Debian $SUITE from $MIRROR)"
-  local image start=$SECONDS
+  local image start=$SECONDS chain=()
   for image in "${images[@]}"; do
     case $image in
-      pause | busybox | python-base | mariadb | mysql | ferretdb) timed "$image" "build_${image//-/_}" ;;
-      operator | runner)
-        [[ " ${images[*]} " == *" python-base "* ]] || build_python_base
-        timed "$image" "build_$image"
+      pause | busybox | mariadb | mysql | ferretdb | roots | wheels)
+        spawn "$image" timed "$image" "build_$image"
         ;;
-      *) die "unknown image '$image' (pause busybox python-base operator runner mariadb mysql ferretdb)" ;;
+      python-base | operator | runner) chain+=("$image") ;;
+      *) die "unknown image '$image' (pause busybox python-base operator runner mariadb mysql ferretdb; roots wheels)" ;;
     esac
   done
-  log "all images current in $((SECONDS - start)) s; manifest: $OUT/manifest.txt"
+  ((${#chain[@]} == 0)) || spawn python "python_chain" "${chain[@]}"
+  await_all
+  log "${images[*]}: current in $((SECONDS - start)) s; manifest: $OUT/manifest.txt"
 }
 
 # Sourcing (tests, debugging) defines the functions without building anything.

@@ -1,7 +1,8 @@
 """The results service as a local process (tests and the operator run out of cluster).
 
 Started with the same module the chart runs (``python -m dbbench_results``),
-on a free loopback port, and stopped by its PID.
+on a loopback port it binds itself (port 0, read back from /proc, so no other
+process can take it first), and stopped by its PID.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dbbench_local.mariadb import free_port
+from dbbench_local.ports import listening_ports
 
 START_TIMEOUT_S = 20.0
 
@@ -27,8 +28,8 @@ START_TIMEOUT_S = 20.0
 class ResultsService:
     root: Path
     key: bytes
-    port: int
     log: Path
+    port: int = 0  # 0: the service binds a free one, found once it listens
     max_upload_mb: int = 512
     _process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
@@ -63,6 +64,12 @@ class ResultsService:
             assert self._process is not None
             if self._process.poll() is not None:
                 raise RuntimeError(f"results service exited: {self.log.read_text()[-2000:]}")
+            if not self.port:
+                ports = listening_ports(self._process.pid)
+                if not ports:
+                    time.sleep(0.05)
+                    continue
+                (self.port,) = ports
             with (
                 contextlib.suppress(OSError),
                 urllib.request.urlopen(f"{self.url}/healthz", timeout=1) as response,
@@ -91,7 +98,6 @@ def start_results_service(workdir: Path, *, max_upload_mb: int = 512) -> Results
     service = ResultsService(
         root=root,
         key=secrets.token_hex(32).encode(),
-        port=free_port(),
         log=workdir / "results-service.log",
         max_upload_mb=max_upload_mb,
     )

@@ -14,7 +14,9 @@ from tests.e2e.conftest import (
     RUNS_NS,
     apply_run,
     condition,
+    database_pods,
     node_image,
+    owned_by,
     owned_children,
     run_status,
     small_spec,
@@ -37,26 +39,26 @@ def wait_step_running(kube: Kube, name: str, step: int, timeout: float = 600) ->
     return found
 
 
-def jobs_of(kube: Kube, name: str) -> dict[str, str]:
-    listed = kube.get("jobs", "-n", RUNS_NS, f"-ldbbench.io/run={name}") or {"items": []}
-    return {j["metadata"]["name"]: j["metadata"]["uid"] for j in listed["items"]}
+def jobs_of(kube: Kube, name: str, uid: str) -> dict[str, str]:
+    jobs = owned_by(kube, "jobs", uid, f"dbbench.io/run={name}")
+    return {j["metadata"]["name"]: j["metadata"]["uid"] for j in jobs}
 
 
 def test_the_operator_killed_mid_phase_resumes_and_completes_the_run_once(kube: Kube) -> None:
     name = "resumed"
     mix = {"name": "oltp", "type": "mix", "mix": {"read": 90, "update": 10}, "duration": "40s"}
     reads = {"name": "reads", "type": "pointReads", "operations": 2000}
-    apply_run(kube, name, small_spec(phases=[LOAD, mix, reads]))
+    uid = apply_run(kube, name, small_spec(phases=[LOAD, mix, reads]))
     wait_step_running(kube, name, 2)
-    jobs_before = jobs_of(kube, name)
+    jobs_before = jobs_of(kube, name, uid)
     kube.kubectl("delete", "pod", "-n", NAMESPACE, "-lapp.kubernetes.io/component=operator",
                  "--grace-period=0", "--force")  # fmt: skip
     status = wait_phase(kube, name, ("Succeeded", "Failed"), 900)
     assert status["phase"] == "Succeeded", status.get("message")
-    jobs_after = jobs_of(kube, name)
+    jobs_after = jobs_of(kube, name, uid)
     assert len(jobs_after) == 3, jobs_after  # one Job per step, none twice
-    for job, uid in jobs_before.items():
-        assert jobs_after[job] == uid, f"{job} was re-created"
+    for job, job_uid in jobs_before.items():
+        assert jobs_after[job] == job_uid, f"{job} was re-created"
     (target,) = status["targets"]
     assert [(p["name"], p["repeat"]) for p in target["phases"]] == [
         ("load", 1), ("oltp", 1), ("reads", 1)]  # fmt: skip
@@ -69,12 +71,10 @@ def test_a_database_pod_lost_mid_phase_is_reported_and_the_run_goes_on(kube: Kub
     mix = {"name": "oltp", "type": "mix", "mix": {"read": 90, "update": 10}, "duration": "45s",
            "maxErrorRate": 1.0}  # fmt: skip
     reads = {"name": "reads", "type": "pointReads", "operations": 1000}
-    apply_run(kube, name, small_spec(phases=[LOAD, mix, reads]))
+    uid = apply_run(kube, name, small_spec(phases=[LOAD, mix, reads]))
     wait_step_running(kube, name, 2)
     time.sleep(5)
-    pods = kube.get("pods", "-n", RUNS_NS, f"-ldbbench.io/run={name}",
-                    "-lapp.kubernetes.io/name=mysql") or {"items": []}  # fmt: skip
-    (db_pod,) = [p["metadata"]["name"] for p in pods["items"]]
+    (db_pod,) = database_pods(kube, name, uid)
     kube.kubectl("delete", "pod", db_pod, "-n", RUNS_NS, "--grace-period=0", "--force")
     status = wait_phase(kube, name, ("Succeeded", "Failed"), 900)
     assert status["phase"] == "Succeeded", status.get("message")
@@ -85,7 +85,7 @@ def test_a_database_pod_lost_mid_phase_is_reported_and_the_run_goes_on(kube: Kub
     (target,) = status["targets"]
     oltp = next(p for p in target["phases"] if p["name"] == "oltp")
     assert oltp["errors"] > 0
-    events = kube.get("events", "-n", RUNS_NS, f"--field-selector=involvedObject.name={name},"
+    events = kube.get("events", "-n", RUNS_NS, f"--field-selector=involvedObject.uid={uid},"
                       "reason=DatabasePodRestarted") or {"items": []}  # fmt: skip
     assert events["items"]
     kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
@@ -176,14 +176,13 @@ def test_a_cold_run_restarts_the_database_and_drops_the_page_cache(kube: Kube) -
     reads = {"name": "reads", "type": "pointReads", "operations": 2000}
     spec = small_spec(phases=[LOAD, reads], cache="cold")
     spec["hardware"]["exclusive"] = True
-    apply_run(kube, name, spec)
+    uid = apply_run(kube, name, spec)
     status = wait_phase(kube, name, ("Succeeded", "Failed"), 900)
     assert status["phase"] == "Succeeded", status.get("message")
     assert status["progress"]["coldStep"] == 2
     assert status["progress"]["coldPods"]
-    drops = kube.get("jobs", "-n", RUNS_NS, f"-ldbbench.io/run={name}",
-                     "-lapp.kubernetes.io/component=cache-drop") or {"items": []}  # fmt: skip
-    (drop,) = drops["items"]
+    selector = f"dbbench.io/run={name},app.kubernetes.io/component=cache-drop"
+    (drop,) = owned_by(kube, "jobs", uid, selector)
     assert drop["status"].get("succeeded") == 1
     logs = kube.kubectl("logs", "-n", RUNS_NS, f"job/{drop['metadata']['name']}").stdout
     assert "dropped" in logs
