@@ -55,8 +55,9 @@ def failed_status(at_step: int, completed_at: datetime) -> dict[str, Any]:
         "startedAt": "2026-01-01T00:00:00Z",
         "completedAt": completed_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "message": MESSAGE,
-        "conditions": [{"type": "Failed", "status": "True", "reason": "Timeout",
-                        "message": MESSAGE}],  # fmt: skip
+        "conditions": [
+            {"type": "Failed", "status": "True", "reason": "Timeout", "message": MESSAGE}
+        ],
         "progress": {"step": at_step, "stepsDone": at_step - 1},
         "targets": [{"name": "safe"}, {"name": "fast"}],
     }
@@ -147,9 +148,7 @@ def test_a_summary_the_service_cannot_take_is_retried_then_given_up_saying_so(
     assert collecting.summarize_ended(settings, FAILED, spec, failed_status(1, now), now) == (
         False, None)  # fmt: skip
     ended = now - timedelta(seconds=collecting.SUMMARY_GRACE_S + 1)
-    done, warning = collecting.summarize_ended(
-        settings, FAILED, spec, failed_status(1, ended), now
-    )
+    done, warning = collecting.summarize_ended(settings, FAILED, spec, failed_status(1, ended), now)
     assert done
     assert warning is not None
     assert warning[0] == "RunSummaryNotWritten"
