@@ -146,6 +146,7 @@ def _start(ctx: Context, step: Step, here: str, base: Advance) -> Advance:
         results_url=settings.results_url,
         backoff_limit=settings.runner_backoff_limit,
         deadline_seconds=ctx.deadline_seconds,
+        created_at=ctx.now,
     )
     table = collecting.table_before(settings, run, spec, ctx.steps, step)
     running.start(run, spec, step, target_access(run, spec, index), job_settings, table=table)

@@ -352,8 +352,9 @@ def _conclude(
     if decision.phase is RunPhase.SUCCEEDED:
         progress["percent"] = 100
     status["progress"] = progress
-    status.update(_clean_up(p, p.spec if started else None, decision.phase).status)
-    return Outcome(status, (*events, *_decision_events(decision)))
+    cleaned = _clean_up(p, p.spec if started else None, decision.phase, {**p.raw_status, **status})
+    status.update(cleaned.status)
+    return Outcome(status, (*events, *_decision_events(decision), *cleaned.events))
 
 
 def _ended(p: Pass) -> Outcome:
@@ -363,8 +364,11 @@ def _ended(p: Pass) -> Outcome:
     return _clean_up(p, p.spec if p.raw_status.get("startedAt") else None, p.phase)
 
 
-def _clean_up(p: Pass, spec: BenchmarkRunSpec | None, phase: RunPhase) -> Outcome:
-    """Stop the load and retire the databases of an ended run (retried until done)."""
+def _clean_up(
+    p: Pass, spec: BenchmarkRunSpec | None, phase: RunPhase, status: Mapping[str, Any] | None = None
+) -> Outcome:
+    """Stop the load and retire the databases of an ended run, and write a failed
+    run's summary (retried until done)."""
     run = p.run
     try:
         if spec is not None:
@@ -377,7 +381,17 @@ def _clean_up(p: Pass, spec: BenchmarkRunSpec | None, phase: RunPhase) -> Outcom
         log.warning("cleanup of %s/%s not finished: %s", run.namespace, run.name, exc)
         return Outcome()
     admitting.release(run)
+    if spec is not None and phase is RunPhase.FAILED:
+        return _summarized(p, spec, p.raw_status if status is None else status)
     return Outcome({"cleanedUp": True})
+
+
+def _summarized(p: Pass, spec: BenchmarkRunSpec, status: Mapping[str, Any]) -> Outcome:
+    """A failed run's summary.json and report (tried again on later passes for a while)."""
+    done, warning = collecting.summarize_ended(p.settings, p.run, spec, status, p.now)
+    if not done:
+        return Outcome()
+    return Outcome({"cleanedUp": True}, () if warning is None else (("Warning", *warning),))
 
 
 # -- failed passes ---------------------------------------------------------------

@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,18 @@ class JobSettings:
     results_url: str
     backoff_limit: int
     deadline_seconds: int  # what is left of spec.timeout: no Job outlives its run
+    created_at: datetime | None = None  # when the Job is made (the pass's clock)
+
+    @property
+    def active_deadline_seconds(self) -> int:
+        return max(MIN_DEADLINE_S, self.deadline_seconds)
+
+    @property
+    def job_deadline(self) -> datetime | None:
+        """When Kubernetes ends the Job: runner pods retry uploads until then."""
+        if self.created_at is None:
+            return None
+        return self.created_at + timedelta(seconds=self.active_deadline_seconds)
 
 
 def step_dir(step: Step) -> str:
@@ -143,12 +156,15 @@ def build_step_config(
     access: TargetAccess,
     table: TableState | None = None,
     host: step_file.DatabaseHost | None = None,
+    *,
+    job_deadline: datetime | None = None,
 ) -> step_file.StepConfig:
     """The step file every pod of the step's Job reads (pod index from the Job).
 
     `table`: what the target's earlier steps wrote (where new record numbers
     start, how many records are there before the step); None for a first step.
     `host`: where the database pods run and their limits (None: external).
+    `job_deadline`: when the step's Job ends (`JobSettings.job_deadline`).
     """
     target = next(t for t in spec.targets if t.name == step.target)
     phase = next(p for p in spec.phases if p.name == step.phase)
@@ -180,6 +196,7 @@ def build_step_config(
         processes=spec.runner.processes,
         mysql_driver=spec.runner.mysql_driver or "mysqlclient",
         progress_every=2,
+        job_deadline=job_deadline,
     )
 
 
@@ -339,7 +356,7 @@ def build_runner_job(
             "completions": pods,
             "parallelism": pods,
             "backoffLimit": backoff,
-            "activeDeadlineSeconds": max(MIN_DEADLINE_S, settings.deadline_seconds),
+            "activeDeadlineSeconds": settings.active_deadline_seconds,
             "podFailurePolicy": {"rules": [
                 {"action": "FailJob", "onExitCodes": {
                     "containerName": "runner", "operator": "In", "values": list(FINAL_EXIT_CODES)}},

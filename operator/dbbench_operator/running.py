@@ -65,7 +65,7 @@ def start(
     index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
     pods = database_pods(run, spec, index)
     host = None if spec.targets[index].external is not None else database_host(pods)
-    config = build_step_config(spec, step, access, table, host)
+    config = build_step_config(spec, step, access, table, host, job_deadline=settings.job_deadline)
     kube.apply(build_step_configmap(run, step, config))
     marks = pod_marks(pods)
     kube.create_if_absent(build_runner_job(run, spec, step, access, settings, database_pods=marks))

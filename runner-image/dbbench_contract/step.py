@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import AwareDatetime, Field, model_validator
 
 from dbbench_contract import defaults
 from dbbench_contract.durations import parse_duration
@@ -252,6 +252,11 @@ class StepConfig(WireModel):
     mysql_driver: MySQLDriverName = "mysqlclient"
     progress_every: float = Field(default=5.0, gt=0)
     storage_every: float = Field(default=10.0, gt=0)
+    # When the step's Job ends (its creation plus activeDeadlineSeconds, UTC):
+    # pods retry their uploads until shortly before it, so a results service
+    # that restarts or is busy costs time, not results. None (a step file
+    # written by hand): the runner's own budget (10 minutes, uploading.py).
+    job_deadline: AwareDatetime | None = None
 
     @model_validator(mode="after")
     def _engine_rules(self) -> StepConfig:

@@ -33,6 +33,7 @@ def overview(run: Run) -> str:
         row([text("uid"), text(meta.uid)]),
         row([text("started"), text(meta.started_at)]),
         row([text("completed"), text(meta.completed_at)]),
+        row([text("outcome"), text(meta.phase or "Succeeded", "outcome")]),
         row([text("targets"), text(", ".join(run.target_names()))]),
         row([text("phases"), text(", ".join(run.phase_names()))]),
         row([text("data set"), text(

@@ -18,8 +18,11 @@ from tests.e2e.conftest import (
     node_image,
     owned_by,
     owned_children,
+    results_files,
+    results_json,
     run_status,
     small_spec,
+    wait_for_report,
     wait_phase,
 )
 
@@ -162,6 +165,14 @@ def test_a_timeout_fails_the_run_and_removes_its_children(kube: Kube) -> None:
     assert status["phase"] == "Failed"
     assert condition(status, "Failed")["reason"] == "Timeout"
     wait_for(lambda: run_status(kube, name).get("cleanedUp"), 60, "cleanup")
+    # A timed-out run still has its summary.json (the load step's result, why it
+    # ended) and a report, which the results service renders from it.
+    summary = results_json(kube, status, "summary.json")
+    assert (summary["run"]["phase"], summary["run"]["reason"]) == ("Failed", "Timeout")
+    assert summary["run"]["currentStep"] == 2
+    assert summary["steps"][0]["result"]["status"] == "succeeded"
+    assert summary["steps"][1]["result"] is None
+    assert "report.html" in wait_for_report(kube, status)
 
     def children_gone() -> bool:
         left = owned_children(kube, name)
@@ -186,4 +197,44 @@ def test_a_cold_run_restarts_the_database_and_drops_the_page_cache(kube: Kube) -
     assert drop["status"].get("succeeded") == 1
     logs = kube.kubectl("logs", "-n", RUNS_NS, f"job/{drop['metadata']['name']}").stdout
     assert "dropped" in logs
+    kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
+
+
+POD_FILES = ("summary.json", "environment.json", "checkpoints.csv", "series-ops.csv",
+             "series-seconds.csv", "storage.csv")  # fmt: skip
+
+
+def test_the_results_service_killed_as_pods_upload_loses_no_file(kube: Kube) -> None:
+    """The results pod is killed just before a step's two runner pods finish and
+    upload: they retry until it is back (their Job's deadline is minutes away),
+    no file is lost and the run succeeds."""
+    name = "results-killed"
+    mix = {"name": "oltp", "type": "mix", "mix": {"read": 90, "update": 10}, "duration": "40s"}
+    runner = {"pods": 2, "threads": 2, "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
+              "limits": {"cpu": "1", "memory": "256Mi"}}}  # fmt: skip
+    apply_run(kube, name, small_spec(phases=[LOAD, mix], runner=runner))
+    wait_step_running(kube, name, 2)
+
+    def near_the_end() -> bool:
+        progress = run_status(kube, name).get("progress") or {}
+        return progress.get("step") == 2 and (progress.get("percent") or 0) >= 90
+
+    wait_for(near_the_end, 120, "step 2 near its end", every=0.5)
+    kube.kubectl("delete", "pod", "-n", NAMESPACE, "-lapp.kubernetes.io/component=results",
+                 "--grace-period=0", "--force")  # fmt: skip
+    status = wait_phase(kube, name, ("Succeeded", "Failed"), 900)
+    assert status["phase"] == "Succeeded", status.get("message")
+    files = results_files(kube, status)
+    for step in ("maria/load/1", "maria/oltp/1"):
+        for pod in ("pod-0", "pod-1"):
+            for file in POD_FILES:
+                assert f"{step}/{pod}/{file}" in files, (step, pod, file)
+        assert f"{step}/summary.json" in files
+    merged = results_json(kube, status, "maria/oltp/1/summary.json")
+    assert merged["pods"] == [0, 1]
+    # The outage met the uploads: a runner pod of the step retried at least once.
+    pods = kube.get("pods", "-n", RUNS_NS, f"-lbatch.kubernetes.io/job-name={name}-step-2")
+    logs = [kube.kubectl("logs", "-n", RUNS_NS, p["metadata"]["name"]).stdout
+            for p in (pods or {}).get("items", [])]  # fmt: skip
+    assert any("retrying in" in log for log in logs), logs
     kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")

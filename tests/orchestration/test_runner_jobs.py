@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -196,3 +198,22 @@ def test_the_step_file_says_where_the_database_runs_and_its_limits() -> None:
     unscheduled = database_host([{"metadata": {"name": "x-0"}, "spec": {}}])
     assert unscheduled.pods[0].node is None
     assert unscheduled.memory_limit_bytes is None
+
+
+def test_the_step_file_carries_the_jobs_deadline_for_upload_retries() -> None:
+    """Runner pods retry uploads until the Job ends: the operator writes that moment
+    (the Job's creation plus its activeDeadlineSeconds) into the step file."""
+    created = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    spec = spec_from()
+    step = plan(spec)[0]
+    access = target_access(RUN, spec, 0)
+    for seconds, expected in ((900, 900), (10, 60)):  # never below the Job's own minimum
+        settings = replace(SETTINGS, deadline_seconds=seconds, created_at=created)
+        job = build_runner_job(RUN, spec, step, access, settings, database_pods={})
+        assert job["spec"]["activeDeadlineSeconds"] == expected
+        wire = build_step_config(spec, step, access, job_deadline=settings.job_deadline).to_wire()
+        assert wire["jobDeadline"] == (created + timedelta(seconds=expected)).isoformat().replace(
+            "+00:00", "Z")  # fmt: skip
+        raw = {**wire, "pod": {**wire["pod"], "index": 0}}
+        parsed = parse_config(json.loads(json.dumps(raw)))
+        assert parsed.job_deadline == created + timedelta(seconds=expected)
