@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbbench_operator import kube
+from dbbench_operator.cache_drops import build_cache_drop_job, cache_drop_labels
 from dbbench_operator.model import BenchmarkRunSpec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.planning import Step
-from dbbench_operator.runner_jobs import build_cache_drop_job, cache_drop_labels
 from dbbench_operator.running import database_pods
 
 COLD_CACHE_NOT_ALLOWED = (

@@ -1,4 +1,4 @@
-"""Runner Jobs, their step files and the cache-drop Jobs (pure builders).
+"""Runner Jobs and their step files (pure builders).
 
 One Indexed Job per step: `runner.pods` completions run in parallel, each pod
 gets its index from Kubernetes and the same step file from a ConfigMap.
@@ -9,7 +9,6 @@ never retried (`step_outcome`: the step fails instead).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,12 +25,10 @@ from dbbench_operator.credentials import RESULTS_TOKEN_KEY
 from dbbench_operator.model import BenchmarkRunSpec, Phase, Target
 from dbbench_operator.model.units import parse_quantity
 from dbbench_operator.naming import (
-    RUN_NAMESPACE_LABEL,
     RunRef,
     adopt,
     child_name,
     credentials_secret_name,
-    dns_label,
     label_value,
     run_labels,
 )
@@ -45,9 +42,6 @@ CREDENTIALS_DIR = "/var/run/dbbench/credentials"
 TARGET_URI_DIR = "/var/run/dbbench/target"
 RUNNER_UID = 65532
 MIN_DEADLINE_S = 60
-# Cache-drop Jobs are short; finished ones go by themselves should every
-# cleanup of their run be missed (the run's cleanup deletes them first).
-CACHE_DROP_TTL_S = 3600
 # MongoDB write concern implied by the target's durability profile.
 DURABILITY_WRITE_CONCERN: dict[str, WriteConcern] = {
     "fast": "acknowledged", "safe": "journaled", "strict": "majority",
@@ -363,62 +357,3 @@ def build_runner_job(
         },
     }  # fmt: skip
     return adopt(manifest, run)
-
-
-def cache_drop_labels(run: RunRef, step: Step) -> dict[str, str]:
-    """Labels of a step's cache-drop Jobs: they live in the operator's namespace, where
-    no owner reference to the run is allowed, so the run's uid label is how the run's
-    cleanup (and the deletion handler) finds them."""
-    return {**step_labels(run, step, "cache-drop"), RUN_NAMESPACE_LABEL: label_value(run.namespace)}
-
-
-def build_cache_drop_job(
-    run: RunRef, step: Step, node: str, image: str, namespace: str
-) -> dict[str, Any]:
-    """A short privileged pod on `node` that drops the page cache (cache: cold).
-
-    Privileged because /proc/sys/vm/drop_caches is writable only so; allowed only
-    when the chart value coldCache.allowPrivilegedPods is true, and only in the
-    operator's own `namespace`, so benchmark namespaces can enforce Pod Security
-    `baseline`. Named from the run's uid (unique in that shared namespace), not owned
-    (owner references cannot cross namespaces): the run's cleanup deletes it.
-    """
-    labels = {**cache_drop_labels(run, step), "dbbench.io/node": label_value(node)}
-    name = dns_label(f"dbbench-drop-{run.uid}-{step.index + 1}-{_short_hash(node)}")
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": name, "namespace": namespace, "labels": labels,
-            "annotations": {"dbbench.io/run": f"{run.namespace}/{run.name}"},
-        },
-        "spec": {
-            "backoffLimit": 0,
-            "activeDeadlineSeconds": 300,
-            "ttlSecondsAfterFinished": CACHE_DROP_TTL_S,
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "nodeName": node,
-                    "automountServiceAccountToken": False,
-                    "enableServiceLinks": False,
-                    "tolerations": [{"operator": "Exists"}],
-                    "containers": [{
-                        "name": "drop-caches",
-                        "image": image,
-                        "command": ["/bin/sh", "-c",
-                                    "sync && echo 3 > /proc/sys/vm/drop_caches && echo dropped"],
-                        "securityContext": {"privileged": True, "runAsUser": 0,
-                                            "runAsNonRoot": False},
-                        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"},
-                                      "limits": {"memory": "64Mi"}},
-                    }],
-                },
-            },
-        },
-    }  # fmt: skip
-
-
-def _short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:8]

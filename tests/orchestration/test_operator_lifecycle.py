@@ -86,7 +86,11 @@ def operator_env(
     wait_established(kube_cluster)  # `kubectl wait` fails while the CRD has no status yet
     for ns in (OPERATOR_NS, *WATCHED, UNWATCHED):
         kube_cluster.kubectl("create", "namespace", ns, check=False)
-    docs = render_chart({"watchNamespaces": list(WATCHED)})
+    # cache: cold allowed, so the Role for cache-drop Jobs in the release namespace is
+    # exercised by the real API server too.
+    docs = render_chart(
+        {"watchNamespaces": list(WATCHED), "coldCache": {"allowPrivilegedPods": True}}
+    )
     rbac = [d for d in docs if d["kind"] in RBAC_KINDS]
     kube_cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(rbac))
     sa = next(d for d in rbac if d["kind"] == "ServiceAccount")["metadata"]["name"]
@@ -101,6 +105,7 @@ def operator_env(
         # As the chart sets them: per-target NetworkPolicies, the operator pod's labels.
         "DBBENCH_NETWORK_POLICIES": chart_env["DBBENCH_NETWORK_POLICIES"],
         "DBBENCH_OPERATOR_POD_LABELS": chart_env["DBBENCH_OPERATOR_POD_LABELS"],
+        "DBBENCH_ALLOW_CACHE_DROP": chart_env["DBBENCH_ALLOW_CACHE_DROP"],
         "KUBECONFIG": str(kubeconfig),
         "DBBENCH_RECONCILE_INTERVAL": "1",
         "DBBENCH_RESULTS_URL": service.url,

@@ -23,9 +23,14 @@ from typing import Any
 import pytest
 
 from dbbench_operator import provisioning
+from dbbench_operator.cache_drops import build_cache_drop_job
+from dbbench_operator.model import parse_spec
+from dbbench_operator.naming import RunRef
+from dbbench_operator.planning import plan
 from tests.fixtures.controlplane import ControlPlane
 from tests.fixtures.mariadb import MariaDBServer
 from tests.orchestration.test_operator_lifecycle import (
+    OPERATOR_NS,
     apply_external_run,
     condition,
     get_json,
@@ -247,3 +252,51 @@ def test_the_runner_image_is_fixed_when_the_run_starts(
     assert run_obj(kube_cluster, later)["status"]["runnerImage"] == "example.test/runner:after"
     for run in (name, later):
         kube_cluster.kubectl("delete", "benchmarkrun", run, "-n", NS, "--wait=false")
+
+
+def drop_jobs(cluster: ControlPlane, uid: str) -> list[dict[str, Any]]:
+    listed = get_json(cluster, "jobs", "-n", OPERATOR_NS, f"-ldbbench.io/run-uid={uid}")
+    return list((listed or {}).get("items") or [])
+
+
+def plant_cache_drop(cluster: ControlPlane, name: str) -> str:
+    """The cache-drop Job the operator makes for a cold step (its own builder), in
+    the release namespace: no kubelet here, so cooling never gets that far."""
+    run = run_obj(cluster, name)
+    ref = RunRef(name, NS, run["metadata"]["uid"])
+    step = plan(parse_spec(run["spec"]))[1]
+    job = build_cache_drop_job(ref, step, "no-such-node", "example.test/runner:1", OPERATOR_NS)
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(job))
+    return ref.uid
+
+
+def test_cache_drop_jobs_in_the_release_namespace_go_with_their_run(
+    kube_cluster: ControlPlane, operator_env: list[str]
+) -> None:
+    """No owner reference reaches them: the run's cleanup removes them when it ends,
+    and the deletion handler when it is deleted (its finalizer waits for that)."""
+    ending, deleted = "cold-ends", "cold-deleted"
+    for name, timeout in ((ending, "60s"), (deleted, "15m")):
+        # cache: cold needs exclusive; a pool of no node keeps the two from waiting on
+        # each other (and on nodes other modules made).
+        hardware = {"exclusive": True, "storage": {"size": "1Gi"},
+                    "nodeSelector": {"dbbench.io/test-pool": name}}  # fmt: skip
+        manifest = run_manifest(name, NS, cache="cold", timeout=timeout, hardware=hardware)
+        kube_cluster.kubectl("apply", "-f", "-", input=manifest)  # fmt: skip
+    with operator(operator_env) as runner:
+        wait_for(lambda: phase_of(kube_cluster, NS, deleted) == "Provisioning", 60, "started")
+        wait_for(lambda: phase_of(kube_cluster, NS, ending) in ("Provisioning", "Failed"), 60,
+                 "started")  # fmt: skip
+        ending_uid = plant_cache_drop(kube_cluster, ending)
+        deleted_uid = plant_cache_drop(kube_cluster, deleted)
+        assert drop_jobs(kube_cluster, ending_uid)
+        wait_for(lambda: run_obj(kube_cluster, ending).get("status", {}).get("cleanedUp"), 150,
+                 "the timed-out run's cleanup")  # fmt: skip
+        assert condition(run_obj(kube_cluster, ending), "Failed")["reason"] == "Timeout"
+        assert drop_jobs(kube_cluster, ending_uid) == []
+        assert drop_jobs(kube_cluster, deleted_uid)
+        kube_cluster.kubectl("delete", "benchmarkrun", deleted, "-n", NS, "--wait=true")
+        assert drop_jobs(kube_cluster, deleted_uid) == []
+    assert runner.exception is None
+    assert "forbidden" not in runner.output.lower()
+    kube_cluster.kubectl("delete", "benchmarkrun", ending, "-n", NS, "--wait=false")

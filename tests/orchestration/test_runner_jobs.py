@@ -10,12 +10,12 @@ import pytest
 import yaml
 
 from dbbench_operator.addressing import target_access
+from dbbench_operator.cache_drops import build_cache_drop_job
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.planning import plan
 from dbbench_operator.runner_jobs import (
     JobSettings,
-    build_cache_drop_job,
     build_runner_job,
     build_step_config,
     database_host,
