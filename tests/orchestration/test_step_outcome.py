@@ -9,11 +9,20 @@ once the Job fails. `tests/e2e/test_tenant.py` produces each on the real node.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from dbbench_contract.summary import StepSummary
 from dbbench_operator.planning import Step
 from dbbench_operator.step_outcome import job_state, stopped_early
+
+PODS = Path(__file__).resolve().parents[1] / "data" / "pods"
+
+
+def captured(name: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads((PODS / f"{name}.json").read_text())
+    return found
 
 
 def step(index: int) -> Step:
@@ -136,3 +145,18 @@ def test_a_step_a_runner_stopped_early_is_not_a_result() -> None:
     assert found is not None
     assert found[0] == "RunnerStopped"
     assert stopped_early(step(1), merged.model_copy(update={"status": "succeeded"})) is None
+
+
+def test_pods_as_the_node_left_them_evicted_and_killed() -> None:
+    """Captured on the local node by tests/e2e/test_tenant.py (DBBENCH_CAPTURE_DIR)."""
+    evicted = captured("node-evicted-runner")
+    state = job_state(step(0), RUNNING_JOB, [evicted])
+    assert (state.failed, state.reason) == (True, "RunnerDisrupted")
+    assert f"runner pod {evicted['metadata']['name']} was disrupted (EvictionByEvictionAPI" in (
+        state.message)  # fmt: skip
+    killed = captured("node-killed-runner")
+    state = job_state(step(1), FAILED_JOB, [killed])
+    assert state.reason == "RunnerKilled"
+    assert (
+        f"runner pod {killed['metadata']['name']} was killed (SIGKILL, exit 137)" in state.message
+    )
