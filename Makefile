@@ -23,7 +23,7 @@ $(VENV)/.installed: pyproject.toml
 venv: $(VENV)/.installed ## Create the Python virtualenv with pinned dependencies
 
 .PHONY: tools
-tools: ## Build/install kube binaries, helm, etcd, MariaDB, sysbench, a MySQL root, FerretDB into .tools (idempotent)
+tools: ## Build/install kube binaries, helm, etcd, MariaDB, sysbench, PostgreSQL, a MySQL root, FerretDB into .tools (idempotent)
 	TOOLS_DIR=$(TOOLS_DIR) bash hack/tools.sh
 
 .PHONY: crd
@@ -39,7 +39,7 @@ lint: venv ## ruff, import contracts, CRD freshness, helm lint
 	@command -v helm >/dev/null || { echo "helm not found: run 'make tools'"; exit 1; }
 	helm lint --strict --quiet .
 	@# The topology charts need the credentials Secret the operator creates per run.
-	for chart in charts/mongodb charts/mysql; do \
+	for chart in charts/mongodb charts/mysql charts/postgresql; do \
 		helm lint --strict --quiet --set auth.existingSecret=lint $$chart || exit 1; done
 
 .PHONY: typecheck
@@ -56,7 +56,7 @@ test: tools venv ## THE test command: set up everything, then lint, typecheck an
 	$(PY) -m pytest -m "not e2e" $(PYTEST_ARGS)
 
 .PHONY: bench
-bench: tools venv ## Runner vs sysbench on a local MariaDB; prints figures and ratios
+bench: tools venv ## Runner vs sysbench (MariaDB) and pgbench (PostgreSQL) on local servers; prints figures and ratios
 	$(PY) runner-image/bench/bench_runner.py
 
 .PHONY: cluster-tools

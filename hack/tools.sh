@@ -17,8 +17,11 @@ HELM_VERSION="v3.19.0"
 K8S_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 # libmariadb-dev + pkg-config: the runner's mysqlclient driver compiles against them.
 # chromium + chromium-driver: the report and results-browser tests render pages headless.
+# postgresql-15 (bookworm's server, with pgbench and pg_basebackup): the runner's
+# PostgreSQL contract, the streaming-replication tests and `make bench`; libpq-dev:
+# the bench compiles psycopg's C build (psycopg-c) against it.
 DEBIAN_PACKAGES=(etcd-server mariadb-server mariadb-client sysbench libmariadb-dev pkg-config
-  chromium chromium-driver)
+  chromium chromium-driver postgresql-15 libpq-dev)
 # Oracle MySQL is only in Debian's unstable suite: it runs from a chroot of it.
 MYSQL_ROOT="$TOOLS_DIR/mysql-root"
 MYSQL_SUITE="sid"
@@ -45,7 +48,7 @@ install_debian_packages() {
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # The packages start their own services; tests start private instances instead.
-  for svc in etcd mariadb; do
+  for svc in etcd mariadb postgresql; do
     service "$svc" stop >/dev/null 2>&1 || true
   done
 }

@@ -44,6 +44,8 @@ class MariaDBServer:
     pid: int
     root_password: str
     _process: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
+    _argv: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    _log: Path | None = field(default=None, repr=False, compare=False)
 
     def connect_args(self) -> dict[str, object]:
         """Arguments for mysql.connector.connect (and our runner's target)."""
@@ -57,6 +59,24 @@ class MariaDBServer:
     def stop(self) -> None:
         """SIGTERM by PID, wait, SIGKILL after a timeout; idempotent."""
         stop_pid(self.pid, self._process, STOP_TIMEOUT_S)
+
+    def restart(self) -> None:
+        """Stop, then start mariadbd again on the same data directory and port: what
+        a database pod's restart does (the buffer pool starts empty unless the
+        server reloads a dump, which `--innodb-buffer-pool-load-at-startup=0` stops)."""
+        if not self._argv or self._log is None:
+            raise RuntimeError("restart: this server was not started by start_mariadb")
+        self.stop()
+        process = subprocess.Popen(
+            self._argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        self.pid, self._process = process.pid, process
+        try:
+            _wait_ready(process, self.socket, self._log, self.root_password).close()
+        except BaseException:
+            self.stop()
+            raise
 
 
 def _socket_path(run_dir: Path) -> Path:
@@ -92,7 +112,7 @@ def _install(datadir: Path, tmpdir: Path, log: Path) -> None:
 
 
 def _wait_ready(
-    process: subprocess.Popen[bytes], sock: Path, log: Path
+    process: subprocess.Popen[bytes], sock: Path, log: Path, password: str = ""
 ) -> mysql.connector.abstracts.MySQLConnectionAbstract:
     deadline = time.monotonic() + START_TIMEOUT_S
     last_error: Exception | None = None
@@ -103,7 +123,9 @@ def _wait_ready(
             )
         if sock.exists():
             try:
-                conn = mysql.connector.connect(unix_socket=str(sock), user="root")
+                conn = mysql.connector.connect(
+                    unix_socket=str(sock), user="root", password=password
+                )
             except mysql.connector.Error as exc:
                 last_error = exc
             else:
@@ -183,6 +205,8 @@ def start_mariadb(
         pid=process.pid,
         root_password=secrets.token_hex(12),
         _process=process,
+        _argv=tuple(argv),
+        _log=log,
     )
     try:
         conn = _wait_ready(process, sock, log)

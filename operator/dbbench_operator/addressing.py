@@ -107,9 +107,9 @@ class TargetAccess:
     """Where runner pods connect to one target, and which Secret holds what they need."""
 
     engine: str
-    host: str | None = None  # mysql/mariadb: the primary
+    host: str | None = None  # SQL engines: the primary
     port: int | None = None
-    replicas: tuple[tuple[str, int], ...] = ()  # mysql/mariadb: reads with readPreference
+    replicas: tuple[tuple[str, int], ...] = ()  # SQL engines: reads with readPreference
     uri: str | None = None  # mongodb: without credentials
     user: str | None = None
     password_secret: str | None = None  # the run's credentials Secret (deployed targets)
@@ -133,8 +133,10 @@ def target_access(run: RunRef, spec: BenchmarkRunSpec, index: int) -> TargetAcce
         group = layout.replica_sets[0]
         host, port = _split(group.host(0))
         replicas = tuple(_split(group.host(i)) for i in range(1, group.members))
+        # PostgreSQL's superuser is the Secret's root-username (the image's POSTGRES_USER).
+        user = ROOT_USERNAME if target.engine == "postgresql" else MYSQL_ROOT
         return TargetAccess(
-            engine=target.engine, host=host, port=port, replicas=replicas, user=MYSQL_ROOT,
+            engine=target.engine, host=host, port=port, replicas=replicas, user=user,
             password_secret=secret,
         )  # fmt: skip
     options = "authSource=admin"

@@ -43,6 +43,7 @@ from dbbench_operator.orchestrating import Advance, Context, advance
 from dbbench_operator.planning import plan
 from dbbench_operator.recording import (
     cold_mark_of,
+    conform,
     parse_stamp,
     progress_block,
     runner_image,
@@ -135,7 +136,7 @@ def reconcile_within(
     if left is not None and left > 0:
         budget = min(budget, left + 1)  # past it, the pass ends the run before any I/O
     try:
-        return deadlines.call_within(
+        outcome = deadlines.call_within(
             lambda: reconcile(run, raw_spec, raw_status, now, settings), budget, run.name
         )
     except PassDeadlineError as exc:
@@ -143,8 +144,12 @@ def reconcile_within(
         spec, problems = parse(raw_spec)
         p = Pass(run, raw_status, later, settings, spec, problems, current_phase(raw_status))
         if left is not None and spec is not None and left + 1 <= budget:
-            return _conclude(p, timeout_decision(timedelta(seconds=parse_duration(spec.timeout))))
-        return _pass_failed(p, exc)
+            outcome = _conclude(
+                p, timeout_decision(timedelta(seconds=parse_duration(spec.timeout)))
+            )
+        else:
+            outcome = _pass_failed(p, exc)
+    return replace(outcome, status=conform(outcome.status))
 
 
 def reconcile(
@@ -394,7 +399,7 @@ def describe_error(exc: BaseException) -> tuple[str, str]:
         return "PassTimedOut", f"{exc}: a call to the API server or a database hung"
     if isinstance(exc, LookupError):
         return "SetupError", str(exc)[:600]
-    if type(exc).__module__.split(".")[0] in ("mysql", "MySQLdb", "pymongo", "bson"):
+    if type(exc).__module__.split(".")[0] in ("mysql", "MySQLdb", "pymongo", "bson", "psycopg"):
         # Driver messages can echo a URI and its password: the type and code only.
         return "DatabaseError", f"database driver error ({driver_error(exc)})"
     log.warning("reconcile pass failed", exc_info=exc)

@@ -8,6 +8,7 @@ from typing import Any
 
 from dbbench_contract.summary import StepSummary
 from dbbench_operator.lifecycle import TERMINAL, Decision, merge_conditions
+from dbbench_operator.model.status import BenchmarkRunStatus
 from dbbench_operator.naming import RunRef
 from dbbench_operator.observations import TargetSeen
 from dbbench_operator.planning import Step
@@ -129,3 +130,30 @@ def step_event(step: Step, merged: StepSummary) -> str:
         f"{merged.operations:,} ops, {merged.throughput:,.0f} ops/s, "
         f"p99 {merged.latency_ms.p99:.2f} ms, {merged.errors} errors"
     )
+
+
+def _without_none(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value]
+    return value
+
+
+def _deletions(typed: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """`typed` with the patch's None values back (merge patch: remove that key)."""
+    out = dict(typed)
+    for key, value in patch.items():
+        if value is None:
+            out[key] = None
+        elif isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _deletions(out[key], value)
+    return out
+
+
+def conform(patch: Mapping[str, Any]) -> dict[str, Any]:
+    """A status patch built through the status model (the CRD's own schema): keys
+    it does not know and values of the wrong type fail here, in the operator's
+    tests, not at the API server. None values stay: merge-patch removes the key."""
+    typed = BenchmarkRunStatus.model_validate(_without_none(patch))
+    return _deletions(typed.model_dump(by_alias=True, mode="json", exclude_unset=True), patch)

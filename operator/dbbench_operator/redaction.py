@@ -43,11 +43,15 @@ def scrub(text: str, limit: int = 1500) -> str:
 
 def driver_error(exc: BaseException) -> str:
     """What may be said of a driver exception: its type and its numeric code and code
-    name when it has them (MySQL errno, MongoDB code/codeName), never its text."""
+    name when it has them (MySQL errno, MongoDB code/codeName, PostgreSQL SQLSTATE),
+    never its text."""
     parts = [type(exc).__name__]
     code = getattr(exc, "errno", None) or getattr(exc, "code", None)
     if isinstance(code, int) and code:
         parts.append(f"code {code}")
+    sqlstate = getattr(exc, "sqlstate", None)
+    if isinstance(sqlstate, str) and re.fullmatch(r"[0-9A-Z]{5}", sqlstate):
+        parts.append(f"sqlstate {sqlstate}")
     details = getattr(exc, "details", None)
     name = details.get("codeName") if isinstance(details, dict) else None
     if isinstance(name, str) and re.fullmatch(r"[A-Za-z]+", name):

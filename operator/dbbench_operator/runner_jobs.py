@@ -118,7 +118,7 @@ def build_phase(spec: BenchmarkRunSpec, target: Target, phase: Phase) -> step_fi
         operations=phase.operations if phase.type != "insert" else None,
         queries=phase.effective_queries if phase.type == "query" else (),
         keys=min(phase.keys or spec.dataset.records, spec.dataset.records)
-        if phase.type == "pointReads"
+        if phase.type == "pointReads" and phase.reads_distinct_keys
         else None,
     )  # fmt: skip
 
@@ -178,6 +178,9 @@ def build_step_config(
         phase=build_phase(spec, target, phase),
         pod=step_file.Pod(count=spec.runner.pods),
         step=step.index + 1,
+        # Seed the step's operation streams and stamp its writes: no repeat or
+        # phase replays another's operations or values; targets share them.
+        phase_index=spec.phases.index(phase),
         repeat=step.repeat,
         database_host=host,
         threads=phase.threads or spec.runner.threads,

@@ -12,12 +12,13 @@ import contextlib
 from collections.abc import Iterator
 
 import mysql.connector
+import psycopg
 
 from dbbench_operator import kube, owning
 from dbbench_operator.model import SecretKeyRef, Target
 from dbbench_operator.naming import RunRef
 from dbbench_operator.observations import TargetSeen
-from dbbench_operator.topology import external
+from dbbench_operator.topology import external, pg_session
 from dbbench_operator.topology import naming as topology_naming
 from dbbench_operator.topology.mongo_setup import CommandFailedError
 from dbbench_operator.topology.mongo_sharding import ShardKeyMismatchError
@@ -26,8 +27,10 @@ from dbbench_operator.topology.mongo_target import set_up_mongodb as set_up_mong
 from dbbench_operator.topology.mysql_replication import (
     Member,
     ReplicationCredentials,
+    ReplicationReadiness,
     ensure_replication,
 )
+from dbbench_operator.topology.postgres_replication import ensure_streaming
 from dbbench_operator.topology.request import (
     SECRET_KEYFILE_KEY,
     SECRET_PASSWORD_KEY,
@@ -99,6 +102,51 @@ def set_up_mysql(request: TopologyRequest, endpoint: str) -> TargetSeen:
     return TargetSeen(request.target_name, readiness.ready, reason, message, endpoint, version)
 
 
+def set_up_postgresql(request: TopologyRequest, endpoint: str) -> TargetSeen:
+    """Streaming replication (standbys copied by the chart's init container), as the
+    superuser the image created from the Secret's root-username and root-password."""
+    group = topology_naming.layout(request).replica_sets[0]
+    hosts = [_split(h) for h in group.hosts]
+    user, password = _secret(request, SECRET_USERNAME_KEY), _secret(request, SECRET_PASSWORD_KEY)
+    opened: list[pg_session.PsycopgSession] = []
+    try:
+        for host, port in hosts:
+            opened.append(pg_session.connect(host, port, user, password))
+        members = [
+            Member(group.pod(i), host, port, session)
+            for i, ((host, port), session) in enumerate(zip(hosts, opened, strict=True))
+        ]
+        readiness = ensure_streaming(
+            members[0],
+            members[1:],
+            ReplicationCredentials(
+                REPLICATION_USER, _secret(request, SECRET_REPLICATION_PASSWORD_KEY)
+            ),
+            synchronous=request.durability == "strict",
+        )
+        version = str(opened[0].query("SELECT current_setting('server_version') AS v")[0]["v"])
+    except psycopg.Error as exc:
+        return TargetSeen(
+            request.target_name, False, "WaitingForDatabase",
+            f"{type(exc).__name__} (sqlstate {exc.sqlstate})", endpoint,
+        )  # fmt: skip
+    finally:
+        for session in opened:
+            session.close()
+    return _seen(request, endpoint, readiness, version)
+
+
+def _seen(
+    request: TopologyRequest, endpoint: str, readiness: ReplicationReadiness, version: str
+) -> TargetSeen:
+    if readiness.failure:
+        failure = (readiness.reason, f"target {request.target_name}: {readiness.failure}")
+        return TargetSeen(request.target_name, False, *failure, endpoint, version, failure=failure)
+    reason, detail = _reason(readiness.reason)
+    message = "; ".join(part for part in (detail, readiness.message) if part)
+    return TargetSeen(request.target_name, readiness.ready, reason, message, endpoint, version)
+
+
 def _reason(text: str) -> tuple[str, str]:
     """Condition reasons are CamelCase words; counts such as ``2/3`` go to the message."""
     reason, _, detail = text.partition(" ")
@@ -130,6 +178,8 @@ def set_up_mongodb(request: TopologyRequest, endpoint: str) -> TargetSeen:
 def set_up(request: TopologyRequest, endpoint: str) -> TargetSeen:
     if request.engine in ("mysql", "mariadb"):
         return set_up_mysql(request, endpoint)
+    if request.engine == "postgresql":
+        return set_up_postgresql(request, endpoint)
     return set_up_mongodb(request, endpoint)
 
 
@@ -146,8 +196,7 @@ def verify_external(run: RunRef, index: int, target: Target, ref: SecretKeyRef) 
         # The type only: driver messages can echo the URI, credentials included.
         message = f"cannot connect ({type(exc).__name__}); retrying until spec.timeout"
         return TargetSeen(target.name, False, "WaitingForDatabase", message)
-    family = "mongodb" if target.engine == "mongodb" else "mysql"
-    if (found.engine == "mongodb") != (family == "mongodb"):
+    if external.family_of(found.engine) != external.family_of(target.engine):
         message = (
             f"spec.targets[{index}].engine is {target.engine} but the server is {found.engine}"
         )

@@ -15,7 +15,9 @@ the runner's own table, then prints, side by side in one run:
   it), measured in the same rows as sysbench and the host runner; each
   runner's connector implementation is read from its environment.json;
 - the runner's peak RSS on the generation + measurement path at 100k and 2M
-  records (it must stay flat: constant memory in the data-set size).
+  records (it must stay flat: constant memory in the data-set size);
+- PostgreSQL (bench_postgres.py): the runner on psycopg's C and binary builds
+  against pgbench with the same point select, on a server of its own.
 
 A script printing figures, not a test: absolute numbers drift between runs and
 machines, only the side-by-side ratios mean something.
@@ -26,27 +28,32 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import resource
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
-from pathlib import Path, PurePath, PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import mysql.connector
-import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "runner-image"))
 
-from bench import trixie_chroot  # noqa: E402
-from dbbench_contract.environment import Environment  # noqa: E402
+from bench import bench_postgres, trixie_chroot  # noqa: E402
+from bench.rows import (  # noqa: E402
+    Launcher,
+    Row,
+    RunnerResult,
+    children_cpu,
+    failure,
+    median_rows,
+    print_rows,
+    run_runner,
+    runner_row,
+)
 from dbbench_local.mariadb import MariaDBServer, start_mariadb  # noqa: E402
-from dbbench_runner.results import read_environment, read_summary  # noqa: E402
 
 DURATION_S = int(os.environ.get("BENCH_DURATION", "10"))
 # Interleaved rounds; medians are printed (one noisy minute must not decide a ratio).
@@ -60,11 +67,6 @@ WHEELS_SCRIPT = ROOT / "runner-image/download-wheels.sh"
 # Git-ignored: a second `make bench` reuses the root filesystem and wheels.
 CHROOT_CACHE = ROOT / ".tools/bench-trixie"
 CHROOT_WORK = PurePosixPath("/bench")
-
-
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def sysbench(
@@ -101,34 +103,6 @@ def sysbench_qps(output: str) -> tuple[float, int]:
     return float(match.group(2)), int(match.group(1))
 
 
-@dataclass(frozen=True)
-class Launcher:
-    """Where `python -m dbbench_runner` runs: the host venv, or the trixie chroot."""
-
-    python: tuple[str, ...]
-    host_dir: Path  # config and results, as the bench sees them
-    guest_dir: PurePath  # the same folder, as the runner sees it
-    env: dict[str, str] | None = None
-
-
-@dataclass(frozen=True)
-class RunnerResult:
-    rate: float
-    operations: int
-    cpu_s: float  # the runner's whole process tree, start-up included
-    phase_cpu_per_op_us: float  # summary.json clientCpuPerOpUs: the phase only
-    client_bound: bool
-    client: str  # connector and implementation, from the runner's environment.json
-
-
-def client_description(environment: Environment) -> str:
-    client = environment.runner.client
-    return (
-        f"{client['driver']} {client['version']}, {client['implementation']}, "
-        f"Python {environment.runner.python}"
-    )
-
-
 def runner(
     server: MariaDBServer,
     launcher: Launcher,
@@ -155,39 +129,7 @@ def runner(
         "mysqlDriver": driver,
         "progressEvery": 60,
     }
-    launcher.host_dir.mkdir(parents=True, exist_ok=True)
-    (launcher.host_dir / f"{name}.yaml").write_text(yaml.safe_dump(config))
-    argv = [
-        *launcher.python,
-        "-m",
-        "dbbench_runner",
-        "run",
-        "--config",
-        str(launcher.guest_dir / f"{name}.yaml"),
-        "--out",
-        str(launcher.guest_dir / name),
-    ]
-    before = children_cpu()
-    subprocess.run(argv, check=True, capture_output=True, timeout=600, env=launcher.env)
-    cpu = children_cpu() - before
-    out = launcher.host_dir / name
-    summary = read_summary(out)
-    return RunnerResult(
-        rate=summary.throughput,
-        operations=summary.operations,
-        cpu_s=cpu,
-        phase_cpu_per_op_us=summary.client_cpu_per_op_us or 0.0,
-        client_bound=bool(summary.client_bound),
-        client=client_description(read_environment(out)),
-    )
-
-
-def failure(exc: Exception) -> str:
-    if isinstance(exc, subprocess.CalledProcessError):
-        stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
-        tail = " | ".join(stderr.strip().splitlines()[-3:])
-        return f"the runner exited with {exc.returncode}: {tail}"
-    return f"{type(exc).__name__}: {exc}"
+    return run_runner(launcher, name, config)
 
 
 def _bare_worker(args: tuple[str, dict[str, object], int, float]) -> tuple[int, float]:
@@ -291,35 +233,6 @@ def peak_rss(records: int) -> tuple[int, float]:
     return int(kib), float(seconds)
 
 
-@dataclass(frozen=True)
-class Row:
-    name: str
-    rate: float
-    cpu_per_op_us: float
-    note: str = ""
-
-
-def print_rows(threads: int, rows: list[Row]) -> None:
-    reference = rows[0]
-    for row in rows:
-        print(
-            f"{row.name:<34}{threads:>6}{row.rate:>12,.0f}{row.rate / reference.rate:>11.2f}"
-            f"{row.cpu_per_op_us:>14.1f}{row.cpu_per_op_us / reference.cpu_per_op_us:>12.1f}"
-            f"  {row.note}"
-        )
-
-
-def runner_row(name: str, result: RunnerResult) -> Row:
-    bound = "client-bound" if result.client_bound else "not client-bound"
-    whole = result.cpu_s / result.operations * 1e6
-    return Row(
-        name,
-        result.rate,
-        result.phase_cpu_per_op_us,
-        f"{bound}; {whole:.1f} µs/op with start-up; {result.client}",
-    )
-
-
 def one_round(
     server: MariaDBServer,
     host: Launcher,
@@ -351,27 +264,6 @@ def one_round(
             return rows, f"runner in the chroot failed: {failure(exc)}"
         rows.append(runner_row(f"runner, connector ({trixie_chroot.SUITE})", cext))
     return rows, ""
-
-
-def median_rows(rounds: list[list[Row]]) -> list[Row]:
-    """Each row's median rate and CPU over the rounds; ratios to sysbench taken
-    within each round (the same minutes), and their range shown when rounds > 1."""
-    merged = []
-    for index, row in enumerate(rounds[0]):
-        same = [r[index] for r in rounds if index < len(r)]
-        ratios = [r[index].rate / r[0].rate for r in rounds if index < len(r)]
-        note = row.note
-        if len(same) > 1:
-            note = f"x sysbench {min(ratios):.2f}-{max(ratios):.2f} over {len(same)} rounds; {note}"
-        merged.append(
-            Row(
-                row.name,
-                statistics.median(r.rate for r in same),
-                statistics.median(r.cpu_per_op_us for r in same),
-                note,
-            )
-        )
-    return merged
 
 
 def compare_point_reads(
@@ -463,6 +355,7 @@ def main() -> int:
             measure(server, Path(temp), prepared)
         finally:
             server.stop()
+    bench_postgres.main(CONNECTIONS, ROUNDS, DURATION_S)
     print(f"\ngenerator: flat45 1 KB records/s: {generator_throughput():,.0f}")
     for records in RSS_SIZES:
         kib, seconds = peak_rss(records)

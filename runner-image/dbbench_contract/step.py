@@ -31,6 +31,10 @@ DistributionType = Literal["uniform", "zipfian", "latest", "hotspot"]
 # The client library of the MySQL/MariaDB driver.
 MySQLDriverName = Literal["mysqlclient", "mysql-connector-python"]
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+# Shapes whose keys are hashes of the record number: a hot range of keys is
+# found by rejection (distributions.py), ~1/dataFraction hashes per hot read.
+HASHED_KEY_SHAPES = ("flat45", "ycsb")
+MIN_HASHED_FRACTION = 0.05
 _FIELD_PREFIX = re.compile(r"^([A-Za-z][\w.]*): ")
 
 
@@ -68,7 +72,9 @@ class Target(WireModel):
         if sum(given) != 1:
             raise ValueError("uri: give exactly one of uri, uriFile or host")
         if self.uri is not None and self.engine != "mongodb":
-            raise ValueError("uri: only for mongodb; use host/port/user for the other engines")
+            raise ValueError(
+                "uri: only for mongodb; use host/port/user (or uriFile) for the SQL engines"
+            )
         return self
 
 
@@ -113,8 +119,10 @@ class Mix(WireModel):
 
 class Distribution(WireModel):
     type: DistributionType = "uniform"
-    # hotspot: the hot set is the first dataFraction of the key range and
-    # receives operationFraction of the operations (1.0: queries only hit it).
+    # hotspot: the hot set is the lowest dataFraction of the key order (the
+    # table's clustered order: record numbers for int keys, the hashes for
+    # flat45 and ycsb) and receives operationFraction of the operations (1.0:
+    # only the hot set is read).
     data_fraction: float = Field(default=defaults.HOTSPOT_DATA_FRACTION, gt=0, le=1)
     operation_fraction: float = Field(default=defaults.HOTSPOT_OPERATION_FRACTION, ge=0, le=1)
     zipfian_constant: float = Field(default=defaults.ZIPFIAN_CONSTANT, gt=0, lt=1)
@@ -158,8 +166,12 @@ class Phase(WireModel):
             raise ValueError("mix: required when type is mix")
         if self.type == "query" and not self.queries:
             raise ValueError("queries: required when type is query")
-        if self.type == "pointReads" and self.keys is None:
-            raise ValueError("keys: required when type is pointReads")
+        self._point_reads()
+        if self.type == "query" and self.distribution.type == "latest":
+            raise ValueError(
+                "distribution.type: latest has no meaning for query (its values are Number "
+                "values, not records); use uniform, zipfian or hotspot"
+            )
         if self.type in ("mix", "query") and self.duration is None and self.operations is None:
             raise ValueError("duration: give duration or operations for mix and query phases")
         if self.type == "insert" and self.warmup > 0:
@@ -169,6 +181,25 @@ class Phase(WireModel):
         if self.warmup < 0:
             raise ValueError("warmup: must not be negative")
         return self
+
+    def _point_reads(self) -> None:
+        """uniform: `keys` distinct keys, each read once per pass; other
+        distributions: independent draws, bounded by duration or operations."""
+        if self.type != "pointReads":
+            return
+        if self.distribution.type == "uniform":
+            if self.keys is None:
+                raise ValueError("keys: required when type is pointReads (distribution uniform)")
+            return
+        if self.keys is not None:
+            raise ValueError(
+                f"keys: only with distribution uniform; {self.distribution.type} reads draw "
+                "from every record: bound them with duration or operations"
+            )
+        if self.duration is None and self.operations is None:
+            raise ValueError(
+                f"duration: give duration or operations for {self.distribution.type} point reads"
+            )
 
 
 class Pod(WireModel):
@@ -206,9 +237,14 @@ class StepConfig(WireModel):
     dataset: Dataset
     phase: Phase
     pod: Pod = Pod()
-    # The step's place in the run's plan (1-based) and the phase's repeat (1-based).
+    # The step's place in the run's plan (1-based), the phase's index in
+    # spec.phases and the repeat (1-based). Phase and repeat seed the operation
+    # streams and stamp the writes (keyspace.step_position), so repeats and
+    # phases never replay each other's operations or values, and two targets of
+    # one run get the same operations.
     step: int = Field(default=1, ge=1)
-    repeat: int = Field(default=1, ge=1)
+    phase_index: int = Field(default=0, ge=0, le=1023)
+    repeat: int = Field(default=1, ge=1, le=1024)
     database_host: DatabaseHost | None = None
     threads: int = Field(default=1, ge=1, le=4096)
     processes: int | None = Field(default=None, ge=1, le=256)
@@ -234,6 +270,18 @@ class StepConfig(WireModel):
             raise ValueError(
                 f"dataset.firstRecord: {first} would overwrite the loaded records 1.."
                 f"{self.dataset.records}; use {self.dataset.records + 1} or more"
+            )
+        distribution = self.phase.distribution
+        if (
+            distribution.type == "hotspot"
+            and self.dataset.shape in HASHED_KEY_SHAPES
+            and distribution.data_fraction < MIN_HASHED_FRACTION
+        ):
+            raise ValueError(
+                f"phase.distribution.dataFraction: below {MIN_HASHED_FRACTION} with the hashed "
+                f"keys of {self.dataset.shape} a hot read costs the runner about "
+                f"{1 / distribution.data_fraction:.0f} key hashes; use {MIN_HASHED_FRACTION} "
+                "or more"
             )
         keys = self.phase.keys
         if keys is not None and keys > self.dataset.records:

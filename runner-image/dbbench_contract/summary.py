@@ -69,19 +69,21 @@ class ClientPod(StoredModel):
 
 
 class ServerCounters(StoredModel):
-    """The database's own counters over the measured part of the phase.
+    """The database's own disk-read counter around the measured part of the phase.
 
-    `diskReads`: pages the engine read from storage (InnoDB
-    Innodb_buffer_pool_reads, WiredTiger "pages read into cache", PostgreSQL
-    blks_read). Counters are server-wide: pods of one step share the server,
-    so the merge takes the widest window's difference, never a sum.
+    Pages the engine read from storage (`diskReadsCounter` names the counter:
+    InnoDB Innodb_buffer_pool_reads, WiredTiger "pages read into cache",
+    PostgreSQL blks_read). The counter is server-wide: pods of one step share
+    the server, so a summary covers the union of its pods' windows (the
+    earliest first sample to the latest last one), never a sum; the figure per
+    operation is given only when the summary covers every pod of the step.
     """
 
-    source: str = ""
-    disk_reads: int | None = None
+    disk_reads_counter: str
+    disk_reads_before: int
+    disk_reads_after: int
+    disk_reads: int
     disk_reads_per_operation: float | None = None
-    started_at: float | None = None
-    ended_at: float | None = None
 
 
 class StepSummary(StoredModel):

@@ -193,5 +193,32 @@ def client_cpu(summary: StepSummary) -> tuple[float | None, bool | None]:
     return summary.client_cpu_per_op_us, summary.client_bound
 
 
+@dataclass(frozen=True)
+class DiskReads:
+    """A step's disk reads over its measured part, from the engine's own counter."""
+
+    counter: str
+    reads: int
+    per_operation: float | None
+
+
+def disk_reads(summary: StepSummary) -> DiskReads | None:
+    """None where the runner recorded none (older runner, or an engine without the counter)."""
+    block = summary.server_counters
+    if block is None:
+        return None
+    return DiskReads(block.disk_reads_counter, block.disk_reads, block.disk_reads_per_operation)
+
+
+def disk_reads_per_operation(run: Run, target: str, phase: str) -> Spread:
+    """Disk reads per operation over a phase's repeats (those that recorded it)."""
+    values = []
+    for step in _steps(run, target, phase):
+        reads = disk_reads(step.summary)
+        if reads is not None and reads.per_operation is not None:
+            values.append(reads.per_operation)
+    return Spread(tuple(values))
+
+
 def operation_types(steps: Sequence[Step]) -> list[str]:
     return sorted({k for s in steps for k in s.summary.operations_by_type})

@@ -23,6 +23,7 @@ SECTIONS = (
     ("overview", "Overview", sections.overview),
     ("throughput", "Throughput and latency", sections.throughput),
     ("side-by-side", "Targets side by side", sections.side_by_side),
+    ("disk-reads", "Cache and disk reads", sections.disk_reads),
     ("stability", "Stability", sections.stability),
     ("latency", "Latency over time", sections.latency_over_time),
     ("storage", "Storage growth", sections.storage),

@@ -120,6 +120,53 @@ def side_by_side(run: Run) -> str:
     )
 
 
+_COLD = (
+    "<p>Cache: <b data-key='cache' data-value='cold'>cold</b>. Before each measured phase "
+    "the database was restarted and the node's page cache dropped, so the phase started "
+    "with an empty engine cache. Disk reads per operation show what that costs: a hot set "
+    "that fits the cache is read from disk once and then served from memory (few reads per "
+    "operation); a working set larger than the cache keeps reading from disk.</p>"
+)
+_WARM = (
+    "<p>Cache: <b data-key='cache' data-value='warm'>warm</b>. Phases follow each other on a "
+    "running database, so each starts with what the previous phases left in the cache.</p>"
+)
+
+
+def disk_reads(run: Run) -> str:
+    """Pages the engine read from disk per measured operation (its own counter)."""
+    note = (_COLD if run.spec.get("cache") == "cold" else _WARM) + (
+        "<p>Disk reads are the engine's count of pages read into its cache during the "
+        "measured part of each phase (MySQL/MariaDB <code>Innodb_buffer_pool_reads</code>, "
+        "MongoDB WiredTiger <code>pages read into cache</code>, PostgreSQL "
+        "<code>blks_read</code>), sampled once on the server "
+        "for all runner pods, divided by the phase's operations. Reads served by replicas "
+        "are not counted; mongos and FerretDB have no such counter.</p>"
+    )
+    rows = []
+    for step in run.steps:
+        found = f.disk_reads(step.summary)
+        rows.append(row(
+            [text(step.target), text(step.phase), text(step.repeat),
+             num("operations", step.summary.operations),
+             num("diskReads", found.reads if found else None),
+             num("diskReadsPerOperation", found.per_operation if found else None, 3),
+             text(found.counter if found else None, "counter")],
+            {"target": step.target, "phase": step.phase, "repeat": step.repeat},
+        ))  # fmt: skip
+    headers = ["target", "phase", "repeat", "operations", "disk reads", "disk reads / operation",
+               "counter"]  # fmt: skip
+    body = note + table("disk-reads", headers, rows)
+    targets, phases = run.target_names(), run.phase_names()
+    spreads = {t: [f.disk_reads_per_operation(run, t, p) for p in phases] for t in targets}
+    if any(spread.n for values in spreads.values() for spread in values):
+        bars = {t: [spread.mean for spread in values] for t, values in spreads.items()}
+        title = "Disk reads per operation by phase and target (mean over repeats)"
+        svg = plots.bar_chart(title, phases, bars, ylabel="pages read / operation")
+        body += chart("disk-reads", title, svg, len(targets))
+    return section("disk-reads", "Cache and disk reads", body)
+
+
 def stability(run: Run) -> str:
     parts = [
         "<p>Rate over each window of <code>reportEvery</code> records (insert phases) or "

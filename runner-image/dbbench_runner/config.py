@@ -15,6 +15,8 @@ from pydantic import ValidationError
 
 from dbbench_contract.durations import parse_duration
 from dbbench_contract.step import (
+    HASHED_KEY_SHAPES,
+    MIN_HASHED_FRACTION,
     DatabaseHost,
     DatabasePod,
     Dataset,
@@ -36,6 +38,8 @@ from dbbench_contract.step import (
 )
 
 __all__ = [
+    "HASHED_KEY_SHAPES",
+    "MIN_HASHED_FRACTION",
     "ConfigError",
     "DatabaseHost",
     "DatabasePod",
@@ -64,20 +68,21 @@ __all__ = [
 
 # The relational engines' URI schemes (postgres:// is libpq's short form).
 _SCHEMES = {"mysql": 3306, "mariadb": 3306, "postgresql": 5432, "postgres": 5432}
+_ENGINE_SCHEMES = {"mysql": ("mysql", "mariadb"), "mariadb": ("mysql", "mariadb"),
+                   "postgresql": ("postgresql", "postgres")}  # fmt: skip
 
 
 class ConfigError(Exception):
     """Invalid step configuration; the message names the offending field."""
 
 
-def parse_uri(uri: str) -> dict[str, object]:
+def parse_uri(uri: str, engine: str = "mysql") -> dict[str, object]:
     """scheme://user:password@host:port/database -> Target fields (password never logged)."""
     parts = urlsplit(uri)
-    if parts.scheme not in _SCHEMES or not parts.hostname:
-        raise ValueError(
-            "uriFile: a relational URI looks like mysql://user:password@host:3306/db "
-            "or postgresql://user:password@host:5432/db"
-        )
+    if parts.scheme not in _ENGINE_SCHEMES.get(engine, ()) or not parts.hostname:
+        example = "postgresql://user:password@host:5432/db" if engine == "postgresql" else (
+            "mysql://user:password@host:3306/db")  # fmt: skip
+        raise ValueError(f"uriFile: a {engine} URI looks like {example}")
     fields: dict[str, object] = {
         "host": parts.hostname,
         "port": parts.port or _SCHEMES[parts.scheme],
@@ -104,7 +109,7 @@ def resolve_target(target: Target) -> Target:
     if target.engine == "mongodb":
         fields["uri"] = uri
     else:
-        fields.update(parse_uri(uri))
+        fields.update(parse_uri(uri, target.engine))
     return target.model_copy(update=fields)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dbbench_contract.environment import MergedEnvironment
-from dbbench_contract.summary import ServerCounters, StepSummary
+from dbbench_contract.summary import StepSummary
 from dbbench_runner.client_usage import pods_from_summary
 from dbbench_runner.measurement import Measurements
 from dbbench_runner.results import (
@@ -21,22 +21,8 @@ from dbbench_runner.results import (
     read_summary,
     write_results,
 )
+from dbbench_runner.server_counters import windows_of
 from dbbench_runner.storage import merged_rows
-
-
-def merged_counters(summaries: list[StepSummary]) -> ServerCounters | None:
-    """The server's counters over the step: the pods share one server, so its
-    counter moved once for all of them. The pod whose window was widest saw
-    the whole step's difference (windows overlap); adding pods' would count
-    the same pages several times."""
-    measured = [
-        s.server_counters
-        for s in summaries
-        if s.server_counters is not None and s.server_counters.disk_reads is not None
-    ]
-    if not measured:
-        return None
-    return max(measured, key=lambda c: (c.ended_at or 0.0) - (c.started_at or 0.0))
 
 
 def merge(out: Path, inputs: list[Path]) -> StepSummary:
@@ -66,9 +52,9 @@ def merge(out: Path, inputs: list[Path]) -> StepSummary:
         server_version=first.server_version,
         series_unit=first.series_unit,
         stopped=any(s.status == "stopped" for s in summaries),
-        server_counters=merged_counters(summaries),
         verify_applied=first.stored_records is not None,
     )
     environments = MergedEnvironment(pods=tuple(read_environment(d) for d in inputs))
     client = [pod for s in summaries for pod in pods_from_summary(s)]
-    return write_results(out, meta, total, storage, environments, client=client)
+    counters = [w for s in summaries for w in windows_of(s)]
+    return write_results(out, meta, total, storage, environments, client=client, counters=counters)

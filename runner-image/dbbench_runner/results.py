@@ -35,11 +35,12 @@ from dbbench_contract.layout import (
     SUMMARY,
     histogram_file,
 )
-from dbbench_contract.summary import OperationSummary, ServerCounters, StepSummary
+from dbbench_contract.summary import OperationSummary, StepSummary
 from dbbench_runner.client_usage import PodUsage, summary_fields
 from dbbench_runner.histogram import LatencyHistogram
 from dbbench_runner.measurement import Checkpoints, Measurements, SecondBucket, latency_ms
 from dbbench_runner.series import SeriesUnit, Window, stability_series
+from dbbench_runner.server_counters import CounterWindow, counters_block
 from dbbench_runner.storage import HEADER as STORAGE_HEADER
 from dbbench_runner.storage import StorageRow, csv_rows, parse_rows, summary_block
 
@@ -83,7 +84,6 @@ class RunMeta:
     # False only for a pod whose share of a counted phase is empty (more
     # connections than operations); otherwise measuring nothing is a failure.
     expects_operations: bool = True
-    server_counters: ServerCounters | None = None
     # Unacknowledged (w:0) writes: compare what the server holds with what was sent.
     verify_applied: bool = False
 
@@ -143,6 +143,7 @@ def summarize(
     m: Measurements,
     storage: list[StorageRow],
     client: list[PodUsage] | None = None,
+    counters: list[CounterWindow | None] | None = None,
 ) -> StepSummary:
     duration = max(meta.ended - meta.started, 1e-9)
     operations = m.operations
@@ -202,7 +203,11 @@ def summarize(
         report_every=meta.report_every,
         series_unit=meta.series_unit,
         storage=summary_block(storage[-1] if storage else None),
-        server_counters=_per_operation(meta.server_counters, operations),
+        # Disk reads per operation only when this summary covers every pod (the
+        # counter is server-wide: server_counters.py).
+        server_counters=counters_block(
+            counters or [None], operations, len(meta.pods) == meta.pod_count
+        ),
         **summary_fields(client or []),
     )
 
@@ -222,13 +227,6 @@ def _applied(meta: RunMeta, storage: list[StorageRow]) -> tuple[int | None, int]
     return last.sample.engine_records, max(0, last.records - last.sample.engine_records)
 
 
-def _per_operation(counters: ServerCounters | None, operations: int) -> ServerCounters | None:
-    if counters is None or counters.disk_reads is None:
-        return counters
-    per_op = counters.disk_reads / operations if operations else None
-    return counters.model_copy(update={"disk_reads_per_operation": per_op})
-
-
 def write_results(
     out: Path,
     meta: RunMeta,
@@ -237,8 +235,9 @@ def write_results(
     environment: Environment | MergedEnvironment,
     *,
     client: list[PodUsage] | None = None,
+    counters: list[CounterWindow | None] | None = None,
 ) -> StepSummary:
-    summary = summarize(meta, m, storage, client)
+    summary = summarize(meta, m, storage, client, counters)
     for kind, histogram in m.histograms.items():
         buffer = io.StringIO()
         log = HistogramLogWriter(buffer)

@@ -19,12 +19,13 @@ from dbbench_runner.client_usage import ProcessUsage, pod_usage, process_cpu_sec
 from dbbench_runner.config import StepConfig
 from dbbench_runner.cpu_budget import cpu_budget
 from dbbench_runner.datasets import DatasetGenerator, generator_for
-from dbbench_runner.drivers import DatabaseUnreachableError, Driver, open_driver
+from dbbench_runner.drivers import CounterSample, DatabaseUnreachableError, Driver, open_driver
 from dbbench_runner.keyspace import split, worker_index
 from dbbench_runner.measurement import Measurements
 from dbbench_runner.progress import progress_line, report
 from dbbench_runner.results import ENVIRONMENT, PROGRESS, RunMeta, atomic_write, write_results
 from dbbench_runner.series import series_unit
+from dbbench_runner.server_counters import CounterWindow, window
 from dbbench_runner.storage import StorageRow
 from dbbench_runner.workers import WorkerPlan, threads_of, worker_main
 
@@ -58,6 +59,9 @@ class Watch:
     progress: dict[int, tuple[int, int, float, int, int]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     failed: set[int] = field(default_factory=set)
+    # The server's disk-read counter at the measured part's start (taken once).
+    disk_reads_before: CounterSample | None = None
+    disk_reads_sampled: bool = False
 
     def handle(self, message: tuple[Any, ...]) -> None:
         kind, process = message[0], message[1]
@@ -118,7 +122,7 @@ def run_step(config: StepConfig, out: Path) -> int:
         atomic_write(out / ENVIRONMENT, json.dumps(environment.to_wire(), indent=2))
         log.info("%s %s; client %s", info.engine, info.version, info.client)
         parent_cpu = process_cpu_seconds()
-        measurements, started, ended, stopped, usage = _run_workers(
+        measurements, started, ended, stopped, usage, disk_reads = _run_workers(
             config, control, storage, out, processes
         )
         parent_cpu = process_cpu_seconds() - parent_cpu
@@ -154,7 +158,9 @@ def run_step(config: StepConfig, out: Path) -> int:
         parent_cpu,
         measurements.operations + measurements.warmup_operations,
     )
-    summary = write_results(out, meta, measurements, storage, environment, client=[client])
+    summary = write_results(
+        out, meta, measurements, storage, environment, client=[client], counters=[disk_reads]
+    )
     records = f"{summary.records} records, " if summary.records else ""
     records_rate = f", {summary.records_per_second:.0f} records/s" if summary.records else ""
     print(
@@ -182,7 +188,7 @@ def _run_workers(
     storage: list[StorageRow],
     out: Path,
     processes: int,
-) -> tuple[Measurements, float, float, bool, list[ProcessUsage]]:
+) -> tuple[Measurements, float, float, bool, list[ProcessUsage], CounterWindow | None]:
     ctx = multiprocessing.get_context("spawn")
     messages: Any = ctx.Queue()
     go, stop = ctx.Event(), ctx.Event()
@@ -211,6 +217,9 @@ def _run_workers(
         deadline = measure_from + config.phase.duration if config.phase.duration else 0.0
         epoch_offset = time.time() - time.monotonic()
         clock_box[:] = [start, measure_from, deadline, epoch_offset]
+        if not config.phase.warmup:
+            # Measured from the first operation: sample before any is sent.
+            _sample_disk_reads(control, watch)
         go.set()
         _watch(
             config,
@@ -224,6 +233,7 @@ def _run_workers(
             stop=stop,
         )
         ended = time.time()
+        disk_reads = window(watch.disk_reads_before, _disk_reads(control))
     finally:
         signal.signal(signal.SIGTERM, previous)
         for child in children:
@@ -237,7 +247,21 @@ def _run_workers(
     for measurements in watch.done.values():
         total.add(measurements)
     usage = list(watch.usage.values())
-    return total, measure_from + epoch_offset, ended, stop.is_set(), usage
+    return total, measure_from + epoch_offset, ended, stop.is_set(), usage, disk_reads
+
+
+def _disk_reads(control: Driver) -> CounterSample | None:
+    """The server's disk-read counter; a failed sample is logged, never fatal."""
+    try:
+        return control.disk_reads()
+    except Exception as exc:  # noqa: BLE001 - any driver error; the load goes on
+        log.warning("disk-read counter sample failed: %s", exc)
+        return None
+
+
+def _sample_disk_reads(control: Driver, watch: Watch) -> None:
+    watch.disk_reads_before = _disk_reads(control)
+    watch.disk_reads_sampled = True
 
 
 def _stop_handler(stop: Any) -> Any:
@@ -280,8 +304,13 @@ def _watch(
     next_progress = time.monotonic() + config.progress_every
     next_storage = time.monotonic() + config.storage_every
     while len(watch.done) + len(watch.failures) < watch.processes:
+        now = time.monotonic()
+        if not watch.disk_reads_sampled and now >= measure_from:
+            _sample_disk_reads(control, watch)  # warm-up over: the measured part starts
+        # Wake at the end of the warm-up to sample the counter on time.
+        wait = POLL_S if watch.disk_reads_sampled else min(POLL_S, measure_from - now)
         try:
-            watch.handle(messages.get(timeout=POLL_S))
+            watch.handle(messages.get(timeout=max(wait, 0.001)))
         except queue_module.Empty:
             _check_children(watch, children, stop)
         now = time.monotonic()

@@ -10,20 +10,34 @@ lands in the root. Every server is stopped by its PID.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
+import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 ROOTS = Path(os.environ.get("DBBENCH_ROOTS_DIR", REPO / ".cluster/roots"))
 PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 # root, volume, its mount point, the entrypoint directory (mounted on /mnt),
-# tmpfs directories; then the command. /tmp is always a fresh tmpfs.
+# tmpfs directories, the user, a memory cgroup to join and where the container
+# sees it (both empty: none); then the command. /tmp is always a fresh tmpfs.
 _LAUNCH = r"""
-root=$1 data=$2 mount_point=$3 entrypoint_dir=$4 tmpfs_dirs=$5 user=$6; shift 6
+root=$1 data=$2 mount_point=$3 entrypoint_dir=$4 tmpfs_dirs=$5 user=$6 cgroup=$7 seen_at=$8
+shift 8
+if [ -n "$cgroup" ]; then
+  echo $$ > "$cgroup/cgroup.procs"
+  mount -t tmpfs -o mode=0755 tmpfs "$root/sys"
+  mkdir -p "$root$seen_at"
+  mount --bind "$cgroup" "$root$seen_at"
+fi
 mount --bind "$data" "$root$mount_point"
 mount --bind "$entrypoint_dir" "$root/mnt"
 mount -t proc proc "$root/proc"
@@ -42,6 +56,53 @@ def root_skip_reason(stamp: Path, build: str) -> str | None:
     if shutil.which("unshare") is None:
         return "needs unshare (util-linux)"
     return None
+
+
+@dataclass(frozen=True)
+class MemoryCgroup:
+    """A memory cgroup made for one test, and where a container would see its files."""
+
+    path: Path
+    seen_at: str
+
+
+@contextmanager
+def memory_cgroup(limit: int) -> Iterator[MemoryCgroup]:
+    """A cgroup limited to `limit` bytes (v1 memory hierarchy, else v2), removed
+    afterwards; the test is skipped where neither can be made."""
+    name = f"dbbench-test-{os.getpid()}-{secrets.token_hex(3)}"
+    v1, v2 = Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup")
+    if (v1 / "memory.limit_in_bytes").is_file():
+        cgroup = MemoryCgroup(v1 / name, "/sys/fs/cgroup/memory")
+        limit_file = "memory.limit_in_bytes"
+    elif "memory" in _read(v2 / "cgroup.subtree_control").split():
+        cgroup, limit_file = MemoryCgroup(v2 / name, "/sys/fs/cgroup"), "memory.max"
+    else:
+        pytest.skip("no memory cgroup controller to limit a server with")
+    cgroup.path.mkdir()
+    try:
+        (cgroup.path / limit_file).write_text(str(limit))
+        yield cgroup
+    finally:
+        _empty(cgroup.path)
+        cgroup.path.rmdir()
+
+
+def _empty(path: Path, timeout: float = 60) -> None:
+    """Kills by PID whatever is still in the test's cgroup: stop() ends the
+    launcher, and a server stalled at the limit may outlive it."""
+    deadline = time.monotonic() + timeout
+    while pids := [int(p) for p in _read(path / "cgroup.procs").split()]:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"processes {pids} stay in {path}")
+        for pid in pids:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+
+
+def _read(path: Path) -> str:
+    return path.read_text() if path.is_file() else ""
 
 
 @dataclass
@@ -71,12 +132,15 @@ class ImageRoot:
         env: Mapping[str, str],
         command: Sequence[str],
         log: Path,
+        cgroup: MemoryCgroup | None = None,
     ) -> Server:
-        """`command` (the chart's container command) with a clean environment."""
+        """`command` (the chart's container command) with a clean environment,
+        inside `cgroup` when given (seen where a container sees its own)."""
         argv = ["env", "-i", PATH, "HOSTNAME=db-0", *(f"{k}={v}" for k, v in env.items()),
                 *command]  # fmt: skip
         mounts = [str(self.root), str(volume), self.mount_point, str(self.entrypoint_dir),
-                  " ".join(self.tmpfs_dirs), self.user]  # fmt: skip
+                  " ".join(self.tmpfs_dirs), self.user,
+                  str(cgroup.path) if cgroup else "", cgroup.seen_at if cgroup else ""]  # fmt: skip
         launch = ["unshare", "--mount", "--propagation", "private", "--", "bash", "-ec",
                   _LAUNCH, "launch", *mounts, *argv]  # fmt: skip
         with log.open("ab") as sink:

@@ -25,6 +25,7 @@ from tests.cluster.image_support import (
     REPO,
     ROOTS,
     ImageRoot,
+    MemoryCgroup,
     Server,
     empty_volume,
     root_skip_reason,
@@ -45,7 +46,9 @@ _SKIP = root_skip_reason(ROOTS / "mysql.stamp", "mysql")
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")]
 
 
-def _start(volume: Path, port: int, env: Mapping[str, str], log: Path) -> Server:
+def _start(
+    volume: Path, port: int, env: Mapping[str, str], log: Path, cgroup: MemoryCgroup | None = None
+) -> Server:
     """The chart's container command and flags (charts/mysql, engine mysql)."""
     command = [
         "bash", "-ec", 'exec /mnt/docker-entrypoint.sh "$@" --server-id=1 --report-host=db-0.db',
@@ -54,7 +57,7 @@ def _start(volume: Path, port: int, env: Mapping[str, str], log: Path) -> Server
         "--enforce-gtid-consistency=ON", "--innodb_buffer_pool_size=64M",
         f"--port={port}", "--bind-address=127.0.0.1", "--mysqlx=OFF",
     ]  # fmt: skip
-    return IMAGE.start(volume, port, env, command, log)
+    return IMAGE.start(volume, port, env, command, log, cgroup)
 
 
 def _connect(port: int, user: str = "root", password: str = PASSWORD, **extra: Any) -> Any:

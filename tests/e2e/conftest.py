@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -29,6 +30,13 @@ from dbbench_local.install import (
 pytestmark = pytest.mark.e2e
 
 RUNS_NS = "e2e"
+# Appended to the names of runs a module makes for itself: a run of the same
+# name left by another session (or another suite) is never touched or read.
+SESSION_TOKEN = secrets.token_hex(2)
+
+
+def session_name(name: str) -> str:
+    return f"{name}-{SESSION_TOKEN}"
 
 
 def node_image(archive: str) -> str:
@@ -71,6 +79,49 @@ def run_status(kube: Kube, name: str) -> dict[str, Any]:
     run = kube.get("benchmarkrun", name, "-n", RUNS_NS) or {}
     status: dict[str, Any] = run.get("status") or {}
     return status
+
+
+def run_uid(kube: Kube, name: str) -> str:
+    run = kube.get("benchmarkrun", name, "-n", RUNS_NS)
+    assert run is not None, f"run {name} does not exist"
+    uid: str = run["metadata"]["uid"]
+    return uid
+
+
+def _owned_by(item: dict[str, Any], uids: set[str]) -> bool:
+    return any(ref.get("uid") in uids for ref in item["metadata"].get("ownerReferences") or [])
+
+
+def database_pods(kube: Kube, run: str, uid: str, component: str) -> list[str]:
+    """The run's database pods of one component, by ownership: pods of the
+    StatefulSets the run with this uid owns (not merely a run of that name)."""
+    selector = [f"-ldbbench.io/run={run}", f"-lapp.kubernetes.io/component={component}"]
+    sets = kube.get("statefulsets", "-n", RUNS_NS, *selector) or {"items": []}
+    owners = {s["metadata"]["uid"] for s in sets["items"] if _owned_by(s, {uid})}
+    pods = kube.get("pods", "-n", RUNS_NS, *selector) or {"items": []}
+    return sorted(p["metadata"]["name"] for p in pods["items"] if _owned_by(p, owners))
+
+
+def delete_run(kube: Kube, name: str, timeout: float = 300) -> None:
+    """Deletes the run and waits, bounded, until nothing it owned is left
+    (pods, jobs, StatefulSets, Services, Secrets, ConfigMaps, claims)."""
+    kube.kubectl("delete", "benchmarkrun", name, "-n", RUNS_NS, "--ignore-not-found",
+                 "--wait=true", f"--timeout={int(timeout)}s", timeout=timeout + 30)  # fmt: skip
+    wait_for(lambda: not leftovers(kube, name), timeout, f"the objects of run {name} to go")
+
+
+def leftovers(kube: Kube, name: str) -> list[str]:
+    """Everything labelled with the run, and the volumes bound to its claims
+    (local-path deletes a claim's volume directory after the claim)."""
+    kinds = "pods,jobs,statefulsets,deployments,services,secrets,configmaps,persistentvolumeclaims"
+    listed = kube.kubectl("get", kinds, "-n", RUNS_NS, f"-ldbbench.io/run={name}", "-o", "json")
+    found = [f"{i['kind']}/{i['metadata']['name']}" for i in json.loads(listed.stdout)["items"]]
+    volumes = json.loads(kube.kubectl("get", "persistentvolumes", "-o", "json").stdout)["items"]
+    for volume in volumes:
+        claim = volume["spec"].get("claimRef") or {}
+        if claim.get("namespace") == RUNS_NS and claim.get("name", "").startswith(f"data-{name}-"):
+            found.append(f"PersistentVolume/{volume['metadata']['name']}")
+    return found
 
 
 def wait_phase(kube: Kube, name: str, phases: tuple[str, ...], timeout: float) -> dict[str, Any]:

@@ -8,28 +8,36 @@ pointed at the node's images by the local install, choose
 localhost/dbbench/mysql. The stand-in is named explicitly (`image` +
 `protocolStandIn`). The replica run ends with a phase on the primary that
 holds the servers up while the test reads the replica's own counters.
-Runs are found by their own names and labels only; other runs on the node
-only make these wait.
+Each run's name carries this session's token and its database pods are found
+through what the run's uid owns, so runs of other sessions are neither read
+nor touched; every check is bounded in time and the runs, their pods, claims
+and volumes are gone when the module ends.
 """
 
 from __future__ import annotations
 
-import math
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from dbbench_contract.durations import parse_duration
 from dbbench_local.install import Kube
 from tests.e2e.conftest import (
     RUNS_NS,
     apply_run,
+    database_pods,
+    delete_run,
     node_image,
     results_json,
     run_status,
+    run_uid,
+    session_name,
     small_spec,
     wait_for_report,
 )
+from tests.e2e.expectations import check_results
 
 pytestmark = pytest.mark.e2e
 
@@ -89,43 +97,6 @@ def stand_in_spec() -> dict[str, Any]:
     )  # fmt: skip
 
 
-def expected(spec: dict[str, Any], phase: dict[str, Any]) -> tuple[int, int | None]:
-    """(operations, records after the phase; None for phases that write none)."""
-    workers = spec["runner"].get("pods", 1) * spec["runner"]["threads"]
-    batch = phase.get("batchSize", 1)
-    inserts = [p for p in spec["phases"] if p["type"] == "insert"]
-    if phase["type"] != "insert":
-        return int(phase.get("operations", 0)), None  # 0: a timed phase (checked > 0)
-    before = inserts[: inserts.index(phase)]
-    records_before = sum(p.get("operations", spec["dataset"]["records"]) for p in before)
-    records = phase.get("operations", spec["dataset"]["records"])
-    operations = workers * math.ceil(records / workers / batch)  # records split evenly here
-    return operations, records_before + records
-
-
-def check_results(name: str, spec: dict[str, Any], status: dict[str, Any]) -> None:
-    assert status["phase"] == "Succeeded", (name, status.get("message"), status.get("conditions"))
-    (target,) = status["targets"]
-    results = {p["name"]: p for p in target["phases"]}
-    assert list(results) == [p["name"] for p in spec["phases"]], name
-    for phase in spec["phases"]:
-        result = results[phase["name"]]
-        operations, records = expected(spec, phase)
-        if "duration" not in phase:
-            assert result["operations"] == operations, (name, phase["name"], result)
-        assert result["operations"] > 0
-        assert result["errors"] == 0, (name, phase["name"], result)
-        latency = result["latencyMs"]
-        ordered = [latency[k] for k in ("p50", "p95", "p99", "p999", "max")]
-        assert ordered == sorted(ordered), (name, phase["name"], latency)
-        assert ordered[0] > 0, (name, phase["name"], latency)
-        if records is not None:
-            written = phase.get("operations", spec["dataset"]["records"])
-            assert result["records"] == written, (name, phase["name"], result)
-            # Exact: what the target holds after the phase, earlier phases included.
-            assert result["storage"]["records"] == records, (name, phase["name"], result)
-
-
 def mysql_status(kube: Kube, pod: str, names: tuple[str, ...]) -> dict[str, int]:
     """SHOW GLOBAL STATUS values, read inside the pod over its socket as root."""
     where = ", ".join(f"'{n}'" for n in names)
@@ -138,48 +109,53 @@ def mysql_status(kube: Kube, pod: str, names: tuple[str, ...]) -> dict[str, int]
     return {k: int(v) for k, v in (line.split("\t") for line in out.splitlines() if line)}
 
 
-def database_pods(kube: Kube, run: str) -> list[str]:
-    pods = kube.get("pods", "-n", RUNS_NS, f"-ldbbench.io/run={run}",
-                    "-lapp.kubernetes.io/component=mysql") or {"items": []}  # fmt: skip
-    return sorted(p["metadata"]["name"] for p in pods["items"])
+RUN_NAMES = ("mysql-standalone", "mysql-replica", "mongodb-stand-in")
+COUNTERS = ("Com_select", "Com_stmt_execute", "Innodb_rows_read",
+            "Rpl_semi_sync_source_yes_tx", "Rpl_semi_sync_source_no_tx")  # fmt: skip
+
+
+def _replica_counters(kube: Kube, run: str, uid: str) -> dict[str, Any]:
+    primary, replica = database_pods(kube, run, uid, "mysql")
+    return {"primary": mysql_status(kube, primary, COUNTERS),
+            "replica": mysql_status(kube, replica, COUNTERS),
+            "pods": (primary, replica)}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-def finished(kube: Kube) -> dict[str, Any]:
-    """Applies the three runs, reads the replica run's counters while its `hold`
-    phase runs, and returns every final status and those counters."""
-    runs = {"mysql-standalone": MYSQL_STANDALONE, "mysql-replica": MYSQL_REPLICA,
-            "mongodb-stand-in": stand_in_spec()}  # fmt: skip
-    for name, spec in runs.items():
-        kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--ignore-not-found", "--wait=true",
-                     timeout=300)  # fmt: skip
-        apply_run(kube, name, spec)
-    found: dict[str, Any] = {"specs": runs, "counters": None}
-    deadline = time.monotonic() + 3600
-    while time.monotonic() < deadline:
-        statuses = {name: run_status(kube, name) for name in runs}
-        replica = statuses["mysql-replica"]
-        progress = replica.get("progress") or {}
-        if (found["counters"] is None and progress.get("phase") == "hold"
-                and progress.get("stage") == "Running"):  # fmt: skip
-            primary, replica_pod = database_pods(kube, "mysql-replica")
-            names = (
-                "Com_select",
-                "Com_stmt_execute",
-                "Innodb_rows_read",
-                "Rpl_semi_sync_source_yes_tx",
-                "Rpl_semi_sync_source_no_tx",
-            )
-            found["counters"] = {
-                "primary": mysql_status(kube, primary, names),
-                "replica": mysql_status(kube, replica_pod, names),
-                "pods": (primary, replica_pod),
-            }  # fmt: skip
-        if all(s.get("phase") in ("Succeeded", "Failed") for s in statuses.values()):
-            found["statuses"] = statuses
-            return found
-        time.sleep(3)
-    pytest.fail(f"the runs did not end within an hour: {[run_status(kube, n) for n in runs]}")
+def finished(kube: Kube) -> Iterator[dict[str, Any]]:
+    """Applies the three runs (names of this session only), reads the replica
+    run's counters while its `hold` phase runs, and yields every final status
+    and those counters; afterwards deletes the runs and checks nothing of
+    theirs is left."""
+    specs = dict(zip(RUN_NAMES, (MYSQL_STANDALONE, MYSQL_REPLICA, stand_in_spec()), strict=True))
+    names = {short: session_name(short) for short in RUN_NAMES}
+    for short, spec in specs.items():
+        apply_run(kube, names[short], spec)
+    uids = {short: run_uid(kube, names[short]) for short in RUN_NAMES}
+    found: dict[str, Any] = {"specs": specs, "names": names, "counters": None}
+    # The runs are exclusive (the default), so they run one after another: each
+    # is bounded by its own spec.timeout, the three together by their sum.
+    deadline = time.monotonic() + sum(parse_duration(s["timeout"]) for s in specs.values()) + 120
+    try:
+        while "statuses" not in found:
+            statuses = {short: run_status(kube, names[short]) for short in RUN_NAMES}
+            progress = statuses["mysql-replica"].get("progress") or {}
+            if (found["counters"] is None and progress.get("phase") == "hold"
+                    and progress.get("stage") == "Running"):  # fmt: skip
+                found["counters"] = _replica_counters(kube, names["mysql-replica"],
+                                                      uids["mysql-replica"])  # fmt: skip
+            if all(s.get("phase") in ("Succeeded", "Failed") for s in statuses.values()):
+                found["statuses"] = statuses
+            elif time.monotonic() > deadline:
+                pytest.fail(f"the runs did not end in time: {statuses}")
+            else:
+                time.sleep(3)
+        # Still the runs this session made (a uid changes if a run is re-created).
+        assert {s: run_uid(kube, names[s]) for s in RUN_NAMES} == uids
+        yield found
+    finally:
+        for name in names.values():
+            delete_run(kube, name)
 
 
 @pytest.mark.parametrize("name", ["mysql-standalone", "mysql-replica", "mongodb-stand-in"])
@@ -249,3 +225,18 @@ def test_the_stand_in_says_what_it_is_and_stored_every_write(
         written = results_json(kube, status, f"ferret/{name}/1/pod-0/environment.json")
         concern = name.removeprefix("insert-") if name != "load-w0" else "unacknowledged"
         assert written["phase"]["writeConcern"] == concern
+
+
+def test_the_unacknowledged_load_was_applied_in_full(kube: Kube, finished: dict[str, Any]) -> None:
+    """w:0 sends without waiting: the runner drains each pod's connection and
+    counts what the server holds afterwards (storedRecords), so writes the
+    server dropped would show as unappliedWrites (and errors), not vanish."""
+    status = finished["statuses"]["mongodb-stand-in"]
+    summary = results_json(kube, status, "ferret/load-w0/1/summary.json")
+    assert summary["records"] == STAND_IN_RECORDS, summary
+    assert summary["storedRecords"] == STAND_IN_RECORDS, summary
+    assert summary["unappliedWrites"] == 0, summary
+    assert summary["errors"] == 0, summary
+    # An acknowledged phase has nothing to verify after the fact.
+    journaled = results_json(kube, status, "ferret/insert-journaled/1/summary.json")
+    assert journaled["storedRecords"] is None, journaled

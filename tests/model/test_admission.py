@@ -153,3 +153,19 @@ def test_kubectl_explain_teaches_the_api(cluster: Any) -> None:
     assert "writeConcern" in result.stdout
     explained = cluster.kubectl("explain", "br.spec.phases.duration").stdout
     assert "Exclusive with `operations`" in explained
+
+
+def test_kubectl_explain_documents_postgresql(cluster: Any) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        result = cluster.kubectl("explain", "br.spec.targets.engine", check=False)
+        if result.returncode == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert result.returncode == 0, result.stderr
+    assert "mongodb, mysql, mariadb or postgresql" in result.stdout
+    settings = cluster.kubectl("explain", "br.spec.targets.settings").stdout
+    assert "postgresql: shared_buffers, effective_cache_size" in " ".join(settings.split())
+    durability = " ".join(cluster.kubectl("explain", "br.spec.targets.durability").stdout.split())
+    assert "synchronous_commit=off" in durability
+    assert "a synchronous standby (PostgreSQL)" in durability

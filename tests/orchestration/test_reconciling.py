@@ -141,3 +141,10 @@ def test_errors_are_described_by_the_object_and_never_by_a_driver_message() -> N
     reason, message = describe_error(leak)
     assert reason == "DatabaseError"
     assert "hunter2" not in message
+
+
+def test_a_psycopg_error_is_described_by_its_type_only() -> None:
+    import psycopg  # noqa: PLC0415
+
+    leak = psycopg.OperationalError("connection failed: host=db password=hunter2")
+    assert describe_error(leak) == ("DatabaseError", "database driver error (OperationalError)")

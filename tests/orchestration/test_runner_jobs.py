@@ -45,7 +45,7 @@ def job_for(spec: Any, index: int) -> dict[str, Any]:
 
 def test_every_step_file_is_accepted_by_the_runner() -> None:
     """The operator writes what the runner parses: one contract, checked on every example."""
-    for path in sorted((REPO / "examples").glob("*.yaml")):
+    for path in sorted((REPO / "examples").rglob("*.yaml")):
         spec = parse_spec(yaml.safe_load(path.read_text())["spec"])
         for step in plan(spec):
             index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
@@ -72,6 +72,26 @@ def test_a_mariadb_step_reads_its_password_from_a_file_never_the_spec() -> None:
     assert config["phase"]["keys"] == spec.dataset.records  # pointReads: default every record
     assert config["pod"] == {"index": 0, "count": 1}
     assert (config["step"], config["repeat"]) == (2, 1)
+
+
+def test_step_files_name_their_phase_and_repeat_and_keys_only_for_uniform_reads() -> None:
+    """phaseIndex and repeat seed the runner's streams and stamp its writes (a repeat
+    replays nothing); hotspot reads draw from the distribution, so no `keys`."""
+    path = REPO / "examples" / "field" / "3-cold-cache-small.yaml"
+    spec = parse_spec({**yaml.safe_load(path.read_text())["spec"], "repeats": 2})
+    configs = {
+        (s.phase, s.repeat): build_step_config(spec, s, target_access(RUN, spec, 0)).to_wire()
+        for s in plan(spec)
+    }
+    assert [(k, c["phaseIndex"], c["repeat"]) for k, c in configs.items()] == [
+        (("load", 1), 0, 1),
+        (("reads-hot-range", 1), 1, 1), (("reads-hot-range", 2), 1, 2),
+        (("reads-whole-range", 1), 2, 1), (("reads-whole-range", 2), 2, 2),
+    ]  # fmt: skip
+    hot = configs[("reads-hot-range", 1)]["phase"]
+    assert (hot["distribution"]["type"], hot["distribution"]["dataFraction"]) == ("hotspot", 0.1)
+    assert hot["keys"] is None
+    assert configs[("reads-whole-range", 1)]["phase"]["keys"] == spec.dataset.records
 
 
 def test_mongodb_durability_becomes_the_write_concern_unless_the_phase_says() -> None:

@@ -68,7 +68,7 @@ def test_index_lists_runs_and_a_report_opens(url: str, tmp_path: Path) -> None:
         assert running.text == "in progress"
         rows["bench/baseline"].find_element(By.LINK_TEXT, "baseline").click()
         assert driver.title == "dbbench report: bench/baseline"
-        assert len(driver.find_elements(By.CSS_SELECTOR, "figure.chart svg")) == 8
+        assert len(driver.find_elements(By.CSS_SELECTOR, "figure.chart svg")) == 9
         assert console_errors(driver) == []
 
 

@@ -16,8 +16,8 @@ from tests.report.pages import Cell, parse
 
 pytestmark = pytest.mark.integration
 
-SECTIONS = ["overview", "throughput", "side-by-side", "stability", "latency", "storage",
-            "repeats", "cost", "environment"]  # fmt: skip
+SECTIONS = ["overview", "throughput", "side-by-side", "disk-reads", "stability", "latency",
+            "storage", "repeats", "cost", "environment"]  # fmt: skip
 
 
 def _close(cell: Cell, expected: float, digits: int) -> None:
@@ -41,7 +41,7 @@ def test_every_section_and_chart_is_present(result_sets: ResultSets) -> None:
     path = write_report(result_sets.baseline.path)
     page = parse(path.read_text())
     assert page.sections == SECTIONS
-    expected_charts = {"side-by-side": 2, "storage": 6}
+    expected_charts = {"side-by-side": 2, "disk-reads": 2, "storage": 6}
     for phase in ("load", "oltp", "queries"):
         # insert runs once per target; the others twice (repeats: 2), one line each
         lines = 2 if phase == "load" else 4
@@ -106,6 +106,37 @@ def test_environment_names_what_was_measured(result_sets: ResultSets) -> None:
     # the settings actually in force, per target (safe flushes at commit, fast does not)
     assert "innodb_flush_log_at_trx_commit = 1" in html
     assert "innodb_flush_log_at_trx_commit = 2" in html
+
+
+def test_disk_reads_per_operation_are_the_summaries_and_cold_runs_say_why(
+    result_sets: ResultSets, tmp_path: Path
+) -> None:
+    html = write_report(result_sets.baseline.path).read_text()
+    assert "<b data-key='cache' data-value='warm'>" in html
+    page = parse(html)
+    for step in _steps(result_sets.baseline.path):
+        counters = step["summary"]["serverCounters"]  # real MariaDB: always recorded
+        where = {"target": step["target"], "phase": step["phase"], "repeat": step["repeat"]}
+        assert counters["diskReadsCounter"] == "Innodb_buffer_pool_reads"
+        assert page.find("disk-reads", "diskReads", **where).value == repr(counters["diskReads"])
+        _close(page.find("disk-reads", "diskReadsPerOperation", **where),
+               counters["diskReadsPerOperation"], 3)  # fmt: skip
+    copy = tmp_path / "run"
+    shutil.copytree(result_sets.baseline.path, copy)
+    run = json.loads((copy / "summary.json").read_text())
+    (copy / "summary.json").write_text(
+        json.dumps({**run, "spec": {**run["spec"], "cache": "cold"}})
+    )
+    # A runner without the counter (older, or mongos/FerretDB): shown as not measured.
+    step = copy / "fast" / "oltp" / "1" / "summary.json"
+    step.write_text(json.dumps({**json.loads(step.read_text()), "serverCounters": None}))
+    html = write_report(copy).read_text()
+    page = parse(html)
+    assert "<b data-key='cache' data-value='cold'>" in html
+    assert "the database was restarted and the node's page cache dropped" in html
+    missing = page.find("disk-reads", "diskReadsPerOperation", target="fast", phase="oltp",
+                        repeat=1)  # fmt: skip
+    assert (missing.value, missing.text) == (None, "—")
 
 
 def test_client_bound_flag_is_shown_when_the_runner_records_it(

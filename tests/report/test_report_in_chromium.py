@@ -34,16 +34,18 @@ def test_report_renders_without_console_errors_and_charts_draw(
         headings = [h.text for h in driver.find_elements(By.TAG_NAME, "h2")]
         assert headings == [
             "Overview", "Throughput and latency per target and phase", "Targets side by side",
-            "Stability", "Latency over time", "Storage growth", "Repeats: mean and spread",
+            "Cache and disk reads", "Stability", "Latency over time", "Storage growth",
+            "Repeats: mean and spread",
             "Cost", "Environment",
         ]  # fmt: skip
         charts = driver.find_elements(By.CSS_SELECTOR, "figure.chart")
-        assert len(charts) == 8
+        assert len(charts) == 9
         svg_titles = {
             t.text for t in driver.find_elements(By.CSS_SELECTOR, "figure.chart svg text")
         }
         assert "Stability: load (records/s per window of 150 records)" in svg_titles
         assert "Storage growth: data, index and on-disk size vs records" in svg_titles
+        assert "Disk reads per operation by phase and target (mean over repeats)" in svg_titles
         for figure in charts:
             svg = figure.find_element(By.TAG_NAME, "svg")
             assert svg.size["width"] > 300, figure.text

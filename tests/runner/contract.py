@@ -43,6 +43,8 @@ class DriverContract:
 
     # Paced rate for the warm-up/duration test: one the server sustains with room to spare.
     paced_rate: ClassVar[int] = 100
+    # The engine's disk-read counter the runner samples (None: the server has none).
+    disk_reads_counter: ClassVar[str | None] = None
 
     def stored(
         self, target: dict[str, Any], dataset: DatasetGenerator, id_mode: str
@@ -102,6 +104,10 @@ class DriverContract:
         _id is the record's key) or "server" (no declared key / ObjectId _id)."""
         raise NotImplementedError
 
+    def key_indexed(self, target: dict[str, Any], dataset: DatasetGenerator) -> bool:
+        """Whether any index of `dataset.table` covers the record's key column."""
+        raise NotImplementedError
+
     @pytest.mark.parametrize("order", [("client", "server"), ("server", "client")])
     def test_both_insert_modes_in_one_run_live_in_their_own_tables(
         self, target: dict[str, Any], order: tuple[str, str], tmp_path: Path
@@ -121,6 +127,9 @@ class DriverContract:
             ), mode
             layouts[generator.table] = self.keyed_by(target, generator)
         assert layouts == {"flat45": "record key", "flat45_serverkey": "server"}
+        # Benchmark 1's mode d: the server-keyed flat45 has no index on md5 at all.
+        server_keyed = generator_for(config.dataset, "server")
+        assert not self.key_indexed(target, server_keyed)
         # A reading phase reads the client-keyed table by default.
         reads = self.step(target, "flat45", RECORDS, {"type": "pointReads", "keys": 50})
         assert run_step(reads, tmp_path / "reads") == 0
@@ -183,6 +192,26 @@ class DriverContract:
         assert run_step(config, tmp_path / "r") == 0
         summary = check_results(tmp_path / "r", operations=150)
         assert summary["operationsByType"]["read"]["rows"] == 150
+
+    @pytest.mark.parametrize("distribution", ["zipfian", "latest", "hotspot"])
+    def test_point_reads_from_a_distribution_find_their_keys(
+        self, target: dict[str, Any], distribution: str, tmp_path: Path
+    ) -> None:
+        self.load(target, "flat45", tmp_path / "load")
+        chosen = {"type": distribution, **({"dataFraction": 0.1} if distribution == "hotspot"
+                                           else {})}  # fmt: skip
+        phase = {"type": "pointReads", "distribution": chosen, "operations": 120,
+                 "reportEvery": 40}  # fmt: skip
+        assert run_step(self.step(target, "flat45", RECORDS, phase), tmp_path / "r") == 0
+        summary = check_results(tmp_path / "r", operations=120)
+        assert summary["operationsByType"]["read"]["rows"] == 120  # every key drawn exists
+        counters = summary["serverCounters"]
+        if self.disk_reads_counter is None:
+            assert counters is None
+        else:
+            assert counters["diskReadsCounter"] == self.disk_reads_counter
+            assert counters["diskReads"] == counters["diskReadsAfter"] - counters["diskReadsBefore"]
+            assert counters["diskReadsPerOperation"] == counters["diskReads"] / 120
 
     def test_two_pods_split_and_merge(self, target: dict[str, Any], tmp_path: Path) -> None:
         outs = []

@@ -71,6 +71,14 @@ def step(
     return parse_config(raw)
 
 
+def is_write_stamp_of(delta: int, operations: int, position: int = 0) -> bool:
+    """Whether a vehicle's Mileage moved by `delta` = 1 + a write stamp of the step at
+    `position` (keyspace.write_stamp: (sequence x workers + worker) << 20 | position)
+    among its first `operations` operations (+ slack for the per-worker split)."""
+    stamp = delta - 1
+    return stamp >= 0 and stamp & 0xFFFFF == position and stamp >> 20 < operations + 64
+
+
 def csv_rows(path: Path) -> list[dict[str, str]]:
     with path.open(newline="") as handle:
         return list(csv.DictReader(handle))

@@ -53,6 +53,7 @@ class SqlContract(DriverContract, VehicleSqlContract):
     """Abstract: subclasses set `engine` and define the fixture `server`."""
 
     engine: ClassVar[str]
+    disk_reads_counter: ClassVar[str | None] = "Innodb_buffer_pool_reads"
 
     @pytest.fixture(params=["mysqlclient", "mysql-connector-python"])
     def mysql_driver(self, request: pytest.FixtureRequest) -> str:
@@ -86,6 +87,15 @@ class SqlContract(DriverContract, VehicleSqlContract):
     @pytest.fixture(autouse=True)
     def _server(self, server: SqlServer) -> None:
         self.server = server
+
+    def key_indexed(self, target: dict[str, Any], dataset: DatasetGenerator) -> bool:
+        found = self.sql(
+            target,
+            "SELECT index_name AS i FROM information_schema.statistics "
+            "WHERE table_schema = %s AND table_name = %s AND column_name = %s",
+            target["database"], dataset.table, dataset.key_column,
+        )  # fmt: skip
+        return bool(found)
 
     def keyed_by(self, target: dict[str, Any], dataset: DatasetGenerator) -> str:
         found = self.sql(

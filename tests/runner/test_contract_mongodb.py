@@ -52,6 +52,10 @@ class MongoDBContract(DriverContract):
     def insert_variant(self, request: pytest.FixtureRequest) -> dict[str, Any]:
         return dict(request.param)
 
+    def key_indexed(self, target: dict[str, Any], dataset: DatasetGenerator) -> bool:
+        indexes = self.client[target["database"]][dataset.table].index_information()
+        return any(dataset.key_column == key for i in indexes.values() for key, _ in i["key"])
+
     def keyed_by(self, target: dict[str, Any], dataset: DatasetGenerator) -> str:
         first = self.client[target["database"]][dataset.table].find_one({})
         assert first is not None
@@ -94,6 +98,7 @@ class TestFerretDBContract(MongoDBContract):
     # Every FerretDB query is a table scan: pace reads at a rate it keeps up with
     # on a loaded 2-core machine (it proves the pacing, not the server's speed).
     paced_rate = 10
+    disk_reads_counter = None  # serverStatus has no wiredTiger section
 
     @pytest.fixture
     def uri(self, ferretdb: FerretDBServer) -> str:
@@ -102,6 +107,8 @@ class TestFerretDBContract(MongoDBContract):
 
 @needs_mongod
 class TestMongodContract(MongoDBContract):
+    disk_reads_counter = "pages read into cache"
+
     @pytest.fixture
     def uri(self, mongod: StandaloneMongod) -> str:
         return mongod.uri

@@ -8,8 +8,10 @@ import pytest
 
 from dbbench_runner.config import Dataset
 from dbbench_runner.datasets import generator_for, record_size
+from dbbench_runner.datasets.base import STAMP_LIMIT
 from dbbench_runner.datasets.indexed4 import NUMBER1_RANGE, NUMBER_RANGE
 from dbbench_runner.datasets.news import CREATE_TIME_BASE, TAG_POOL, USERS, News
+from dbbench_runner.keyspace import step_position, write_stamp
 
 SHAPES = ["flat45", "indexed4", "news", "vehicle", "ycsb"]
 
@@ -120,9 +122,38 @@ def test_news_categories_cover_about_1_1_million_records() -> None:
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-def test_updates_change_only_the_update_columns(shape: str) -> None:
-    generator = generator_for(Dataset(shape=shape, records=10))
-    update = generator.update(4, version=3)
+@pytest.mark.parametrize("record_size", [128, 1024])
+def test_updates_change_only_the_update_columns(shape: str, record_size: int) -> None:
+    generator = generator_for(Dataset(shape=shape, records=10, record_size=record_size))
+    update = generator.update(4, stamp=3)
     assert tuple(update) == generator.update_columns
-    assert update != {k: generator.record(4)[k] for k in generator.update_columns}
-    assert generator.update(4, version=3) == update
+    assert generator.update(4, stamp=3) == update
+    loaded = generator.record(4)
+    widths = {c.name: c.size for c in generator.columns if c.kind == "str"}
+    for name, value in update.items():
+        assert type(value) is type(loaded[name]), name
+        if name in widths:
+            assert len(str(value)) <= widths[name], name  # fits the column
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("record_size", [128, 512, 1024])
+def test_every_write_stamp_stores_a_value_no_other_write_stored(
+    shape: str, record_size: int
+) -> None:
+    """Whatever an earlier write (or the load) left in the row, an update changes it."""
+    generator = generator_for(Dataset(shape=shape, records=10, record_size=record_size))
+    position = step_position(phase_index=2, repeat=3)
+    stamps = {
+        write_stamp(step_position(p, r), 8, w, s)
+        for p in (0, 2)
+        for r in (1, 2, 3)
+        for w in range(8)
+        for s in range(40)
+    }
+    stamps |= {position + 1, write_stamp(position, 1, 0, 2**41), STAMP_LIMIT - 1}  # fmt: skip
+    for number in (1, 7):
+        loaded = {k: generator.record(number)[k] for k in generator.update_columns}
+        values = [tuple(sorted(generator.update(number, stamp).items())) for stamp in stamps]
+        assert len(set(values)) == len(values)
+        assert tuple(sorted(loaded.items())) not in set(values)

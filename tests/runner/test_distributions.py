@@ -1,19 +1,40 @@
 from __future__ import annotations
 
+import bisect
 import collections
+import math
 import random
 
 import pytest
 
-from dbbench_runner.config import Distribution
-from dbbench_runner.distributions import ZETA_EXACT_LIMIT, Zipfian, make_chooser, zeta
+from dbbench_runner.config import Dataset, Distribution
+from dbbench_runner.datasets import generator_for
+from dbbench_runner.datasets.base import HashedKeyOrder
+from dbbench_runner.datasets.ycsb import count_below, decimal_quantile
+from dbbench_runner.distributions import (
+    EXACT_HOT_LIMIT,
+    ZipfRanks,
+    make_chooser,
+    scramble,
+)
 
-CHI2_9_999 = 27.88
+# chi-square critical values at p = 0.001, by degrees of freedom
+CHI2_999 = {9: 27.88, 19: 43.82, 20: 45.31}
 
 
 def draw(spec: Distribution, n: int, count: int, seed: int = 3) -> list[int]:
     choose = make_chooser(spec, n, random.Random(seed))
     return [choose() for _ in range(count)]
+
+
+def zipf_probabilities(n: int, theta: float) -> list[float]:
+    weights = [1.0 / (k**theta) for k in range(1, n + 1)]
+    total = math.fsum(weights)
+    return [w / total for w in weights]
+
+
+def chi_square(observed: list[int], expected: list[float]) -> float:
+    return sum((o - e) ** 2 / e for o, e in zip(observed, expected, strict=True))
 
 
 def test_uniform_covers_the_range_evenly() -> None:
@@ -24,7 +45,7 @@ def test_uniform_covers_the_range_evenly() -> None:
     for value in values:
         bins[(value - 1) // 100] += 1
     expected = len(values) / 10
-    assert sum((b - expected) ** 2 / expected for b in bins) < CHI2_9_999
+    assert chi_square(bins, [expected] * 10) < CHI2_999[9]
 
 
 def test_same_seed_same_keys() -> None:
@@ -34,31 +55,42 @@ def test_same_seed_same_keys() -> None:
         assert draw(spec, 5000, 500, seed=9) != draw(spec, 5000, 500, seed=10)
 
 
-def test_zipfian_rank_frequencies_follow_the_law() -> None:
-    n, theta, count = 1000, 0.99, 200_000
-    zipf = Zipfian(n, theta, random.Random(5))
+@pytest.mark.parametrize(("n", "theta"), [(10_000, 0.99), (1000, 0.5), (100_000, 0.9), (2, 0.99)])
+def test_zipf_ranks_follow_the_law_exactly(n: int, theta: float) -> None:
+    """Chi-square of the 19 most popular ranks and the rest, against 1/k^theta / zeta."""
+    count = 200_000
+    zipf = ZipfRanks(n, theta, random.Random(5))
     ranks = collections.Counter(zipf.rank() for _ in range(count))
-    z = zeta(n, theta)
-    for rank in (0, 1):  # exact in Gray's algorithm
-        expected = count / ((rank + 1) ** theta * z)
-        assert abs(ranks[rank] - expected) < 4 * expected**0.5
     assert all(0 <= r < n for r in ranks)
-    # heavy head: the top 10% of ranks get far more than 10% of the draws
-    head = sum(c for r, c in ranks.items() if r < n // 10)
-    assert head / count > 0.6
+    p = zipf_probabilities(n, theta)
+    head = min(n, 19)
+    observed = [ranks[k] for k in range(head)]
+    expected = [count * p[k] for k in range(head)]
+    if n > head:
+        observed.append(count - sum(observed))
+        expected.append(count * math.fsum(p[head:]))
+    assert chi_square(observed, expected) < CHI2_999.get(len(observed) - 1, 45.31)
 
 
-def test_zipfian_keys_are_scrambled_but_skewed() -> None:
-    values = draw(Distribution(type="zipfian"), 10_000, 50_000)
-    top = collections.Counter(values).most_common(10)
-    assert top[0][1] > 50 * (50_000 / 10_000)  # the hottest key is far above uniform
-    assert max(v for v, _ in top) > 1000  # popular keys are spread, not all at the start
+def test_scramble_is_a_bijection_that_spreads_neighbours() -> None:
+    for n in (1, 2, 10, 999, 1000, 4096, 65_537):
+        record = scramble(n)
+        assert sorted(record(r) for r in range(n)) == list(range(1, n + 1))
+    record = scramble(10_000)
+    top = [record(r) for r in range(10)]
+    assert max(top) - min(top) > 1000  # the most popular records are not neighbours
 
 
-def test_zeta_approximation_above_the_exact_limit() -> None:
-    n = ZETA_EXACT_LIMIT * 2
-    exact = sum(1.0 / i**0.99 for i in range(1, n + 1))
-    assert abs(zeta(n, 0.99) - exact) / exact < 1e-9
+def test_zipfian_keys_follow_the_ranks_through_the_scramble() -> None:
+    n, count = 10_000, 100_000
+    values = draw(Distribution(type="zipfian"), n, count)
+    by_rank = {scramble(n)(r): r for r in range(n)}
+    frequencies = collections.Counter(by_rank[v] for v in values)
+    p = zipf_probabilities(n, 0.99)
+    observed = [frequencies[k] for k in range(19)]
+    observed.append(count - sum(observed))
+    expected = [count * p[k] for k in range(19)] + [count * math.fsum(p[19:])]
+    assert chi_square(observed, expected) < CHI2_999[19]
 
 
 def test_latest_favours_the_newest_records() -> None:
@@ -81,3 +113,61 @@ def test_hotspot_sends_the_operation_fraction_to_the_hot_set(data: float, ops: f
     assert abs(hot - ops) < 0.01
     assert min(values) >= 1
     assert max(values) <= (n * data if ops == 1.0 else n)
+
+
+def key_ranks(order: HashedKeyOrder, n: int) -> dict[int, int]:
+    """Record number -> its rank (0-based) in the key order of records 1..n."""
+    ranked = sorted(range(1, n + 1), key=order.sort_value)
+    return {number: rank for rank, number in enumerate(ranked)}
+
+
+@pytest.mark.parametrize("shape", ["flat45", "ycsb"])
+@pytest.mark.parametrize("n", [EXACT_HOT_LIMIT // 2, 30_000])
+def test_hashed_hotspot_is_the_lowest_keys(shape: str, n: int) -> None:
+    """The hot set is a prefix of the key order (what the table is clustered by),
+    read uniformly; with operationFraction < 1 the rest goes to the other keys."""
+    order = generator_for(Dataset(shape=shape, records=1)).key_order
+    assert order is not None
+    ranks = key_ranks(order, n)
+    spec = Distribution(type="hotspot", data_fraction=0.1)
+    choose = make_chooser(spec, n, random.Random(4), key_order=order)
+    drawn = [ranks[choose()] for _ in range(20_000)]
+    hot = 0.1 * n
+    # the quantile of the key space, not of these n keys: within a few standard deviations
+    assert max(drawn) < hot + 4 * math.sqrt(hot)
+    size = max(drawn) + 1  # every hot record was drawn: the hot set is ranks 0..size-1
+    bins, widths = [0] * 10, [0] * 10
+    for rank in range(size):
+        widths[rank * 10 // size] += 1
+    for rank in drawn:
+        bins[rank * 10 // size] += 1
+    assert chi_square(bins, [len(drawn) * w / size for w in widths]) < CHI2_999[9]
+    mixed = Distribution(type="hotspot", data_fraction=0.1, operation_fraction=0.7)
+    choose = make_chooser(mixed, n, random.Random(4), key_order=order)
+    share = sum(ranks[choose()] <= max(drawn) for _ in range(10_000)) / 10_000
+    assert abs(share - 0.7) < 0.02
+
+
+def test_key_orders_sort_as_the_keys_do() -> None:
+    for shape in ("flat45", "ycsb"):
+        generator = generator_for(Dataset(shape=shape, records=1))
+        order = generator.key_order
+        assert order is not None
+        numbers = list(range(1, 3000))
+        by_value = sorted(numbers, key=order.sort_value)
+        assert by_value == sorted(numbers, key=lambda n: str(generator.key(n)))
+    for shape in ("indexed4", "news", "vehicle"):
+        assert generator_for(Dataset(shape=shape, records=1)).key_order is None
+
+
+def test_decimal_quantile_splits_the_64_bit_strings() -> None:
+    # count_below against a brute count on a sample; the quantile against random hashes
+    rng = random.Random(8)
+    sample = [rng.getrandbits(64) for _ in range(200_000)]
+    for threshold in ("1", "18", "2", "5000", "99"):
+        share = sum(str(u) < threshold for u in sample) / len(sample)
+        assert abs(count_below(threshold) / 2**64 - share) < 0.005
+    strings = sorted(str(u) for u in sample)
+    for fraction in (0.05, 0.1, 0.5, 0.9):
+        below = bisect.bisect_left(strings, decimal_quantile(fraction)) / len(strings)
+        assert abs(below - fraction) < 0.005

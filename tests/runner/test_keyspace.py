@@ -6,7 +6,14 @@ import pytest
 
 from dbbench_runner.config import StepConfig, parse_config
 from dbbench_runner.datasets import generator_for
-from dbbench_runner.keyspace import Permutation, new_record_number, split, worker_index
+from dbbench_runner.keyspace import (
+    Permutation,
+    new_record_number,
+    split,
+    step_position,
+    worker_index,
+    write_stamp,
+)
 from dbbench_runner.operations import Insert, Read
 from dbbench_runner.workloads import operations_for
 
@@ -87,3 +94,59 @@ def test_point_reads_of_all_pods_are_distinct_keys() -> None:
     assert len(keys) == 500
     assert len(set(keys)) == 500
     assert set(keys) <= {generator.key(n) for n in range(1, 998)}
+
+
+def test_write_stamps_are_unique_over_steps_workers_and_sequences() -> None:
+    for workers in (1, 3):
+        stamps = [write_stamp(step_position(p, r), workers, w, s)
+                  for p in (0, 1, 31) for r in (1, 2, 100)
+                  for w in range(workers) for s in range(200)]  # fmt: skip
+        assert len(set(stamps)) == len(stamps)
+        assert all(0 <= s < 2**62 for s in stamps)
+    with pytest.raises(ValueError, match="2\\*\\*62"):
+        write_stamp(0, 1, 0, 2**42)
+    with pytest.raises(ValueError, match="repeat"):
+        step_position(0, 0)
+
+
+def repeat_config(repeat: int, phase_index: int = 0) -> StepConfig:
+    return parse_config(
+        {
+            "target": {"name": "m", "engine": "mariadb", "host": "127.0.0.1", "port": 1},
+            "dataset": {"shape": "news", "records": 997},
+            "phase": {"name": "p", "type": "mix", "mix": {"read": 1, "update": 1},
+                      "operations": 100},
+            "threads": 2,
+            "repeat": repeat,
+            "phaseIndex": phase_index,
+        }
+    )  # fmt: skip
+
+
+def test_every_repeat_and_phase_draws_a_fresh_stream() -> None:
+    generator = generator_for(repeat_config(1).dataset)
+
+    def stream(step: StepConfig, worker: int) -> list[object]:
+        operations = itertools.islice(operations_for(step, generator, worker), 300)
+        return [(op.kind, getattr(op, "key", None), getattr(op, "fields", None))
+                for op in operations]  # fmt: skip
+
+    first = stream(repeat_config(1), 0)
+    assert first == stream(repeat_config(1), 0)  # reproducible
+    for other in (repeat_config(2), repeat_config(1, phase_index=1)):
+        again = stream(other, 0)
+        keys = [k for _, k, _ in first]
+        assert sum(a == b for a, b in zip(keys, [k for _, k, _ in again], strict=True)) < 10
+        written = {str(f) for _, _, f in first if f is not None}
+        assert not written & {str(f) for _, _, f in again if f is not None}
+    assert stream(repeat_config(1), 1) != first  # workers differ too
+
+
+def test_point_reads_of_a_repeat_read_other_keys() -> None:
+    step = config({"type": "pointReads", "keys": 50}, 1, 0, 1)
+    generator = generator_for(step.dataset)
+    first = [op.key for op in operations_for(step, generator, 0) if isinstance(op, Read)]
+    again = step.model_copy(update={"repeat": 2})
+    second = [op.key for op in operations_for(again, generator, 0) if isinstance(op, Read)]
+    assert len(set(first)) == len(set(second)) == 50
+    assert len(set(first) & set(second)) < 10

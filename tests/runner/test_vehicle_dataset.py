@@ -130,7 +130,7 @@ def test_a_new_test_becomes_the_vehicles_latest(
 def test_update_changes_the_mileage_only(vehicle: Vehicle) -> None:
     record = vehicle.record(123)
     assert vehicle.update_columns == ("Mileage",)
-    update = vehicle.update(123, version=9)
+    update = vehicle.update(123, stamp=9)
     assert set(update) == {"Mileage"}
     assert update["Mileage"] != record["Mileage"]
 

@@ -58,6 +58,9 @@ COMBINATIONS: list[tuple[str, str, int, int]] = [
     ("mariadb", "standalone", 1, 0),
     ("mariadb", "primaryReplica", 2, 0),
     ("mariadb", "primaryReplica", 3, 0),
+    ("postgresql", "standalone", 1, 0),
+    ("postgresql", "primaryReplica", 2, 0),
+    ("postgresql", "primaryReplica", 3, 0),
 ]
 
 

@@ -77,3 +77,21 @@ def test_mariadb_gets_no_instances_flag() -> None:
     settings = sizing.engine_settings(make_request("mariadb", "standalone", hardware=hardware))
     assert "innodb_buffer_pool_instances" not in settings
     assert int(settings["innodb_buffer_pool_size"]) % CHUNK == 0
+
+
+@pytest.mark.parametrize(
+    ("pool", "depth"),
+    [("8M", "100"), ("16M", "100"), ("64M", "256"), ("128M", "512"), ("256M", None), ("2G", None)],
+)
+def test_small_pools_keep_few_pages_free(pool: str, depth: str | None) -> None:
+    """The page cleaner keeps ~innodb_lru_scan_depth pages free (1536 on MariaDB): in a
+    16 MiB pool (1024 pages) that was most of it. Small pools get a sixteenth instead
+    (tests/runner/test_disk_reads_mariadb.py runs MariaDB with these flags)."""
+    for engine in ("mysql", "mariadb"):
+        settings = sizing.engine_settings(
+            make_request(engine, "standalone", settings={"innodb_buffer_pool_size": pool})
+        )
+        assert settings.get("innodb_lru_scan_depth") == depth
+        # a restart starts with an empty pool (cache: cold), never with a reloaded dump
+        assert settings["innodb_buffer_pool_dump_at_shutdown"] == "OFF"
+        assert settings["innodb_buffer_pool_load_at_startup"] == "OFF"

@@ -134,7 +134,7 @@ def test_the_settings_parser_keeps_what_the_chart_leaves_out() -> None:
         ("{not json", "is not JSON"),
         ('["mysql"]', "must be a JSON object"),
         ('{"mysql": "mysql:9"}', "mysql must be an object"),
-        ('{"postgresql": {"repository": "postgres"}}', "needs a repository and a version"),
+        ('{"cassandra": {"repository": "cassandra"}}', "needs a repository and a version"),
     ],
 )
 def test_bad_engine_images_are_refused_naming_the_setting(text: str, message: str) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from dbbench_operator.topology.external import classify_hello, parse_uri, probe
+from dbbench_operator.topology.external import classify_hello, family_of, parse_uri, probe
 from dbbench_operator.topology.mysql_replication import (
     Member,
     ReplicationCredentials,
@@ -38,10 +38,19 @@ def test_mysql_and_mariadb_uris() -> None:
     assert parse_uri("mongodb://h?directConnection=true").options == {"directConnection": "true"}
 
 
+def test_postgresql_uris() -> None:
+    uri = parse_uri("postgresql://bench:p%40ss@db.example/app?sslmode=disable")
+    assert (uri.family, uri.hosts, uri.database) == ("postgresql", (("db.example", 5432),), "app")
+    assert (uri.username, uri.password, uri.options) == ("bench", "p@ss", {"sslmode": "disable"})
+    assert "p@ss" not in repr(uri)
+    assert parse_uri("postgres://u@h:5433").hosts == (("h", 5433),)
+
+
 @pytest.mark.parametrize(
     ("uri", "message"),
     [
-        ("postgres://h/db", "scheme"),
+        ("cassandra://h/db", "scheme"),
+        ("postgresql://a,b/db", "exactly one host"),
         ("mongodb:///db", "no host"),
         ("mysql://a,b/db", "exactly one host"),
         ("mysql://h:port/db", "invalid port"),
@@ -115,3 +124,9 @@ def test_probe_standalone_mysql(mysql_server: MySQLServer) -> None:
     assert (result.engine, result.topology) == ("mysql", "standalone")
     assert result.server_version.startswith("9.")
     assert result.endpoint == f"127.0.0.1:{mysql_server.port}"
+
+
+def test_engine_families_match_uri_schemes() -> None:
+    assert [family_of(e) for e in ("mongodb", "mysql", "mariadb", "postgresql")] == [
+        "mongodb", "mysql", "mysql", "postgresql",
+    ]  # fmt: skip

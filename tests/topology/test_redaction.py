@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import mysql.connector
+import psycopg
 import pytest
 
 from dbbench_operator.redaction import driver_error, scrub
@@ -18,6 +19,7 @@ from dbbench_operator.topology.mysql_statements import ReplicationSource, dialec
 from tests.fixtures.controlplane import free_port
 from tests.fixtures.ferretdb import FerretDBServer
 from tests.fixtures.mariadb import MariaDBServer
+from tests.fixtures.postgres import PostgresServer
 from tests.topology.replication_support import CREDS
 from tests.topology.test_mariadb_replication import _until_ready, group
 
@@ -52,8 +54,35 @@ def test_a_refused_mariadb_login_says_its_type_and_code_only(mariadb: MariaDBSer
                                 password="not-the-password", connection_timeout=5)  # fmt: skip
     assert "dbbench" in str(caught.value)  # the driver's own text names the user
     said = driver_error(caught.value)
-    assert said == "ProgrammingError code 1045"
+    assert said == "ProgrammingError code 1045 sqlstate 28000"
     assert leaks(said, "dbbench", "127.0.0.1", mariadb.port, "not-the-password") == []
+
+
+@pytest.mark.integration
+def test_a_postgresql_error_says_its_type_and_sqlstate_only(
+    postgres_server: PostgresServer,
+) -> None:
+    with pytest.raises(psycopg.Error) as caught:
+        psycopg.connect(host="127.0.0.1", port=postgres_server.port, user="dbbench",
+                        password="not-the-password", dbname="postgres",
+                        connect_timeout=5)  # fmt: skip
+    assert "dbbench" in str(caught.value)  # libpq's text names the user and the host
+    said = driver_error(caught.value)
+    assert said == "OperationalError", said  # a refused connection has no SQLSTATE here
+    assert leaks(said, "dbbench", "127.0.0.1", postgres_server.port, "not-the-password") == []
+    with (
+        psycopg.connect(
+            host="127.0.0.1",
+            port=postgres_server.port,
+            user=postgres_server.user,
+            password=postgres_server.password,
+            dbname="postgres",
+            connect_timeout=5,
+        ) as conn,
+        pytest.raises(psycopg.Error) as missing,
+    ):
+        conn.execute("SELECT * FROM dbbench_no_such_table")  # fmt: skip
+    assert driver_error(missing.value) == "UndefinedTable sqlstate 42P01"
 
 
 @pytest.mark.integration

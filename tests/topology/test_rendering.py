@@ -213,7 +213,7 @@ def test_build_values_is_pure_data() -> None:
     assert values["commonLabels"] == naming.common_labels(request)
 
 
-@pytest.mark.parametrize("chart", ["mongodb", "mysql"])
+@pytest.mark.parametrize("chart", ["mongodb", "mysql", "postgresql"])
 def test_charts_pass_helm_lint_with_their_schema(helm_on_path: str, chart: str) -> None:
     path = str(charts_dir() / chart)
     ok = subprocess.run(

@@ -19,7 +19,9 @@
 # MYSQL_DATABASE/MYSQL_USER are all created with the binary log off (a
 # replica's own CREATE USER would be an errant GTID that breaks replicating
 # the primary's); no /docker-entrypoint-startdb.d; the temporary server is
-# stopped by its PID instead of mysqladmin.
+# stopped by its PID instead of mysqladmin; a server that fills more than 95%
+# of the container's memory limit just by starting is stopped with a message
+# (check_memory_headroom), not left to stall at the limit.
 set -eo pipefail
 shopt -s nullglob
 
@@ -92,14 +94,58 @@ client() {
     --comments "$@"
 }
 
+# The container's memory limit in bytes (cgroup v2, then v1); nothing if none.
+memory_limit() {
+  local file value
+  for file in /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory/memory.limit_in_bytes; do
+    [[ -r $file ]] || continue
+    value=$(<"$file")
+    # v2 says "max"; v1 says a page-aligned number near 2^63.
+    if [[ $value =~ ^[0-9]+$ ]] && ((value < 1 << 50)); then printf '%s' "$value"; fi
+    return 0
+  done
+}
+
+mib() { printf '%d MiB' $(($1 / 1048576)); }
+
+# A server that fills its memory limit just by starting never gets through a
+# load: at the limit the kernel evicts its code pages over and over (it stalls
+# for minutes, answering nothing) and then kills it. Seen with MySQL 9.7 at its
+# defaults (performance_schema, a 64 MiB redo log buffer) and a 64 MiB pool:
+# about 520 MiB resident (VmRSS) once it answers; in a 512Mi container it
+# stalled for minutes in the time-zone load or was OOM-killed within seconds
+# of an insert load, while at 600Mi (87% at start) the same load completed.
+# So only a server at more than this share is stopped, saying what to change;
+# the share is always logged.
+MAX_START_SHARE=95
+
+check_memory_headroom() {
+  local limit rss_kb
+  limit=$(memory_limit)
+  [[ -n $limit ]] || return 0
+  rss_kb=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$SERVER_PID/status" 2>/dev/null) || return 0
+  [[ -n $rss_kb ]] || return 0
+  note "the temporary server holds $(mib $((rss_kb * 1024))) of the $(mib "$limit") memory limit ($((rss_kb * 1024 * 100 / limit))%)"
+  if ((rss_kb * 1024 * 100 > limit * MAX_START_SHARE)); then
+    kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" || true
+    fail "mysqld holds $(mib $((rss_kb * 1024))) just after starting, more than ${MAX_START_SHARE}% of the container's $(mib "$limit") memory limit: with no room left it stalls and is OOM-killed. Raise the memory limit (hardware.resources.limits.memory; MySQL 9.7 at its defaults wants 1Gi) or shrink the server (innodb_buffer_pool_size, performance_schema=OFF)."
+  fi
+}
+
 start_temporary_server() {
   "$@" --skip-networking --socket="$INIT_SOCKET" --mysqlx=OFF --skip-replica-start \
     --default-time-zone=SYSTEM --pid-file="$INIT_DIR/mysqld.pid" &
   SERVER_PID=$!
-  local attempt error=
+  local attempt error= limit
   for attempt in $(seq 1 120); do
-    if error=$(client --execute='SELECT 1' 2>&1 >/dev/null); then return; fi
-    kill -0 "$SERVER_PID" 2>/dev/null || fail "the temporary server exited during initialisation"
+    if error=$(client --execute='SELECT 1' 2>&1 >/dev/null); then
+      check_memory_headroom
+      return
+    fi
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      limit=$(memory_limit)
+      fail "the temporary server exited during initialisation${limit:+ (memory limit $(mib "$limit"): an OOM kill leaves no line in its log)}"
+    fi
     sleep 1
   done
   fail "the temporary server did not answer on $INIT_SOCKET within 120 s: $error"

@@ -40,7 +40,13 @@ from .targets import (
     SecretKeyRef,
     Target,
 )
-from .units import format_duration, parse_duration, parse_mysql_size, parse_quantity
+from .units import (
+    format_duration,
+    parse_duration,
+    parse_mysql_size,
+    parse_postgres_size,
+    parse_quantity,
+)
 
 __all__ = [
     "ALLOWED_SETTINGS",
@@ -87,6 +93,7 @@ __all__ = [
     "memory_limit",
     "parse_duration",
     "parse_mysql_size",
+    "parse_postgres_size",
     "parse_quantity",
     "parse_spec",
     "planned_seconds",

@@ -66,15 +66,21 @@ class Mix(ApiModel):
 
 
 class Distribution(ApiModel):
-    """Which keys the operations pick."""
+    """Which keys the operations pick (mix, pointReads, query)."""
 
     type: Literal["uniform", "zipfian", "latest", "hotspot"] = Field(
         default="uniform",
         description=(
-            "uniform: every key equally likely (default). zipfian: a few keys are popular, "
-            "scattered over the key range. latest: skewed towards the most recently inserted "
-            "keys. hotspot: keys drawn uniformly from the first `dataFraction` of the key "
-            "range only (a hot range, e.g. to keep the working set in memory)."
+            "uniform (default): every key equally likely; pointReads read `keys` distinct keys, "
+            "each once per pass. zipfian: a few keys are popular (Zipf, constant 0.99), "
+            "scattered over the key range. latest: Zipf-skewed towards the newest records "
+            "(the highest record numbers; a mix's own inserts first); not for query. hotspot: "
+            "only the records whose keys sort in the lowest `dataFraction` of the key order, "
+            "which is the table's clustered order (record numbers for int keys; the md5 or "
+            "hash order for flat45 and ycsb), so the hot set is contiguous on disk in a "
+            "table clustered by its key (MySQL/MariaDB idMode client). query draws Number "
+            "values (0..525599) instead of records. With zipfian, latest and hotspot every "
+            "pointRead draws a key anew (bound the phase with duration or operations)."
         ),
     )
     data_fraction: float | None = Field(
@@ -82,7 +88,9 @@ class Distribution(ApiModel):
         gt=0,
         le=1,
         description=(
-            "hotspot only (and required there): the fraction of the key range hit, e.g. 0.1."
+            "hotspot only (and required there): the fraction of the key order hit, e.g. 0.1. "
+            "flat45 and ycsb: at least 0.05 (each hot read costs the runner about "
+            "1/dataFraction key hashes)."
         ),
     )
 
@@ -118,7 +126,8 @@ class Phase(ApiModel):
         description=(
             "insert: load `operations` new records (default: dataset.records). mix: a weighted "
             "mix of reads/inserts/updates/scans (`mix`). query: the named `queries`, each "
-            "measured separately. pointReads: reads by key from `keys` distinct keys. "
+            "measured separately. pointReads: reads by key; uniform: from `keys` distinct "
+            "keys, other distributions: a key drawn anew for every read. "
             "mix, query and pointReads need exactly one of `duration` and `operations`."
         )
     )
@@ -126,8 +135,8 @@ class Phase(ApiModel):
         default="client",
         description=(
             "Who makes the key of inserted records, and so which table the phase uses. "
-            "client (default): the runner supplies it (MongoDB _id, MySQL/MariaDB PRIMARY "
-            "KEY), in <table>. server: the database does (MongoDB ObjectId; a table without "
+            "client (default): the runner supplies it (MongoDB _id, SQL PRIMARY KEY)"
+            ", in <table>. server: the database does (MongoDB ObjectId; a table without "
             "a declared primary key), the key stored as an ordinary field, in "
             "<table>_serverkey. The two live apart, so one run can load both; reading phases "
             "read the table of their own idMode."
@@ -144,8 +153,9 @@ class Phase(ApiModel):
             default=None,
             description=(
                 "Overrides the target's durability profile for this phase's writes. "
-                "unacknowledged (MongoDB w:0; not possible on mysql/mariadb), acknowledged (w:1), "
-                "journaled (w:1 j:true / flush at commit), majority (w:majority / semi-sync)."
+                "unacknowledged (MongoDB w:0; not possible on mysql, mariadb, postgresql), "
+                "acknowledged (w:1), journaled (w:1 j:true / flush at commit), majority "
+                "(w:majority / semi-sync / a synchronous standby)."
             ),
         )
     )
@@ -225,8 +235,10 @@ class Phase(ApiModel):
         ge=1,
         le=1_000_000_000_000,
         description=(
-            "pointReads only: number of distinct random keys (out of the data set) the reads "
-            "draw from, e.g. 10000. Default: every record."
+            "pointReads with distribution uniform (the default) only: number of distinct random "
+            "keys (out of the data set) read, each once per pass (again in the same order "
+            "while `duration` lasts), e.g. 10000. Default: every record. Other distributions "
+            "draw every read's key from all records: not with `keys`."
         ),
     )
     threads: int | None = Field(
@@ -318,6 +330,33 @@ class Phase(ApiModel):
             holds=lambda p: p.keys is None or p.type == "pointReads",
         ),
         Rule(
+            cel="!has(self.keys) || !has(self.distribution) || self.distribution.type == 'uniform'",
+            message=(
+                "keys is only valid with distribution uniform (distinct keys, each read once); "
+                "zipfian, latest and hotspot draw every read's key from all records: remove "
+                "keys and bound the phase with duration or operations"
+            ),
+            field="keys",
+            reason="FieldValueForbidden",
+            holds=lambda p: (
+                p.keys is None or p.distribution is None or p.distribution.type == "uniform"
+            ),
+        ),
+        Rule(
+            cel=(
+                "self.type != 'query' || !has(self.distribution) "
+                "|| self.distribution.type != 'latest'"
+            ),
+            message=(
+                "distribution.type latest is not valid for a query phase: it draws Number "
+                "values, which carry no recency; use uniform, zipfian or hotspot"
+            ),
+            field="distribution",
+            holds=lambda p: (
+                p.type != "query" or p.distribution is None or p.distribution.type != "latest"
+            ),
+        ),
+        Rule(
             cel="self.type == 'insert' || self.batchSize == 1",
             message="batchSize is only valid with type: insert",
             field="batchSize",
@@ -354,6 +393,11 @@ class Phase(ApiModel):
         if self.duration is None:
             return 0.0
         return parse_duration(self.duration) + (parse_duration(self.warmup) if self.warmup else 0)
+
+    @property
+    def reads_distinct_keys(self) -> bool:
+        """pointReads of `keys` distinct keys (uniform), not draws from a distribution."""
+        return self.distribution is None or self.distribution.type == "uniform"
 
     @property
     def effective_queries(self) -> tuple[QueryKind, ...]:

@@ -11,7 +11,19 @@ from decimal import Decimal
 
 from .base import Problem
 from .spec import BenchmarkRunSpec
-from .units import format_bytes, format_duration, parse_duration, parse_mysql_size, parse_quantity
+from .targets import POSTGRES_SETTING_UNITS
+from .units import (
+    format_bytes,
+    format_duration,
+    parse_duration,
+    parse_mysql_size,
+    parse_postgres_size,
+    parse_quantity,
+)
+
+# PostgreSQL's default max_connections, and the slots it keeps for superusers.
+POSTGRES_DEFAULT_MAX_CONNECTIONS = 100
+POSTGRES_RESERVED_CONNECTIONS = 3
 
 GIB = 1024**3
 
@@ -23,6 +35,7 @@ def check(spec: BenchmarkRunSpec) -> list[Problem]:
         _read_preference_needs_replicas,
         _majority_needs_replicas,
         _cache_settings_fit_memory,
+        _postgres_connections_fit,
         _rate_and_operations_fit_connections,
         _keys_within_records,
         _storage_holds_dataset,
@@ -89,17 +102,26 @@ def _majority_needs_replicas(spec: BenchmarkRunSpec) -> Iterator[Problem]:
         if phase.write_concern == "majority" and lonely:
             yield Problem(
                 f"spec.phases[{i}].writeConcern",
-                f"writeConcern majority waits for a replica (semi-sync) but mysql/mariadb "
-                f"target(s) {', '.join(lonely)} are standalone; use journaled or primaryReplica",
+                f"writeConcern majority waits for a replica (semi-sync, synchronous standby) "
+                f"but SQL target(s) {', '.join(lonely)} are standalone; use journaled or "
+                "primaryReplica",
             )
 
 
-def _cache_bytes(key: str, value: str) -> Decimal | None:
+# Settings that allocate server memory (effective_cache_size is only a planner
+# hint and work_mem is per sort, so neither is checked against the limit).
+_POSTGRES_ALLOCATED = ("shared_buffers", "wal_buffers")
+
+
+def _cache_bytes(engine: str, key: str, value: str) -> Decimal | None:
     """Bytes of a memory-sizing setting, or None when the key is not one."""
     if key == "wiredTigerCacheSizeGB":
         return Decimal(value) * GIB
     if key == "innodb_buffer_pool_size":
         return Decimal(parse_mysql_size(value))
+    if engine == "postgresql" and key in POSTGRES_SETTING_UNITS:
+        size = Decimal(parse_postgres_size(value, POSTGRES_SETTING_UNITS[key]))
+        return size if key in _POSTGRES_ALLOCATED else None
     return None
 
 
@@ -109,9 +131,11 @@ def _cache_settings_fit_memory(spec: BenchmarkRunSpec) -> Iterator[Problem]:
         for key, value in (target.settings or {}).items():
             field = f"spec.targets[{i}].settings.{key}"
             try:
-                size = _cache_bytes(key, value)
+                size = _cache_bytes(target.engine, key, value)
             except (ArithmeticError, ValueError):
-                yield Problem(field, f'{value!r} is not a size; e.g. "2" (GB) or "4G"')
+                postgres = target.engine == "postgresql"
+                example = '"512MB" or "2GB"' if postgres else '"2" (GB) or "4G"'
+                yield Problem(field, f"{value!r} is not a size; e.g. {example}")
                 continue
             if size is not None and limit is not None and size >= limit:
                 yield Problem(
@@ -120,6 +144,26 @@ def _cache_settings_fit_memory(spec: BenchmarkRunSpec) -> Iterator[Problem]:
                     f"hardware.resources memory {format_bytes(limit)}: the server would be "
                     "OOM-killed; lower it or raise the memory limit",
                 )
+
+
+def _postgres_connections_fit(spec: BenchmarkRunSpec) -> Iterator[Problem]:
+    """PostgreSQL refuses logins past max_connections (default 100, 3 kept for superusers):
+    every runner connection plus each pod's control connection must fit."""
+    threads = max([spec.runner.threads, *(p.threads or 0 for p in spec.phases)])
+    wanted = spec.runner.pods * (threads + 1)
+    for i, target in enumerate(spec.targets):
+        if target.engine != "postgresql" or target.external is not None:
+            continue
+        text = (target.settings or {}).get("max_connections", "")
+        allowed = int(text) if text.isdigit() else POSTGRES_DEFAULT_MAX_CONNECTIONS
+        if wanted > allowed - POSTGRES_RESERVED_CONNECTIONS:
+            yield Problem(
+                f"spec.targets[{i}].settings.max_connections",
+                f"the runner opens {wanted} connections (runner.pods x (threads + 1)) but "
+                f"postgresql allows {allowed - POSTGRES_RESERVED_CONNECTIONS} "
+                f"(max_connections {allowed} minus {POSTGRES_RESERVED_CONNECTIONS} reserved); "
+                f'set settings.max_connections to at least "{wanted + 10}" or use fewer threads',
+            )
 
 
 def _rate_and_operations_fit_connections(spec: BenchmarkRunSpec) -> Iterator[Problem]:

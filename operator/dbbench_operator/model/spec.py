@@ -11,6 +11,7 @@ from pydantic.config import JsonDict
 from pydantic_core import ErrorDetails
 
 from dbbench_contract import defaults
+from dbbench_contract.step import HASHED_KEY_SHAPES, MIN_HASHED_FRACTION
 
 from .base import (
     DUPLICATE_VALUE,
@@ -105,6 +106,9 @@ DATASET_COLLECTIONS = {
     "vehicle": "vehicle_test",
     "ycsb": "usertable",
 }
+# Shapes whose keys are hashes of the record number (a hot range of keys is
+# found by rejection, about 1/dataFraction hashes per read) and the smallest
+# hotspot fraction admitted for them: the step file's own (dbbench_contract).
 # Shapes whose records have a size of their own (recordSize does not apply):
 # vehicle's documents average about 1,260 bytes (the runner's tests check it).
 NATURAL_RECORD_BYTES = {"vehicle": 1260}
@@ -224,7 +228,7 @@ class BenchmarkRunSpec(ApiModel):
             ),
             message=(
                 "phases[].writeConcern: unacknowledged is MongoDB-only (w:0) and this run has "
-                "mysql/mariadb targets; use acknowledged or split the run"
+                "mysql, mariadb or postgresql targets; use acknowledged or split the run"
             ),
             field="phases",
             holds=lambda s: (
@@ -258,6 +262,30 @@ class BenchmarkRunSpec(ApiModel):
             holds=lambda s: (
                 s.dataset.shape != "flat45"
                 or all(p.type == "insert" or p.id_mode == "client" for p in s.phases)
+            ),
+        ),
+        Rule(
+            cel=(
+                "!(self.dataset.shape in ['flat45', 'ycsb']) || self.phases.all(p, "
+                "!has(p.distribution) || !has(p.distribution.dataFraction) "
+                f"|| p.distribution.dataFraction >= {MIN_HASHED_FRACTION})"
+            ),
+            message=(
+                f"phases[].distribution.dataFraction: below {MIN_HASHED_FRACTION} with the "
+                "hashed keys of flat45 and ycsb (the hot set is the lowest keys, found by "
+                "hashing about 1/dataFraction record numbers per read, which would load the "
+                f"runner more than the database): use {MIN_HASHED_FRACTION} or more, or an "
+                "int-keyed shape (indexed4, news, vehicle)"
+            ),
+            field="phases",
+            holds=lambda s: (
+                s.dataset.shape not in HASHED_KEY_SHAPES
+                or all(
+                    p.distribution is None
+                    or p.distribution.data_fraction is None
+                    or p.distribution.data_fraction >= MIN_HASHED_FRACTION
+                    for p in s.phases
+                )
             ),
         ),
         Rule(

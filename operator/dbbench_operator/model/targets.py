@@ -9,16 +9,26 @@ from pydantic import Field, StringConstraints
 
 from .base import ApiModel, Rule
 
-Engine = Literal["mongodb", "mysql", "mariadb"]
+Engine = Literal["mongodb", "mysql", "mariadb", "postgresql"]
 Topology = Literal["standalone", "replicaSet", "sharded", "primaryReplica"]
 Durability = Literal["fast", "safe", "strict"]
 
 # Built-in image of each engine when a target sets no `image`: the official
 # repository, at `version` or this tag. The operator's chart overrides both per
 # engine (values `engines.<engine>.repository/version`, see settings.py).
-DEFAULT_REPOSITORIES: dict[str, str] = {"mongodb": "mongo", "mysql": "mysql", "mariadb": "mariadb"}
-DEFAULT_VERSIONS: dict[str, str] = {"mongodb": "8.0", "mysql": "8.4", "mariadb": "11.8"}
-# Replica-set members (mongodb) or primary + replicas (mysql/mariadb) when unset.
+DEFAULT_REPOSITORIES: dict[str, str] = {
+    "mongodb": "mongo",
+    "mysql": "mysql",
+    "mariadb": "mariadb",
+    "postgresql": "postgres",
+}
+DEFAULT_VERSIONS: dict[str, str] = {
+    "mongodb": "8.0",
+    "mysql": "8.4",
+    "mariadb": "11.8",
+    "postgresql": "17",
+}
+# Replica-set members (mongodb) or primary + replicas (the SQL engines) when unset.
 DEFAULT_MEMBERS: dict[str, int] = {
     "standalone": 1,
     "replicaSet": 3,
@@ -70,6 +80,39 @@ ALLOWED_SETTINGS: dict[str, tuple[str, ...]] = {
         "table_open_cache",
         "performance_schema",
     ),
+    # Not allowed: what the durability profile or the replication setup owns
+    # (fsync, full_page_writes, wal_level, synchronous_standby_names,
+    # primary_conninfo, max_wal_senders).
+    "postgresql": (
+        "shared_buffers",
+        "effective_cache_size",
+        "work_mem",
+        "maintenance_work_mem",
+        "max_connections",
+        "synchronous_commit",
+        "wal_buffers",
+        "wal_compression",
+        "wal_writer_delay",
+        "wal_writer_flush_after",
+        "wal_sync_method",
+        "max_wal_size",
+        "min_wal_size",
+        "checkpoint_timeout",
+        "checkpoint_completion_target",
+        "random_page_cost",
+        "effective_io_concurrency",
+        "huge_pages",
+        "jit",
+    ),
+}
+# The unit of a bare number in PostgreSQL's memory settings (bytes), for the
+# checks against the memory limit.
+POSTGRES_SETTING_UNITS: dict[str, int] = {
+    "shared_buffers": 8192,
+    "effective_cache_size": 8192,
+    "wal_buffers": 8192,
+    "work_mem": 1024,
+    "maintenance_work_mem": 1024,
 }
 
 
@@ -78,6 +121,8 @@ def _cel_list(values: tuple[str, ...]) -> str:
 
 
 _FLUSH_KEY = "innodb_flush_log_at_trx_commit"
+_SYNC_COMMIT_KEY = "synchronous_commit"
+SYNCHRONOUS_COMMIT_VALUES = ("on", "off", "local", "remote_write", "remote_apply")
 
 
 def _settings_allowed(engine: str, keys: tuple[str, ...]) -> Callable[[Any], bool]:
@@ -124,14 +169,15 @@ class Target(ApiModel):
             "Unique within the run."
         ),
     )
-    engine: Engine = Field(description="Database engine: mongodb, mysql or mariadb.")
+    engine: Engine = Field(description="Database engine: mongodb, mysql, mariadb or postgresql.")
     topology: Topology = Field(
         default="standalone",
         description=(
             "Deployment shape. standalone: one server (any engine). replicaSet: a MongoDB "
             "replica set of `members`. sharded: a MongoDB sharded cluster of `shards` replica "
             "sets of `members` each, plus config servers and mongos. primaryReplica: a "
-            "MySQL/MariaDB primary with `members - 1` asynchronous replicas. Default standalone."
+            "MySQL/MariaDB primary with `members - 1` asynchronous replicas, or a PostgreSQL "
+            "primary with `members - 1` streaming-replication standbys. Default standalone."
         ),
     )
     version: str | None = Field(
@@ -140,7 +186,8 @@ class Target(ApiModel):
         description=(
             "Image tag of the engine's image. Defaults to the operator's version for the "
             "engine (chart value engines.<engine>.version; the chart's defaults: mongodb 8.0, "
-            "mysql 8.4, mariadb 11.8 LTS, of the official mongo, mysql and mariadb images). "
+            "mysql 8.4, mariadb 11.8 LTS, postgresql 17, of the official mongo, mysql, mariadb "
+            "and postgres images). "
             "Ignored when `image` is set."
         ),
     )
@@ -193,10 +240,12 @@ class Target(ApiModel):
         default="safe",
         description=(
             "Portable durability profile. fast: MongoDB w:1 j:false, MySQL "
-            "innodb_flush_log_at_trx_commit=2 sync_binlog=0. safe: w:1 j:true, "
-            "innodb_flush_log_at_trx_commit=1 sync_binlog=1. strict: w:majority j:true, "
-            "safe plus semi-synchronous replication (needs a replica). A phase's "
-            "`writeConcern` overrides it. Default safe."
+            "innodb_flush_log_at_trx_commit=2 sync_binlog=0, PostgreSQL "
+            "synchronous_commit=off. safe: w:1 j:true, innodb_flush_log_at_trx_commit=1 "
+            "sync_binlog=1, synchronous_commit=on fsync=on. strict: w:majority j:true, "
+            "safe plus semi-synchronous replication (MySQL/MariaDB) or a synchronous standby "
+            "(PostgreSQL); needs a replica. A phase's `writeConcern` overrides it on "
+            "MongoDB. Default safe."
         ),
     )
     shard_key: str | None = Field(
@@ -256,15 +305,18 @@ class Target(ApiModel):
         Rule(
             cel="self.engine == 'mongodb' || self.topology in ['standalone', 'primaryReplica']",
             message=(
-                "topology replicaSet and sharded are MongoDB-only: for mysql/mariadb use "
-                "standalone or primaryReplica"
+                "topology replicaSet and sharded are MongoDB-only: for mysql, mariadb and "
+                "postgresql use standalone or primaryReplica"
             ),
             field="topology",
             holds=lambda t: t.engine == "mongodb" or t.topology in ("standalone", "primaryReplica"),
         ),
         Rule(
             cel="self.engine != 'mongodb' || self.topology != 'primaryReplica'",
-            message="topology primaryReplica is for mysql/mariadb: for mongodb use replicaSet",
+            message=(
+                "topology primaryReplica is for mysql, mariadb and postgresql: for mongodb use "
+                "replicaSet"
+            ),
             field="topology",
             holds=lambda t: t.engine != "mongodb" or t.topology != "primaryReplica",
         ),
@@ -301,7 +353,7 @@ class Target(ApiModel):
             ),
             message=(
                 "durability strict waits for a replica: use topology primaryReplica, or "
-                "durability safe for a standalone mysql/mariadb"
+                "durability safe for a standalone mysql, mariadb or postgresql"
             ),
             field="durability",
             holds=lambda t: (
@@ -333,6 +385,20 @@ class Target(ApiModel):
             message=f'settings.{_FLUSH_KEY} must be "0", "1" or "2"',
             field="settings",
             holds=lambda t: not t.settings or t.settings.get(_FLUSH_KEY, "1") in ("0", "1", "2"),
+        ),
+        Rule(
+            cel=(
+                f"!has(self.settings) || !('{_SYNC_COMMIT_KEY}' in self.settings) "
+                f"|| self.settings['{_SYNC_COMMIT_KEY}'] in {_cel_list(SYNCHRONOUS_COMMIT_VALUES)}"
+            ),
+            message=(
+                f"settings.{_SYNC_COMMIT_KEY} must be one of {', '.join(SYNCHRONOUS_COMMIT_VALUES)}"
+            ),
+            field="settings",
+            holds=lambda t: (
+                not t.settings
+                or t.settings.get(_SYNC_COMMIT_KEY, "on") in SYNCHRONOUS_COMMIT_VALUES
+            ),
         ),
         Rule(
             cel="!has(self.shardKey) || (self.topology == 'sharded' && !has(self.external))",

@@ -13,14 +13,23 @@ from urllib.parse import parse_qsl, unquote
 
 from dbbench_operator.topology.mysql_replication import SqlSession
 
-Family = Literal["mongodb", "mysql"]
-_DEFAULT_PORTS = {"mongodb": 27017, "mysql": 3306}
+Family = Literal["mongodb", "mysql", "postgresql"]
+_DEFAULT_PORTS = {"mongodb": 27017, "mysql": 3306, "postgresql": 5432}
 _SCHEMES: dict[str, Family] = {
     "mongodb": "mongodb",
     "mongodb+srv": "mongodb",
     "mysql": "mysql",
     "mariadb": "mysql",
+    "postgresql": "postgresql",
+    "postgres": "postgresql",
 }
+
+
+def family_of(engine: str) -> Family:
+    """Engines one URI scheme serves: MySQL and MariaDB speak one protocol."""
+    if engine in ("mongodb", "postgresql"):
+        return engine  # type: ignore[return-value]
+    return "mysql"
 
 
 @dataclass(frozen=True)
@@ -52,11 +61,11 @@ def _split_host(text: str, default_port: int) -> tuple[str, int]:
 
 
 def parse_uri(uri: str) -> ExternalUri:
-    """Parse mongodb://, mongodb+srv://, mysql:// or mariadb:// URIs."""
+    """Parse mongodb://, mongodb+srv://, mysql://, mariadb:// or postgresql:// URIs."""
     scheme, sep, rest = uri.partition("://")
     family = _SCHEMES.get(scheme.lower())
     if not sep or family is None:
-        raise ValueError("URI scheme must be mongodb, mongodb+srv, mysql or mariadb")
+        raise ValueError("URI scheme must be mongodb, mongodb+srv, mysql, mariadb or postgresql")
     authority, _, tail = rest.partition("/")
     path, _, query = tail.partition("?")
     if "?" in authority:  # mongodb://host?opts without a slash
@@ -71,8 +80,8 @@ def parse_uri(uri: str) -> ExternalUri:
         raise ValueError("URI has no host")
     default_port = _DEFAULT_PORTS[family]
     hosts = tuple(_split_host(h, default_port) for h in hostlist.split(","))
-    if family == "mysql" and len(hosts) != 1:
-        raise ValueError("a mysql URI names exactly one host")
+    if family != "mongodb" and len(hosts) != 1:
+        raise ValueError(f"a {family} URI names exactly one host")
     return ExternalUri(
         scheme=scheme.lower(),
         family=family,
@@ -86,7 +95,7 @@ def parse_uri(uri: str) -> ExternalUri:
 
 @dataclass(frozen=True)
 class ExternalProbe:
-    engine: Literal["mongodb", "mysql", "mariadb"]
+    engine: Literal["mongodb", "mysql", "mariadb", "postgresql"]
     topology: str  # standalone | replicaSet | sharded | primaryReplica | replica
     server_version: str
     endpoint: str
@@ -114,6 +123,17 @@ def probe_sql(session: SqlSession, endpoint: str) -> ExternalProbe:
     return ExternalProbe("mariadb" if mariadb else "mysql", topology, version, endpoint)
 
 
+def probe_postgres(session: SqlSession, endpoint: str) -> ExternalProbe:
+    """PostgreSQL: version; a standby (in recovery) or a primary with standbys streaming."""
+    version = str(session.query("SELECT current_setting('server_version') AS v")[0]["v"])
+    if session.query("SELECT pg_is_in_recovery() AS r")[0]["r"]:
+        topology = "replica"
+    else:
+        standbys = session.query("SELECT 1 AS s FROM pg_stat_replication")
+        topology = "primaryReplica" if standbys else "standalone"
+    return ExternalProbe("postgresql", topology, version, endpoint)
+
+
 def probe(uri: str, *, timeout_s: float = 10.0) -> ExternalProbe:
     """Connect to an external target and describe it; raises when it does not answer."""
     parsed = parse_uri(uri)
@@ -131,9 +151,19 @@ def probe(uri: str, *, timeout_s: float = 10.0) -> ExternalProbe:
         finally:
             client.close()
         return ExternalProbe("mongodb", classify_hello(hello), version, parsed.endpoint)
+    host, port = parsed.hosts[0]
+    if parsed.family == "postgresql":
+        from dbbench_operator.topology import pg_session  # noqa: PLC0415
+
+        database = parsed.database or pg_session.MAINTENANCE_DATABASE
+        pg = pg_session.connect(host, port, parsed.username or "postgres", parsed.password or "",
+                                database=database, timeout_s=timeout_s)  # fmt: skip
+        try:
+            return probe_postgres(pg, parsed.endpoint)
+        finally:
+            pg.close()
     from dbbench_operator.topology.sql_session import connect  # noqa: PLC0415
 
-    host, port = parsed.hosts[0]
     session = connect(
         host, port, parsed.username or "root", parsed.password or "", timeout_s=timeout_s
     )

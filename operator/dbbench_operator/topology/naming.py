@@ -19,6 +19,7 @@ MAX_BASE = 40  # 63 - len("-shard31") - len("-") - 10 (controller-revision hash)
 _HASH_LEN = 6
 MONGO_PORT = 27017
 MYSQL_PORT = 3306
+POSTGRES_PORT = 5432
 DEFAULT_CLUSTER_DOMAIN = "cluster.local"
 MANAGED_BY = "dbbench"
 _INVALID = re.compile(r"[^a-z0-9-]+")
@@ -44,7 +45,9 @@ def base_name(request: TopologyRequest) -> str:
 
 def chart_name(request: TopologyRequest) -> str:
     """Directory under charts/ that deploys this engine."""
-    return "mongodb" if request.engine == "mongodb" else "mysql"
+    if request.engine in ("mongodb", "postgresql"):
+        return request.engine
+    return "mysql"
 
 
 def labels(request: TopologyRequest, component: str) -> dict[str, str]:
@@ -76,9 +79,9 @@ def _label_value(text: str) -> str:
 
 @dataclass(frozen=True)
 class ReplicaSetLayout:
-    """One replica set (or MySQL replication group) as the setup code sees it."""
+    """One replica set (or a SQL primary with its replicas) as the setup code sees it."""
 
-    name: str  # replica-set name (mongo --replSet) or the StatefulSet name (mysql)
+    name: str  # replica-set name (mongo --replSet) or the StatefulSet name (SQL engines)
     statefulset: str
     component: str
     members: int
@@ -135,8 +138,9 @@ def layout(request: TopologyRequest) -> Layout:
         )
 
     if request.engine != "mongodb":
-        mysql = group(base, base, request.engine, MYSQL_PORT)
-        return Layout((mysql,), None, (), None, mysql.host(0))
+        port = POSTGRES_PORT if request.engine == "postgresql" else MYSQL_PORT
+        sql = group(base, base, request.engine, port)
+        return Layout((sql,), None, (), None, sql.host(0))
     if request.topology != "sharded":
         rs_name = "rs0" if request.topology == "replicaSet" else ""
         rs = group(rs_name, base, "mongod", MONGO_PORT)

@@ -2,7 +2,8 @@
 
 The charts live in the repository's `charts/` directory. In the operator
 image, copy them anywhere and point `DBBENCH_CHARTS_DIR` at the directory
-that holds `mongodb/` and `mysql/`; helm is taken from `DBBENCH_HELM` or PATH.
+that holds `mongodb/`, `mysql/` and `postgresql/`; helm is taken from
+`DBBENCH_HELM` or PATH.
 """
 
 from __future__ import annotations
@@ -76,6 +77,13 @@ def build_values(request: TopologyRequest) -> dict[str, Any]:
                 "settings": config_server_settings(request),
             }
             values["mongos"] = {"resources": hardware.mongos_resources}
+    elif request.engine == "postgresql":
+        values["auth"] = {
+            "existingSecret": request.credentials_secret,
+            "usernameKey": SECRET_USERNAME_KEY,
+            "passwordKey": SECRET_PASSWORD_KEY,
+        }
+        values["database"] = request.database
     else:
         values["engine"] = request.engine
         values["auth"] = {

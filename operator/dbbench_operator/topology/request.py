@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Engine = Literal["mongodb", "mysql", "mariadb"]
+Engine = Literal["mongodb", "mysql", "mariadb", "postgresql"]
 Topology = Literal["standalone", "replicaSet", "sharded", "primaryReplica"]
 Durability = Literal["fast", "safe", "strict"]
 Cleanup = Literal["Delete", "Retain"]
@@ -22,6 +22,7 @@ _TOPOLOGIES: dict[str, frozenset[str]] = {
     "mongodb": frozenset({"standalone", "replicaSet", "sharded"}),
     "mysql": frozenset({"standalone", "primaryReplica"}),
     "mariadb": frozenset({"standalone", "primaryReplica"}),
+    "postgresql": frozenset({"standalone", "primaryReplica"}),
 }
 
 

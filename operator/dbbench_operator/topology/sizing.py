@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbbench_operator.model.units import parse_quantity
+from dbbench_operator.model.units import parse_mysql_size, parse_quantity
+from dbbench_operator.topology.postgres_sizing import postgres_settings
 from dbbench_operator.topology.request import TopologyRequest
 
 GIB = 1024**3
@@ -28,6 +29,23 @@ MYSQL_DEFAULT_MAX_CONNECTIONS = 151
 # Never more than this share of the limit: the page cache still serves the logs.
 INNODB_MAX_SHARE = 0.75
 INNODB_MIN_POOL = 32 * MIB
+
+# InnoDB pages; the page cleaner keeps about innodb_lru_scan_depth of them
+# free (MariaDB default 1536, MySQL 1024 per instance). In a small pool that is
+# most of the pool: a 16 MiB pool (1024 pages) kept ~200 pages of data and a
+# hot set that fits it was read from disk again and again. Below 1024 x 16
+# pages the depth is set to a sixteenth of the pool (at least the minimum, 100).
+INNODB_PAGE = 16 * 1024
+LRU_SCAN_DEPTH_MIN = 100
+LRU_SCAN_DEPTH_SHARE = 16
+LRU_SCAN_DEPTH_DEFAULT = 1024
+# A benchmarked server starts with an empty pool: never reload the pages a dump
+# at shutdown listed (both engines dump and reload by default), or a cache: cold
+# restart would start warm.
+INNODB_NO_POOL_DUMP = {
+    "innodb_buffer_pool_dump_at_shutdown": "OFF",
+    "innodb_buffer_pool_load_at_startup": "OFF",
+}
 
 # docs/api.md, the durability profiles table (server-side knobs only: MongoDB's
 # w/j are write concerns the runner sends and the default set at setup).
@@ -90,6 +108,12 @@ def innodb_buffer_pool_bytes(limit: int) -> int:
     return innodb_buffer_pool(limit, MYSQL_DEFAULT_MAX_CONNECTIONS)[0]
 
 
+def lru_scan_depth(pool: int) -> int | None:
+    """innodb_lru_scan_depth for a pool of `pool` bytes; None: the engine's default."""
+    depth = pool // INNODB_PAGE // LRU_SCAN_DEPTH_SHARE
+    return None if depth >= LRU_SCAN_DEPTH_DEFAULT else max(LRU_SCAN_DEPTH_MIN, depth)
+
+
 def config_server_settings(request: TopologyRequest) -> dict[str, str]:
     """Config servers' WiredTiger cache, from their own memory (not the data nodes')."""
     limit = resources_memory(request.hardware.config_server_resources)
@@ -105,12 +129,15 @@ def engine_settings(request: TopologyRequest) -> dict[str, str]:
     """Settings for every database server of the target, computed then overridden."""
     limit = memory_limit(request)
     computed: dict[str, str] = {}
-    if request.engine == "mongodb":
+    if request.engine == "postgresql":
+        computed.update(postgres_settings(limit, request.durability))
+    elif request.engine == "mongodb":
         # A protocol stand-in has no WiredTiger: it would refuse the flag.
         if limit is not None and not request.protocol_stand_in:
             computed["wiredTigerCacheSizeGB"] = wired_tiger_cache_gb(limit)
     else:
         computed.update(MYSQL_DURABILITY[request.durability])
+        computed.update(INNODB_NO_POOL_DUMP)
         if limit is not None:
             connections = _int_setting(request, "max_connections", MYSQL_DEFAULT_MAX_CONNECTIONS)
             pool, instances = innodb_buffer_pool(limit, connections)
@@ -118,4 +145,13 @@ def engine_settings(request: TopologyRequest) -> dict[str, str]:
             # MariaDB 10.6+ removed the variable: the flag would stop the server.
             if request.engine == "mysql":
                 computed["innodb_buffer_pool_instances"] = str(instances)
+        pool_setting = request.settings.get("innodb_buffer_pool_size")
+        pool_bytes = (
+            parse_mysql_size(pool_setting)
+            if pool_setting is not None
+            else int(computed.get("innodb_buffer_pool_size", 128 * MIB))
+        )
+        depth = lru_scan_depth(pool_bytes)
+        if depth is not None:
+            computed["innodb_lru_scan_depth"] = str(depth)
     return {**computed, **request.settings}

@@ -51,6 +51,69 @@ class FillerPool:
         return self._text[offset : offset + length]
 
 
+# Write stamps (keyspace.write_stamp) in values: the stamp's base-36 digits and a
+# mark no generated value holds (they are alphanumeric), so a stamped value
+# differs from every loaded value and from every other stamp's value.
+STAMP_MARK = "-"
+STAMP_LIMIT = 1 << 62
+# 12 base-36 digits hold every stamp below STAMP_LIMIT, plus the mark.
+STAMP_CHARS = 13
+_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def stamp_text(stamp: int) -> str:
+    """'<base-36 digits>-': injective in the stamp, at most STAMP_CHARS characters."""
+    if not 0 <= stamp < STAMP_LIMIT:
+        raise ValueError(f"write stamp {stamp} outside 0..2**62")
+    digits = ""
+    while True:
+        stamp, digit = divmod(stamp, 36)
+        digits = _BASE36[digit] + digits
+        if not stamp:
+            return digits + STAMP_MARK
+
+
+def stamped(stamp: int, filler: str, width: int) -> str:
+    """`width` characters: the stamp's text, then filler (`width` >= STAMP_CHARS)."""
+    if width < STAMP_CHARS:
+        raise ValueError(f"a stamped value needs {STAMP_CHARS} characters, not {width}")
+    return (stamp_text(stamp) + filler)[:width]
+
+
+def stamp_columns(names: list[str], widths: list[int]) -> int:
+    """How many leading columns together hold STAMP_CHARS characters."""
+    total = 0
+    for count, width in enumerate(widths, start=1):
+        total += width
+        if total >= STAMP_CHARS:
+            return count
+    raise ValueError(f"columns {names} hold fewer than {STAMP_CHARS} characters")
+
+
+def split_text(text: str, widths: list[int]) -> list[str]:
+    """`text` cut into consecutive pieces of the given widths."""
+    pieces, start = [], 0
+    for width in widths:
+        pieces.append(text[start : start + width])
+        start += width
+    return pieces
+
+
+class HashedKeyOrder(Protocol):
+    """The sort order of a shape whose keys are hashes of the record number.
+
+    The table is clustered by its key (InnoDB's primary key; MongoDB's _id
+    index), so a hot range that should be contiguous on disk is a range of
+    keys, not of record numbers: `sort_value` orders records as the database
+    orders their keys, `quantile(f)` is the sort value below which a fraction
+    f of all possible keys fall.
+    """
+
+    def sort_value(self, number: int) -> bytes: ...
+
+    def quantile(self, fraction: float) -> bytes: ...
+
+
 @dataclass(frozen=True)
 class Column:
     name: str
@@ -76,6 +139,11 @@ class DatasetGenerator(Protocol):
     @property
     def update_columns(self) -> tuple[str, ...]: ...
 
+    @property
+    def key_order(self) -> HashedKeyOrder | None:
+        """None when keys sort as record numbers do (int keys)."""
+        ...
+
     def key(self, number: int) -> str | int: ...
 
     def read_key(self, number: int) -> str | int:
@@ -85,7 +153,11 @@ class DatasetGenerator(Protocol):
 
     def record(self, number: int) -> Record: ...
 
-    def update(self, number: int, version: int) -> Record: ...
+    def update(self, number: int, stamp: int) -> Record:
+        """New values of the update columns for write `stamp` (keyspace.write_stamp):
+        different from the loaded record's and from those of every other stamp,
+        so an update always changes the stored row."""
+        ...
 
 
 def record_size(record: Record) -> int:

@@ -1,23 +1,46 @@
 """flat45 (field benchmark 1): ~45 fields, one is the md5 hex of the record number.
 
 All other fields are constant, as in the original; their length is chosen so
-the record's payload is about recordSize bytes.
+the record's payload is about recordSize bytes. An update rewrites f01 (and
+the next fields too when f01 alone is too short for a write stamp, at record
+sizes below about 600 bytes).
+
+Keys are md5 hex strings: the table, clustered by them, orders records as the
+128-bit numbers their digests are (Md5KeyOrder), not by record number.
 """
 
 from __future__ import annotations
 
 import hashlib
 
-from dbbench_runner.datasets.base import Column, FillerPool, Record, derive
+from dbbench_runner.datasets.base import (
+    Column,
+    FillerPool,
+    Record,
+    derive,
+    split_text,
+    stamp_columns,
+    stamped,
+)
 
 FIELDS = 44
 KEY_LENGTH = 32
 
 
+class Md5KeyOrder:
+    """md5 hex keys sort as their digests do (hex digits compare like the nibbles)."""
+
+    def sort_value(self, number: int) -> bytes:
+        return hashlib.md5(b"%d" % number, usedforsecurity=False).digest()
+
+    def quantile(self, fraction: float) -> bytes:
+        return min(int(fraction * 2**128), 2**128 - 1).to_bytes(16, "big")
+
+
 class Flat45:
     table = "flat45"
     key_column = "md5"
-    update_columns = ("f01",)
+    key_order = Md5KeyOrder()
 
     def __init__(self, seed: int, record_size: int) -> None:
         self._seed = seed
@@ -35,6 +58,9 @@ class Flat45:
             Column("md5", "key_str", KEY_LENGTH),
             *(Column(n, "str", w) for n, w in zip(names, widths, strict=True)),
         )
+        count = stamp_columns(names, widths)
+        self.update_columns = tuple(names[:count])
+        self._update_widths = widths[:count]
 
     def key(self, number: int) -> str:
         return hashlib.md5(str(number).encode(), usedforsecurity=False).hexdigest()
@@ -47,6 +73,8 @@ class Flat45:
         record.update(self._constant)
         return record
 
-    def update(self, number: int, version: int) -> Record:
-        width = len(str(self._constant["f01"]))
-        return {"f01": self._pool.text(derive(self._seed, number, version & 0xFF), width)}
+    def update(self, number: int, stamp: int) -> Record:
+        width = sum(self._update_widths)
+        text = stamped(stamp, self._pool.text(derive(self._seed, number, 9), width), width)
+        pieces = split_text(text, self._update_widths)
+        return dict(zip(self.update_columns, pieces, strict=True))

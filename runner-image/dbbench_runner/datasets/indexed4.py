@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from dbbench_runner.datasets.base import Column, FillerPool, Record, derive
+from dbbench_runner.datasets.base import Column, FillerPool, Record, derive, stamped
 
 NUMBER_RANGE = 525_600
 NUMBER1_RANGE = 1_000
@@ -22,6 +22,7 @@ class Indexed4:
     table = "indexed4"
     key_column = "id"
     update_columns = ("Number1", "Data")
+    key_order = None  # the key is the record number
 
     def __init__(self, seed: int, record_size: int) -> None:
         self._seed = seed
@@ -50,9 +51,10 @@ class Indexed4:
             "Data": self._pool.text(derive(self._seed, number, 3), self._data_length),
         }
 
-    def update(self, number: int, version: int) -> Record:
-        salt = 16 + (version & 0x3F)
+    def update(self, number: int, stamp: int) -> Record:
+        """Number1 drawn anew (it may repeat); Data carries the stamp, so the row changes."""
+        filler = self._pool.text(derive(self._seed, number, 80), self._data_length)
         return {
-            "Number1": derive(self._seed, number, salt) % NUMBER1_RANGE,
-            "Data": self._pool.text(derive(self._seed, number, salt + 64), self._data_length),
+            "Number1": derive(self._seed, number, 16 + (stamp & 0x3F)) % NUMBER1_RANGE,
+            "Data": stamped(stamp, filler, self._data_length),
         }

@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import itertools
 
-from dbbench_runner.datasets.base import Column, FillerPool, Record, derive
+from dbbench_runner.datasets.base import Column, FillerPool, Record, derive, stamped
 
 CATEGORIES = 20_000
 USERS = 10_000
@@ -32,6 +32,7 @@ class News:
     table = "news"
     key_column = "ID"
     update_columns = ("CreateTime", "Title", "Source", "SourceUrl", "Status")
+    key_order = None  # the key is the record number
 
     def __init__(self, seed: int, record_size: int = 0, *, tags_index: bool = True) -> None:
         del record_size  # fixed by the shape
@@ -93,12 +94,17 @@ class News:
             "Status": derive(self._seed, number, 8) % 3,
         }
 
-    def update(self, number: int, version: int) -> Record:
-        salt = 16 + 4 * (version & 0x1F)
+    def update(self, number: int, stamp: int) -> Record:
+        """The five fields of benchmark 5's update; the Title carries the stamp (20-30
+        characters, like a loaded title), so the row always changes."""
+        salt = 16 + 4 * (stamp & 0x1F)
         source, url = self._source(number, salt + 2)
+        length = 20 + derive(self._seed, number, salt) % 11
         return {
-            "CreateTime": CREATE_TIME_BASE + number + 1 + version,
-            "Title": self._title(number, salt),
+            "CreateTime": CREATE_TIME_BASE + number + 1 + stamp % 86_400,
+            "Title": stamped(
+                stamp, self._pool.text(derive(self._seed, number, salt + 1), 30), length
+            ),
             "Source": source,
             "SourceUrl": url,
             "Status": derive(self._seed, number, salt + 3) % 3,

@@ -86,6 +86,7 @@ class Vehicle:
     table = "vehicle_test"
     key_column = "TestID"
     update_columns = ("Mileage",)
+    key_order = None  # the key (TestID) is the record number
 
     def __init__(self, seed: int, record_size: int = 0) -> None:
         del record_size  # fixed by the shape
@@ -218,6 +219,8 @@ class Vehicle:
             "Items": self.items(number),
         }
 
-    def update(self, number: int, version: int) -> Record:
-        """A corrected odometer reading: the test's mileage plus 1..1024 miles."""
-        return {"Mileage": self.mileage(number) + 1 + (version & 0x3FF)}
+    def update(self, number: int, stamp: int) -> Record:
+        """A corrected odometer reading: the test's mileage plus 1 + the write stamp,
+        so no two writes (nor the load) store the same value. Stamps reach 2**62:
+        Mileage is a BIGINT in SQL (an int64 in MongoDB once above 2**31)."""
+        return {"Mileage": self.mileage(number) + 1 + stamp}

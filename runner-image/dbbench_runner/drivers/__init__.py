@@ -4,9 +4,22 @@ from __future__ import annotations
 
 from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator
-from dbbench_runner.drivers.base import DatabaseUnreachableError, Driver, ServerInfo, StorageSample
+from dbbench_runner.drivers.base import (
+    CounterSample,
+    DatabaseUnreachableError,
+    Driver,
+    ServerInfo,
+    StorageSample,
+)
 
-__all__ = ["DatabaseUnreachableError", "Driver", "ServerInfo", "StorageSample", "open_driver"]
+__all__ = [
+    "CounterSample",
+    "DatabaseUnreachableError",
+    "Driver",
+    "ServerInfo",
+    "StorageSample",
+    "open_driver",
+]
 
 
 def open_driver(
@@ -16,11 +29,17 @@ def open_driver(
 
     The control connection (prepare, server info, storage samples) must not
     assume the database exists yet; worker connections open it directly.
+    Each client library is imported only for its engine.
     """
-    if config.target.engine == "mongodb":
+    engine = config.target.engine
+    if engine == "mongodb":
         from dbbench_runner.drivers.mongodb import MongoDriver  # noqa: PLC0415
 
         return MongoDriver.connect(config, dataset)
+    if engine == "postgresql":
+        from dbbench_runner.drivers.postgresql import PostgresDriver  # noqa: PLC0415
+
+        return PostgresDriver.connect(config, dataset, worker, control=control)
     from dbbench_runner.drivers.mysql import MySQLDriver  # noqa: PLC0415
 
     return MySQLDriver.connect(config, dataset, worker, control=control)

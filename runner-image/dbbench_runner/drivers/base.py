@@ -32,11 +32,22 @@ class StorageSample:
 
 
 @dataclass(frozen=True)
+class CounterSample:
+    """The engine's own cumulative count of pages read from disk into its cache
+    (InnoDB Innodb_buffer_pool_reads; WiredTiger "pages read into cache"),
+    server-wide and reset by a restart."""
+
+    name: str
+    value: int
+
+
+@dataclass(frozen=True)
 class ServerInfo:
     engine: str
     version: str
     settings: dict[str, str] = field(default_factory=dict)
-    # Bytes of the engine's data cache (InnoDB buffer pool / WiredTiger cache).
+    # Bytes of the engine's data cache (InnoDB buffer pool / WiredTiger cache /
+    # PostgreSQL's shared_buffers).
     cache_bytes: int | None = None
     client: dict[str, str] = field(default_factory=dict)
 
@@ -55,6 +66,9 @@ class Driver(Protocol):
     def server_info(self) -> ServerInfo: ...
 
     def storage(self) -> StorageSample: ...
+
+    def disk_reads(self) -> CounterSample | None:
+        """The engine's disk-read counter now; None where the server has none."""
 
     def close(self) -> None: ...
 

@@ -18,7 +18,7 @@ from pymongo.write_concern import WriteConcern
 
 from dbbench_runner.config import StepConfig, password
 from dbbench_runner.datasets import DatasetGenerator
-from dbbench_runner.drivers.base import ServerInfo, StorageSample, with_retries
+from dbbench_runner.drivers.base import CounterSample, ServerInfo, StorageSample, with_retries
 from dbbench_runner.operations import (
     Insert,
     Operation,
@@ -210,6 +210,16 @@ class MongoDriver:
             storage_bytes=int(stats.get("storageSize", 0)) + index,
             engine_records=int(stats.get("count", 0)),
         )
+
+    def disk_reads(self) -> CounterSample | None:
+        """WiredTiger's pages read into cache; None on servers without it
+        (mongos, FerretDB) or that refuse serverStatus."""
+        try:
+            status = self._client.admin.command("serverStatus")
+        except OperationFailure:
+            return None
+        value = status.get("wiredTiger", {}).get("cache", {}).get(schema.DISK_READS)
+        return CounterSample(schema.DISK_READS, int(value)) if value is not None else None
 
     def close(self) -> None:
         self._client.close()

@@ -16,7 +16,7 @@ from typing import Any
 
 from dbbench_runner.config import StepConfig, password
 from dbbench_runner.datasets import DatasetGenerator
-from dbbench_runner.drivers.base import ServerInfo, StorageSample, with_retries
+from dbbench_runner.drivers.base import CounterSample, ServerInfo, StorageSample, with_retries
 from dbbench_runner.drivers.mysql_clients import ConnectArgs, MySQLClient, client_for
 from dbbench_runner.operations import (
     Insert,
@@ -264,6 +264,10 @@ class MySQLDriver:
         )
         data, index, total, records = (int(v) for v in rows[0])
         return StorageSample(data, index, total, records)
+
+    def disk_reads(self) -> CounterSample | None:
+        rows = self._query_all(sql.disk_reads_statement())
+        return CounterSample(sql.DISK_READS, int(rows[0][1])) if rows else None
 
     def close(self) -> None:
         for cursor in self._cursors.values():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dbbench_runner.drivers.base import ServerInfo, StorageSample
+from dbbench_runner.drivers.base import CounterSample, ServerInfo, StorageSample
 from dbbench_runner.operations import Insert, Operation, Status
 
 _ONE_ROW = Status(ok=True, rows=1)
@@ -25,6 +25,9 @@ class NoopDriver:
 
     def storage(self) -> StorageSample:
         return StorageSample(0, 0, 0, 0)
+
+    def disk_reads(self) -> CounterSample | None:
+        return None
 
     def close(self) -> None:
         return None

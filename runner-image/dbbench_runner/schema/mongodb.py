@@ -16,10 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbbench_runner.datasets.base import DatasetGenerator, Record
+from dbbench_runner.datasets.flat45 import Flat45
 from dbbench_runner.datasets.vehicle import Vehicle
 
 ASCENDING = 1
 DESCENDING = -1
+# serverStatus().wiredTiger.cache: pages read from disk into the cache.
+DISK_READS = "pages read into cache"
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,7 @@ def key_field(dataset: DatasetGenerator, id_mode: str) -> str:
 
 def indexes(dataset: DatasetGenerator, id_mode: str) -> list[IndexSpec]:
     specs: list[IndexSpec] = []
-    if id_mode == "server" and dataset.table != "flat45":
+    if id_mode == "server" and not isinstance(dataset, Flat45):
         specs.append(IndexSpec(((dataset.key_column, ASCENDING),), f"ix_{dataset.key_column}"))
     for column in dataset.columns:
         if column.indexed:

@@ -14,6 +14,7 @@ Identifiers come from the shapes (fixed names), never from user input.
 from __future__ import annotations
 
 from dbbench_runner.datasets.base import Column, DatasetGenerator, Record
+from dbbench_runner.datasets.flat45 import Flat45
 from dbbench_runner.datasets.vehicle import Vehicle
 from dbbench_runner.schema import vehicle
 
@@ -51,7 +52,7 @@ def create_statements(dataset: DatasetGenerator, id_mode: str) -> list[str]:
     definitions = [f"`{c.name}` {_type(c)}" for c in plain_columns(dataset)]
     if id_mode == "client":
         definitions.append(f"PRIMARY KEY (`{key}`)")
-    elif dataset.table != "flat45":
+    elif not isinstance(dataset, Flat45):  # benchmark 1's mode d: md5 not indexed
         definitions.append(f"KEY `ix_{key}` (`{key}`)")
     for column in plain_columns(dataset):
         if column.indexed:
@@ -245,3 +246,12 @@ def settings_statement() -> str:
     # (error 1109), and MariaDB's performance_schema copy is empty unless enabled.
     names = ", ".join(f"'{n}'" for n in SETTINGS)
     return f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({names})"
+
+
+# Pages InnoDB read from disk into the buffer pool (reads it could not serve
+# from the pool), server-wide since start-up.
+DISK_READS = "Innodb_buffer_pool_reads"
+
+
+def disk_reads_statement() -> str:
+    return f"SHOW GLOBAL STATUS LIKE '{DISK_READS}'"

@@ -66,8 +66,10 @@ PARENT_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("FirstUseDate", "FirstUseDate", ""),
 )
 ITEM_WIDTH = 6  # TestID, Position, RfrID, RfrTypeID, LocationID, Dangerous
-_BIG = {"TestID", "VehicleID", "TestDate", "FirstUseDate"}
-_INT = {"Mileage", "CylinderCapacity"}
+# Mileage is a BIGINT: an update adds its write stamp (up to 2**62), so every
+# update stores a value no earlier write stored (datasets.vehicle.update).
+_BIG = {"TestID", "VehicleID", "TestDate", "FirstUseDate", "Mileage"}
+_INT = {"CylinderCapacity"}
 
 
 def _parent_type(column: str) -> str:

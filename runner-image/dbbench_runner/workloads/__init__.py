@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator
-from dbbench_runner.keyspace import split
+from dbbench_runner.keyspace import split, step_position, stream_seed
 from dbbench_runner.operations import Operation
 from dbbench_runner.workloads.insert import insert_operations
 from dbbench_runner.workloads.mix import mix_operations
@@ -30,12 +30,14 @@ def operations_for(
 ) -> Iterator[Operation]:
     """The (possibly endless) stream of operations of one worker connection."""
     phase = config.phase
-    # Each worker has its own seeded stream: reproducible, and uncorrelated across workers.
-    rng = random.Random(config.dataset.seed * 1_000_003 + worker)  # noqa: S311
+    # Each worker has its own seeded stream: reproducible, uncorrelated across
+    # workers, and new in every phase and repeat (a repeat replays nothing).
+    position = step_position(config.phase_index, config.repeat)
+    rng = random.Random(stream_seed(config.dataset.seed, position, worker))  # noqa: S311
     if phase.type == "insert":
         return insert_operations(config, dataset, worker)
     if phase.type == "mix":
         return mix_operations(config, dataset, worker, rng)
     if phase.type == "query":
         return query_operations(config, rng)
-    return point_read_operations(config, dataset, worker)
+    return point_read_operations(config, dataset, worker, rng)

@@ -5,7 +5,11 @@ Keys are drawn from the phase's distribution over the loaded records; for
 and then down from the end of the loaded set, so reads follow the inserts and
 never target a record another worker may not have written yet. A read looks
 up the record's `read_key` (vehicle: its VehicleID, whose latest test it
-fetches); updates and read-modify-writes address the record by its key.
+fetches); updates and read-modify-writes address the record by its key and
+write values stamped with a number no other write of the run has
+(keyspace.write_stamp), so every update changes the stored row, in every
+repeat. hotspot's hot set is the lowest dataFraction of the key order
+(distributions.py).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections.abc import Iterator
 from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator
 from dbbench_runner.distributions import make_chooser, recency_ranks
-from dbbench_runner.keyspace import new_record_number
+from dbbench_runner.keyspace import new_record_number, step_position, write_stamp
 from dbbench_runner.operations import Insert, Operation, Read, ReadModifyWrite, Scan, Update
 
 
@@ -47,8 +51,9 @@ def mix_operations(
                 return new_record_number(base, workers, worker, inserted - 1 - r)
             return max(1, loaded - (r - inserted))
     else:
-        choose = make_chooser(phase.distribution, loaded, rng)
-    for version in itertools.count(1):
+        choose = make_chooser(phase.distribution, loaded, rng, key_order=dataset.key_order)
+    position = step_position(config.phase_index, config.repeat)
+    for sequence in itertools.count():
         kind = kinds[bisect.bisect_right(cumulative, rng.random() * total)]
         if kind == "insert":
             number = new_record_number(base, workers, worker, inserted)
@@ -59,8 +64,10 @@ def mix_operations(
         if kind == "read":
             yield Read(dataset.read_key(number), secondary_ok=secondary)
         elif kind == "update":
-            yield Update(dataset.key(number), dataset.update(number, version))
+            stamp = write_stamp(position, workers, worker, sequence)
+            yield Update(dataset.key(number), dataset.update(number, stamp))
         elif kind == "readModifyWrite":
-            yield ReadModifyWrite(dataset.key(number), dataset.update(number, version))
+            stamp = write_stamp(position, workers, worker, sequence)
+            yield ReadModifyWrite(dataset.key(number), dataset.update(number, stamp))
         else:
             yield Scan(dataset.key(number), phase.scan_length, secondary_ok=secondary)

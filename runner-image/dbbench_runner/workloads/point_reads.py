@@ -1,34 +1,50 @@
-"""pointReads: K distinct random keys out of the loaded records, each read once.
+"""pointReads: reads by key from the loaded records, keys chosen by `distribution`.
 
-Positions 0..K-1 of a seeded permutation of the records are split among the
-workers, so the K keys are distinct across all pods without storing them.
-A phase given a `duration` (and maybe a `warmup`) reads its keys again, in the
-same order, until the time is up: warm-up would otherwise use up the keys and
-leave the measured part nothing to read.
+- uniform (the default): K = `keys` distinct random keys, each read once.
+  Positions 0..K-1 of a seeded permutation of the records are split among the
+  workers, so the K keys are distinct across all pods without storing them. A
+  phase given a `duration` (and maybe a `warmup`) reads its keys again, in the
+  same order, until the time is up: warm-up would otherwise use up the keys
+  and leave the measured part nothing to read. The permutation is new in every
+  phase and repeat.
+- zipfian, latest, hotspot: every read draws its key from the distribution
+  over all loaded records (with replacement, as a mix's reads do); the phase is
+  bounded by `duration` or `operations`. hotspot's hot set is the lowest
+  dataFraction of the key order (distributions.py), so it is contiguous in the
+  table's clustered order.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 
 from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator
-from dbbench_runner.keyspace import Permutation, split
+from dbbench_runner.distributions import make_chooser
+from dbbench_runner.keyspace import Permutation, split, step_position, stream_seed
 from dbbench_runner.operations import Operation, Read
 
 
 def point_read_operations(
-    config: StepConfig, dataset: DatasetGenerator, worker: int
+    config: StepConfig, dataset: DatasetGenerator, worker: int, rng: random.Random
 ) -> Iterator[Operation]:
     phase = config.phase
-    assert phase.keys is not None  # guaranteed by config validation
-    records = config.dataset.records
-    keys = min(phase.keys, records)
-    permutation = Permutation(records, config.dataset.seed)
     secondary = phase.read_preference != "primary"
+    records = config.dataset.records
+    if phase.distribution.type != "uniform":
+        choose = make_chooser(phase.distribution, records, rng, key_order=dataset.key_order)
+        read_key = dataset.read_key
+        while True:
+            yield Read(read_key(choose()), secondary_ok=secondary)
+    assert phase.keys is not None  # guaranteed by config validation
+    keys = min(phase.keys, records)
+    # One permutation for all workers and pods of the step (their keys stay distinct).
+    position = step_position(config.phase_index, config.repeat)
+    permutation = Permutation(records, stream_seed(config.dataset.seed, position))
     positions = split(keys, config.workers_total, worker)
     while positions:
-        for position in positions:
-            yield Read(dataset.read_key(permutation(position - 1) + 1), secondary_ok=secondary)
+        for index in positions:
+            yield Read(dataset.read_key(permutation(index - 1) + 1), secondary_ok=secondary)
         if phase.duration is None:
             return
