@@ -91,6 +91,20 @@ class Outcome:
     events: tuple[Event, ...] = ()
 
 
+def results_claim_problems(
+    spec: BenchmarkRunSpec | None, settings: OperatorSettings
+) -> tuple[Problem, ...]:
+    """One results service owns one claim (the chart's): a run cannot choose another."""
+    if spec is None or spec.results.claim_name == settings.results_claim:
+        return ()
+    return (Problem(
+        "spec.results.claimName",
+        f"this operator's results service writes to claim {settings.results_claim!r} (chart "
+        f"value results.claimName), not {spec.results.claim_name!r}: leave the field unset or "
+        f"set it to {settings.results_claim!r}",
+    ),)  # fmt: skip
+
+
 def parse(raw_spec: Mapping[str, Any]) -> tuple[BenchmarkRunSpec | None, tuple[Problem, ...]]:
     """The typed spec and the semantic problems CEL cannot catch."""
     try:
@@ -160,6 +174,7 @@ def reconcile(
     settings: OperatorSettings,
 ) -> Outcome:
     spec, problems = parse(raw_spec)
+    problems = (*problems, *results_claim_problems(spec, settings))
     p = Pass(run, raw_status, now, settings, spec, problems, current_phase(raw_status))
     if p.phase in TERMINAL:
         return _ended(p)

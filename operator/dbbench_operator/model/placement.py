@@ -68,6 +68,30 @@ class Toleration(ApiModel):
         default=None, description="For NoExecute: how long the pod stays bound after the taint."
     )
 
+    # The API server's own Pod validation, at admission instead of when the
+    # operator's StatefulSet or Job is refused mid-run.
+    RULES = (
+        Rule(
+            cel="!has(self.tolerationSeconds) || (has(self.effect) && self.effect == 'NoExecute')",
+            message="tolerationSeconds is only valid with effect: NoExecute",
+            field="tolerationSeconds",
+            holds=lambda t: t.toleration_seconds is None or t.effect == "NoExecute",
+        ),
+        Rule(
+            cel="!has(self.operator) || self.operator != 'Exists' || !has(self.value)",
+            message="value must be empty with operator: Exists",
+            field="value",
+            reason="FieldValueForbidden",
+            holds=lambda t: t.operator != "Exists" or t.value is None,
+        ),
+        Rule(
+            cel="has(self.key) || (has(self.operator) && self.operator == 'Exists')",
+            message="a toleration without key must use operator: Exists (it tolerates every taint)",
+            field="operator",
+            holds=lambda t: t.key is not None or t.operator == "Exists",
+        ),
+    )
+
 
 LabelValue = Annotated[str, StringConstraints(max_length=63)]
 NODE_SELECTOR_DOC = (

@@ -125,8 +125,9 @@ class Results(ApiModel):
         max_length=253,
         description=(
             "PersistentVolumeClaim, in the operator's namespace, owned by the results "
-            "service; results land under <claim>/<namespace>/<run>/<uid>/. Default "
-            "dbbench-results (the chart's claim)."
+            "service; results land under <claim>/<namespace>/<run>/<uid>/. It must be the "
+            "claim of the operator's results service (chart value results.claimName; a run "
+            "naming another is refused). Default dbbench-results (the chart's default)."
         ),
     )
 
