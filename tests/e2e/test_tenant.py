@@ -22,6 +22,7 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from tests.e2e.conftest import (
     condition,
     results_files,
     run_status,
+    session_name,
     small_spec,
 )
 from tests.netpol import ingress_allowed
@@ -149,7 +151,7 @@ def namespace_obj(kube: Kube, name: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def cold_baseline(kube: Kube) -> dict[str, Any]:
+def cold_baseline(kube: Kube) -> Iterator[dict[str, Any]]:
     """The cold-cache example in a namespace enforcing baseline; what was seen while
     its reads ran: cache-drop Jobs, pods, NetworkPolicies, an outsider's probe."""
     kube.kubectl("create", "namespace", BASELINE_NS, check=False)
@@ -211,7 +213,9 @@ def cold_baseline(kube: Kube) -> dict[str, Any]:
     seen["in_run_namespace"] = (kube.get("jobs", "-n", BASELINE_NS,
                                          "-lapp.kubernetes.io/component=cache-drop")
                                 or {}).get("items", [])  # fmt: skip
-    return seen
+    yield seen
+    kube.kubectl("delete", "br", "--all", "-n", BASELINE_NS, "--wait=false", check=False)
+    kube.kubectl("delete", "pod", "outsider", "-n", OUTSIDER_NS, "--wait=false", check=False)
 
 
 def test_a_baseline_namespace_runs_the_cold_cache_example_to_succeeded(
@@ -321,7 +325,7 @@ def database_count(kube: Kube, name: str, table: str, key: str) -> tuple[int, in
 def test_a_runner_pod_evicted_mid_insert_fails_the_run_and_nothing_is_inserted_twice(
     kube: Kube,
 ) -> None:
-    name = "evicted"
+    name = session_name("evicted")
     load = {"name": "load", "type": "insert", "idMode": "server", "batchSize": 50,
             "reportEvery": 1000}  # fmt: skip
     spec = small_spec(
@@ -385,7 +389,7 @@ def kill_container(pod: dict[str, Any]) -> None:
 def test_a_runner_pod_killed_mid_read_fails_the_step_and_records_no_stretched_window(
     kube: Kube,
 ) -> None:
-    name = "killed"
+    name = session_name("killed")
     reads = {"name": "reads", "type": "pointReads", "duration": "90s"}
     spec = small_spec(
         runner={"pods": 2, "threads": 2, "resources": {"requests": {"cpu": "100m"}}},
@@ -418,7 +422,7 @@ def test_a_runner_pod_killed_mid_read_fails_the_step_and_records_no_stretched_wi
 
 
 def test_a_run_deleted_and_recreated_under_the_same_name_within_seconds(kube: Kube) -> None:
-    name = "twice"
+    name = session_name("twice")
     spec = small_spec(
         phases=[
             {"name": "load", "type": "insert", "batchSize": 100},
