@@ -46,11 +46,13 @@ from dbbench_operator.recording import (
     conform,
     parse_stamp,
     progress_block,
+    runner_image,
     stamp,
     status_patch,
     step_event,
     target_entries,
 )
+from dbbench_operator.redaction import driver_error, scrub
 from dbbench_operator.results_client import ResultsServiceError
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.startup import VAGUE
@@ -198,6 +200,7 @@ def _base(p: Pass, decision: Decision) -> dict[str, Any]:
     status = status_patch(
         p.run, raw_status=p.raw_status, decision=decision, now=p.now, results_path=path,
         started=decision.phase is not RunPhase.PENDING,
+        runner_image=runner_image(p.raw_status, p.settings),
     )  # fmt: skip
     if p.raw_status.get("failedPasses"):
         # A good pass ends a series of failed ones.
@@ -248,7 +251,10 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
         return replace(obs, steps_done=len(steps), collected=True), {}, ()
     started = parse_stamp(p.raw_status.get("startedAt")) or p.now
     left = parse_duration(spec.timeout) - (p.now - started).total_seconds()
-    ctx = Context(run, spec, steps, settings, deadline_seconds=int(left), now=p.now)
+    ctx = Context(
+        run, spec, steps, settings, deadline_seconds=int(left), now=p.now,
+        runner_image=runner_image(p.raw_status, settings), started=started,
+    )  # fmt: skip
     moved = advance(
         ctx, steps_done=int(progress.get("stepsDone") or 0), cold_mark=cold_mark_of(progress)
     )
@@ -374,7 +380,9 @@ def _clean_up(
         if spec is not None:
             # Bounded like a pass: a stuck call must not hold the run's timer.
             deadlines.call_within(
-                lambda: tearing_down.end_run(run, spec, failed=phase is RunPhase.FAILED),
+                lambda: tearing_down.end_run(
+                    run, spec, p.settings, failed=phase is RunPhase.FAILED
+                ),
                 p.settings.pass_deadline, f"{run.name}-cleanup",
             )  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - retried on the next pass; never escapes
@@ -394,6 +402,19 @@ def _summarized(p: Pass, spec: BenchmarkRunSpec, status: Mapping[str, Any]) -> O
     return Outcome({"cleanedUp": True}, () if warning is None else (("Warning", *warning),))
 
 
+def deleted(run: RunRef, raw_spec: Mapping[str, Any], settings: OperatorSettings) -> None:
+    """The run is being deleted: its children in its namespace go with it (owner
+    references), but its cache-drop Jobs in the operator's namespace cannot be owned
+    by it. Raises to be retried (the run's finalizer holds it until this succeeds)."""
+    spec, _ = parse(raw_spec)
+    if spec is not None:
+        deadlines.call_within(
+            lambda: tearing_down.remove_cache_drops(run, spec, settings),
+            settings.pass_deadline, f"{run.name}-deleted",
+        )  # fmt: skip
+    admitting.release(run)
+
+
 # -- failed passes ---------------------------------------------------------------
 
 
@@ -407,11 +428,11 @@ def describe_error(exc: BaseException) -> tuple[str, str]:
         return "PassTimedOut", f"{exc}: a call to the API server or a database hung"
     if isinstance(exc, LookupError):
         return "SetupError", str(exc)[:600]
-    if type(exc).__module__.split(".")[0] in ("mysql", "pymongo", "bson", "psycopg"):
-        # Driver messages can echo a URI and its password: the type only.
-        return "DatabaseError", f"database driver error ({type(exc).__name__})"
+    if type(exc).__module__.split(".")[0] in ("mysql", "MySQLdb", "pymongo", "bson", "psycopg"):
+        # Driver messages can echo a URI and its password: the type and code only.
+        return "DatabaseError", f"database driver error ({driver_error(exc)})"
     log.warning("reconcile pass failed", exc_info=exc)
-    return "InternalError", f"{type(exc).__name__}: {exc}"[:600]
+    return "InternalError", f"{type(exc).__name__}: {scrub(str(exc), 600)}"
 
 
 def _pass_failed(p: Pass, exc: BaseException) -> Outcome:

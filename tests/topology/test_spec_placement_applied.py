@@ -77,7 +77,7 @@ SPEC = {
 }
 JOB_SETTINGS = JobSettings(
     image="dbbench/runner:test", pull_policy="Never", results_url="http://results.invalid:8080",
-    backoff_limit=0, deadline_seconds=600,
+    deadline_seconds=600,
 )  # fmt: skip
 
 
