@@ -80,7 +80,7 @@ def _target_demands(spec: BenchmarkRunSpec, index: int) -> list[Demand]:
 
 def database_demands(spec: BenchmarkRunSpec) -> list[Demand]:
     """The database pods' requests, by kind of pod and pool, for the targets this run
-    deploys; targets on the same hardware fields ask once."""
+    deploys, each named by the field in force; targets on the run's fields ask once."""
     found: list[Demand] = []
     for index, target in enumerate(spec.targets):
         if target.external is not None:
