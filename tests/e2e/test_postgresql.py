@@ -44,7 +44,9 @@ from tests.e2e.conftest import (
 )
 from tests.report.pages import Page, parse
 
-pytestmark = pytest.mark.e2e
+# The three runs take their turns on the one node (about 25 minutes on 2 cores):
+# the module fixture that waits for them counts against its first test.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(4200)]
 
 TOKEN = secrets.token_hex(2)
 FIELD4 = Path(__file__).resolve().parents[2] / "examples/field/4-oltp-replicas-cost-small.yaml"
