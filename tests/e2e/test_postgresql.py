@@ -22,9 +22,6 @@ bounded, until nothing of them is left.
 from __future__ import annotations
 
 import contextlib
-import json
-import math
-import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,22 +30,27 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_local.install import NAMESPACE, Kube, wait_for
+from dbbench_local.install import NAMESPACE, Kube
 from tests.e2e.conftest import (
     RUNS_NS,
     apply_run,
+    database_pods,
+    delete_run,
     node_image,
+    results_json,
     run_status,
+    run_uid,
+    session_name,
     small_spec,
     wait_for_report,
 )
+from tests.e2e.expectations import check_results
 from tests.report.pages import Page, parse
 
 # The three runs take their turns on the one node (about 25 minutes on 2 cores):
 # the module fixture that waits for them counts against its first test.
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(4200)]
 
-TOKEN = secrets.token_hex(2)
 FIELD4 = Path(__file__).resolve().parents[2] / "examples/field/4-oltp-replicas-cost-small.yaml"
 REPLICA_READS = 3000
 
@@ -82,55 +84,11 @@ def _field4() -> dict[str, Any]:
 
 
 RUNS = {
-    f"pg-standalone-{TOKEN}": STANDALONE,
-    f"pg-replica-{TOKEN}": REPLICA,
-    f"field4-small-{TOKEN}": _field4(),
+    session_name("pg-standalone"): STANDALONE,
+    session_name("pg-replica"): REPLICA,
+    session_name("field4-small"): _field4(),
 }
 STANDALONE_RUN, REPLICA_RUN, FIELD4_RUN = RUNS
-
-
-# -- what a run owns ----------------------------------------------------------
-
-
-def run_uid(kube: Kube, name: str) -> str:
-    run = kube.get("benchmarkrun", name, "-n", RUNS_NS)
-    assert run is not None, f"run {name} does not exist"
-    uid: str = run["metadata"]["uid"]
-    return uid
-
-
-def _owned_by(item: dict[str, Any], uids: set[str]) -> bool:
-    return any(ref.get("uid") in uids for ref in item["metadata"].get("ownerReferences") or [])
-
-
-def owned_pods(kube: Kube, run: str, uid: str, component: str) -> list[dict[str, Any]]:
-    """The run's database pods of one component: pods of the StatefulSets that the
-    run with this uid owns (not merely a run of that name), by ordinal."""
-    selector = [f"-ldbbench.io/run={run}", f"-lapp.kubernetes.io/component={component}"]
-    sets = kube.get("statefulsets", "-n", RUNS_NS, *selector) or {"items": []}
-    owners = {s["metadata"]["uid"] for s in sets["items"] if _owned_by(s, {uid})}
-    pods = kube.get("pods", "-n", RUNS_NS, *selector) or {"items": []}
-    found = [p for p in pods["items"] if _owned_by(p, owners)]
-    return sorted(found, key=lambda p: str(p["metadata"]["name"]))
-
-
-def leftovers(kube: Kube, name: str) -> list[str]:
-    """Everything labelled with the run, and volumes still bound to its claims."""
-    kinds = "pods,jobs,statefulsets,deployments,services,secrets,configmaps,persistentvolumeclaims"
-    listed = kube.get(kinds, "-n", RUNS_NS, f"-ldbbench.io/run={name}") or {"items": []}
-    found = [f"{i['kind']}/{i['metadata']['name']}" for i in listed["items"]]
-    volumes = (kube.get("persistentvolumes") or {"items": []})["items"]
-    for volume in volumes:
-        claim = volume["spec"].get("claimRef") or {}
-        if claim.get("namespace") == RUNS_NS and claim.get("name", "").startswith(f"data-{name}-"):
-            found.append(f"PersistentVolume/{volume['metadata']['name']}")
-    return found
-
-
-def delete_run(kube: Kube, name: str, timeout: float = 300) -> None:
-    kube.kubectl("delete", "benchmarkrun", name, "-n", RUNS_NS, "--ignore-not-found",
-                 "--wait=true", f"--timeout={int(timeout)}s", timeout=timeout + 30)  # fmt: skip
-    wait_for(lambda: not leftovers(kube, name), timeout, f"the objects of run {name} to go")
 
 
 # -- reading the servers and the results --------------------------------------
@@ -147,7 +105,7 @@ def psql(kube: Kube, pod: str, sql: str) -> list[list[str]]:
 
 
 def replica_counters(kube: Kube, run: str, uid: str) -> dict[str, Any]:
-    primary, standby = (p["metadata"]["name"] for p in owned_pods(kube, run, uid, "postgresql"))
+    primary, standby = database_pods(kube, run, uid, "postgresql")
     database = "SELECT xact_commit, tup_fetched FROM pg_stat_database WHERE datname = 'dbbench'"
     scans = "SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_tables WHERE relname = 'flat45'"
     found: dict[str, Any] = {"pods": (primary, standby)}
@@ -169,10 +127,6 @@ def results_text(kube: Kube, status: dict[str, Any], relative: str) -> str:
     path = f"/results/{prefix}{relative}"
     return kube.kubectl("exec", "-n", NAMESPACE, "deploy/dbbench-results", "--", "python", "-c",
                         f"print(open({path!r}).read(), end='')").stdout  # fmt: skip
-
-
-def results_json(kube: Kube, status: dict[str, Any], relative: str) -> Any:
-    return json.loads(results_text(kube, status, relative))
 
 
 # -- the runs -------------------------------------------------------------------
@@ -211,46 +165,12 @@ def finished(kube: Kube) -> Iterator[dict[str, Any]]:
                 delete_run(kube, name)
 
 
-def check_target(name: str, spec: dict[str, Any], target: dict[str, Any]) -> None:
-    """Each phase as configured: operation counts, ordered percentiles, no errors,
-    and the target's exact records after each phase that writes."""
-    results = {p["name"]: p for p in target["phases"]}
-    assert list(results) == [p["name"] for p in spec["phases"]], (name, target["name"])
-    workers = spec["runner"].get("pods", 1) * spec["runner"]["threads"]
-    records = 0
-    for phase in spec["phases"]:
-        where = (name, target["name"], phase["name"])
-        result = results[phase["name"]]
-        assert result["errors"] == 0, (where, result)
-        assert result["operations"] > 0, (where, result)
-        if phase["type"] == "insert":
-            loaded = phase.get("operations", spec["dataset"]["records"])
-            per_worker = math.ceil(loaded / workers)
-            assert result["operations"] == workers * math.ceil(per_worker / phase["batchSize"])
-            assert result["records"] == loaded, (where, result)
-        elif "operations" in phase:
-            assert result["operations"] == phase["operations"], (where, result)
-        records += result.get("records") or 0  # a mix's inserts count too
-        latency = result["latencyMs"]
-        ordered = [latency[k] for k in ("p50", "p95", "p99", "p999", "max")]
-        assert ordered == sorted(ordered), (where, latency)
-        assert ordered[0] > 0, (where, latency)
-        if result.get("storage") is not None:
-            # Exact: what the target holds after the phase, earlier phases included.
-            assert result["storage"]["records"] == records, (where, result)
-
-
 @pytest.mark.parametrize("name", list(RUNS), ids=lambda name: name.rsplit("-", 1)[0])
 def test_run_succeeds_as_configured_with_a_report(
     kube: Kube, finished: dict[str, Any], name: str
 ) -> None:
     status = finished["statuses"][name]
-    assert status["phase"] == "Succeeded", (name, status.get("message"), status.get("conditions"))
-    spec = RUNS[name]
-    assert [t["name"] for t in status["targets"]] == [t["name"] for t in spec["targets"]]
-    for target in status["targets"]:
-        check_target(name, spec, target)
-        assert target["phases"][0]["storage"] is not None, target  # every load is sampled
+    check_results(name, RUNS[name], status)
     files = wait_for_report(kube, status)
     assert "report.html" in files
     assert "summary.json" in files
@@ -327,6 +247,19 @@ def test_field4_targets_ran_on_their_own_hardware(kube: Kube, finished: dict[str
         assert len(environment["database"]["pods"]) == PODS[target], (target, environment)
     standin = results_json(kube, status, "mongo-standin/load/1/pod-0/environment.json")
     assert "(FerretDB v1.24.0)" in standin["server"]["version"]
+
+
+def test_field4_storage_counts_every_record_the_mix_inserted(finished: dict[str, Any]) -> None:
+    """After the 85:15:5 phase each target holds the load plus exactly the records
+    the mix inserted; the read-only phase adds none."""
+    loaded = FIELD4_SPEC["dataset"]["records"]
+    for target in finished["statuses"][FIELD4_RUN]["targets"]:
+        phases = {p["name"]: p for p in target["phases"]}
+        inserted = phases["oltp-primary"]["records"]
+        assert inserted > 0, (target["name"], phases["oltp-primary"])
+        for name in ("oltp-primary", "read-only-primary"):
+            storage = phases[name]["storage"]
+            assert storage["records"] == loaded + inserted, (target["name"], name, storage)
 
 
 def test_field4_report_compares_the_three_and_costs_each_target(
