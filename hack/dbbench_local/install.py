@@ -26,7 +26,11 @@ LOCAL_IMAGES = ("image.pullPolicy=Never", "runner.image.pullPolicy=Never")
 # local node: the chart's `engines` values point there, so a manifest without
 # `image`/`version` runs as on any cluster. MongoDB has none (the FerretDB
 # stand-in is chosen explicitly: `image` + `protocolStandIn`).
-NODE_ENGINE_ARCHIVES = {"mariadb.tar": "mariadb", "mysql.tar": "mysql"}
+NODE_ENGINE_ARCHIVES = {
+    "mariadb.tar": "mariadb",
+    "mysql.tar": "mysql",
+    "postgresql.tar": "postgresql",
+}
 
 
 def engine_image_values(manifest: Path) -> list[str]:

@@ -218,7 +218,7 @@ def _limit(pod: Mapping[str, Any], resource: str) -> Decimal | None:
 def database_host(pods: Sequence[Mapping[str, Any]]) -> step_file.DatabaseHost:
     """Where the target's database pods run (their nodes, as scheduled when the step
     starts) and their limits as the pods carry them, for environment.json's
-    data-to-memory ratio. Members share one hardware spec; the first pod's limits
+    data-to-memory ratio. A target's members share its hardware; the first pod's limits
     stand for all (config servers and routers have their own, smaller ones)."""
     ordered = sorted(pods, key=lambda p: str(p["metadata"]["name"]))
     memory = _limit(ordered[0], "memory") if ordered else None

@@ -225,7 +225,7 @@ class DatabaseHost(WireModel):
     """Where the database under test runs (absent for external targets)."""
 
     pods: tuple[DatabasePod, ...] = ()
-    # Each database pod's memory limit (spec.hardware.resources.limits.memory).
+    # Each database pod's memory limit (its target's hardware.resources.limits.memory).
     memory_limit_bytes: int | None = Field(default=None, ge=0)
     cpu_limit: float | None = Field(default=None, ge=0)
 

@@ -85,9 +85,11 @@ def kubectl_json(cluster: Any, *args: str, stdin: str | None = None) -> dict[str
     return dict(json.loads(cluster.kubectl(*args, "-o", "json", input=stdin).stdout))
 
 
-def applied_workloads(cluster: Any, target: str) -> list[dict[str, Any]]:
+def applied_workloads(
+    cluster: Any, target: str, body: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """The target's workloads as the API server would store them (server-side dry run)."""
-    spec = parse_spec(SPEC)
+    spec = parse_spec(SPEC if body is None else body)
     chosen = next(t for t in spec.targets if t.name == target)
     request = topology_request(RUN, spec, chosen, "cluster.local", BUILT_IN_ENGINE_IMAGES)
     docs = [d for d in render(request) if d["kind"] in WORKLOADS]
@@ -127,6 +129,61 @@ def test_hardware_is_on_every_database_pod_the_api_server_accepts(
             (claim,) = workload["spec"]["volumeClaimTemplates"]
             assert claim["spec"]["storageClassName"] == "fast-ssd", where
             assert claim["spec"]["resources"]["requests"]["storage"] == "7Gi", where
+
+
+# A target's own hardware: every field different from the run's HARDWARE.
+OWN_AFFINITY = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+    {"matchExpressions": [{"key": "node.kubernetes.io/instance-type", "operator": "In",
+                           "values": ["r6i.large"]}]}]}}  # fmt: skip
+OWN: dict[str, Any] = {
+    "nodeSelector": {"dbbench.io/pool": "db-16gb"},
+    "tolerations": [{"key": "memory-optimised", "operator": "Exists", "effect": "NoSchedule"}],
+    "affinity": {"nodeAffinity": OWN_AFFINITY},
+    "resources": {"requests": {"cpu": "1", "memory": "6Gi"},
+                  "limits": {"cpu": "2", "memory": "8Gi"}},
+    "configServerResources": {"requests": {"cpu": "200m", "memory": "512Mi"},
+                              "limits": {"cpu": "300m", "memory": "512Mi"}},
+    "mongosResources": {"requests": {"cpu": "600m", "memory": "768Mi"},
+                        "limits": {"cpu": "600m", "memory": "768Mi"}},
+    "storage": {"storageClassName": "bulk-hdd", "size": "9Gi"},
+    "pricePerHour": 0.126,
+}  # fmt: skip
+_SQL_OWN = {k: v for k, v in OWN.items() if k not in ("configServerResources", "mongosResources")}
+OWN_SPEC = {
+    **SPEC,
+    "targets": [
+        {"name": "maria", "engine": "mariadb", "topology": "primaryReplica", "members": 2},
+        {"name": "pg", "engine": "postgresql", "topology": "primaryReplica", "members": 2,
+         "hardware": _SQL_OWN},
+        {"name": "shardy", "engine": "mongodb", "topology": "sharded", "shards": 2, "members": 1,
+         "hardware": OWN},
+    ],
+}  # fmt: skip
+
+
+def test_a_targets_own_hardware_is_on_its_pods_the_api_server_accepts(
+    kube_cluster: Any, namespace: str, helm_on_path: str
+) -> None:
+    """targets[].hardware replaces the run's fields for that target's workloads
+    only; a target without one keeps the run's."""
+    assert namespace == NAMESPACE
+    for target, hardware in (("maria", HARDWARE), ("pg", OWN), ("shardy", OWN)):
+        for workload in applied_workloads(kube_cluster, target, OWN_SPEC):
+            where = f"{target}: {workload['kind']}/{workload['metadata']['name']}"
+            pod = workload["spec"]["template"]["spec"]
+            assert pod["nodeSelector"] == hardware["nodeSelector"], where
+            assert pod["tolerations"] == hardware["tolerations"], where
+            assert pod["affinity"]["nodeAffinity"] == hardware["affinity"]["nodeAffinity"], where
+            by_component = {"configsvr": hardware["configServerResources"],
+                            "mongos": hardware["mongosResources"]}  # fmt: skip
+            wanted = by_component.get(component(workload), hardware["resources"])
+            for container in [*pod.get("initContainers", []), *pod["containers"]]:
+                assert container["resources"] == wanted, (where, container["name"])
+            if workload["kind"] == "StatefulSet":
+                (claim,) = workload["spec"]["volumeClaimTemplates"]
+                storage = hardware["storage"]
+                assert claim["spec"]["storageClassName"] == storage["storageClassName"], where
+                assert claim["spec"]["resources"]["requests"]["storage"] == storage["size"], where
 
 
 def test_members_and_shards_are_the_shape_of_the_workloads(
