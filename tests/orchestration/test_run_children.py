@@ -38,12 +38,13 @@ from tests.orchestration.test_operator_lifecycle import (
     operator,
     operator_env,
     phase_of,
+    results_service,
     run_manifest,
     wait_for,
 )
 
 pytestmark = pytest.mark.integration
-__all__ = ["operator_env"]
+__all__ = ["operator_env", "results_service"]  # the module-scoped fixtures, shared
 
 NS = "team-b"
 HOLD = "test.dbbench.io/hold"
