@@ -520,7 +520,11 @@ build_postgresql() {
 build_ferretdb() {
   local ferretdb=$TOOLS_DIR/bin/ferretdb busybox key
   [[ -x $ferretdb ]] || die "no ferretdb at $ferretdb: run \`make tools\` (or set TOOLS_DIR)"
-  "$ferretdb" --version 2>&1 | grep -q "version: $FERRETDB_VERSION" ||
+  # Read whole first: `| grep -q` may close the pipe early, and with pipefail
+  # ferretdb's SIGPIPE then failed the check at random (seen in a make e2e).
+  local version_text
+  version_text=$("$ferretdb" --version 2>&1) || die "$ferretdb --version failed: $version_text"
+  [[ ${version_text,,} == *"version: ${FERRETDB_VERSION,,}"* ]] ||
     die "$ferretdb is not FerretDB $FERRETDB_VERSION: run \`make tools\`"
   if ldd "$ferretdb" >/dev/null 2>&1; then die "$ferretdb is dynamically linked; build it with CGO_ENABLED=0"; fi
   busybox=$(dpkg -L busybox-static | grep -E '/bin/busybox$' | head -n1)
