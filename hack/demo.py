@@ -46,7 +46,9 @@ def main() -> int:
         status = run.get("status") or {}
         progress = status.get("progress") or {}
         detail = " ".join(f"{k}={v}" for k, v in progress.items() if v is not None)
-        say(f"{time.monotonic() - started:5.0f}s {status.get('phase')} {detail}".rstrip())
+        # A run the operator has not seen yet has no status: say so, not "None".
+        phase = status.get("phase") or "(accepted, not yet seen by the operator)"
+        say(f"{time.monotonic() - started:5.0f}s {phase} {detail}".rstrip())
 
     run = wait_for_run(kube, NAMESPACE, RUN, timeout=20 * 60, on_change=show)
     print(summary_table(run))
