@@ -51,6 +51,13 @@ class KubeError(Exception):
 
     def __init__(self, verb: str, kind: str, namespace: str | None, name: str, exc: Any) -> None:
         self.status = int(getattr(exc, "status", 0) or 0)
+        # Throttling (429), the server's own errors (5xx) and no answer at all say
+        # nothing about the request: the same call may succeed on a later pass.
+        self.transient = (
+            self.status == 429
+            or self.status >= 500
+            or isinstance(exc, urllib3.exceptions.HTTPError)
+        )
         where = f"{namespace}/{name}" if namespace else name
         super().__init__(f"{verb} {kind} {where}: {self.status} {_api_message(exc)}")
 

@@ -437,6 +437,8 @@ def describe_error(exc: BaseException) -> tuple[str, str]:
 
 def _pass_failed(p: Pass, exc: BaseException) -> Outcome:
     reason, message = describe_error(exc)
+    if isinstance(exc, KubeError) and exc.transient:
+        return _api_server_busy(p, message)
     count = int(p.raw_status.get("failedPasses") or 0) + 1
     since = parse_stamp(p.raw_status.get("failingSince")) or p.now
     window = (p.now - since).total_seconds()
@@ -451,3 +453,16 @@ def _pass_failed(p: Pass, exc: BaseException) -> Outcome:
     }
     event: tuple[Event, ...] = (("Warning", reason, retrying),) if count == 1 else ()
     return Outcome(status, event)
+
+
+def _api_server_busy(p: Pass, message: str) -> Outcome:
+    """A throttled or unavailable API server is the cluster's state, not the run's:
+    the pass is retried without counting against the failure budget (a busy
+    cluster would otherwise fail runs in bulk), and without an Event (which
+    would add load). spec.timeout still bounds the run: it is checked before any
+    call of a pass."""
+    waiting = f"{message} (the API server is busy or unavailable; retrying, not counted as a failed pass)"
+    return Outcome({
+        "message": waiting,
+        "conditions": _merged(p, p.raw_status, RECONCILED, "False", "ApiServerUnavailable", waiting),
+    })  # fmt: skip

@@ -7,9 +7,12 @@ abandoned at its deadline, or at spec.timeout, which then ends the run."""
 from __future__ import annotations
 
 import contextlib
+import json
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -217,3 +220,92 @@ def test_kopfs_own_api_calls_are_bounded_too(monkeypatch: pytest.MonkeyPatch) ->
     configure(settings=settings)
     assert settings.networking.request_timeout == 20
     assert settings.networking.connect_timeout == 10
+
+
+class _Throttling(ThreadingHTTPServer):
+    """An API server that throttles every request, as API Priority and Fairness
+    does under load: 429 with a Status body and Retry-After."""
+
+    def __init__(self) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                   "message": "Too many requests, please try again later.",
+                                   "reason": "TooManyRequests", "code": 429}).encode()  # fmt: skip
+                self.send_response(429)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Retry-After", "1")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_POST = do_PATCH = do_PUT = do_DELETE = do_GET  # noqa: N815
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+
+
+@pytest.fixture
+def throttling_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    server = _Throttling()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    path = kubeconfig(tmp_path / "kubeconfig", f"http://127.0.0.1:{server.server_address[1]}")
+    monkeypatch.setenv("KUBECONFIG", str(path))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    kube.api_client.cache_clear()
+    kube.dynamic.cache_clear()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+        kube.api_client.cache_clear()
+        kube.dynamic.cache_clear()
+
+
+def _passes_over_two_minutes(settings: OperatorSettings) -> list[Any]:
+    """Passes 30 s apart (past the failure budget's window and count) on one status."""
+    started = datetime.now(UTC)
+    status: dict[str, Any] = {"phase": "Provisioning", "startedAt": stamp(started)}
+    outcomes = []
+    for i in range(5):
+        outcome = reconcile_within(RUN, quickstart(), status, started + timedelta(seconds=30 * i),
+                                   settings)  # fmt: skip
+        outcomes.append(outcome)
+        status = {**status, **outcome.status}
+    return outcomes
+
+
+@pytest.mark.parametrize("cluster", ["throttling_api", "silent_api"])
+def test_a_busy_or_absent_api_server_never_counts_against_the_failure_budget(
+    cluster: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy cluster must not fail runs in bulk: 429s and calls without an answer
+    are retried pass after pass (here 5 passes over 2 minutes, against a budget of
+    3 passes in 60 s), with a condition naming the cause and no Event."""
+    monkeypatch.setenv("DBBENCH_API_TIMEOUT", "1")
+    request.getfixturevalue(cluster)
+    settings = OperatorSettings(pass_deadline=30, api_timeout=1, pass_error_limit=3,
+                                pass_error_window=60)  # fmt: skip
+    outcomes = _passes_over_two_minutes(settings)
+    for outcome in outcomes:
+        assert "phase" not in outcome.status, outcome.status  # never Failed
+        assert "failedPasses" not in outcome.status
+        assert outcome.events == ()
+        reconciled = next(c for c in outcome.status["conditions"] if c["type"] == "Reconciled")
+        assert reconciled["reason"] == "ApiServerUnavailable"
+        expected = "429" if cluster == "throttling_api" else "no answer from the API server"
+        assert expected in reconciled["message"]
+        BenchmarkRunStatus.model_validate(outcome.status)
+
+
+def test_a_busy_api_server_still_ends_the_run_at_spec_timeout(throttling_api: None) -> None:
+    now = datetime.now(UTC)
+    status = {"phase": "Running", "startedAt": stamp(now - timedelta(minutes=16))}  # 15m timeout
+    outcome = reconcile_within(RUN, quickstart(), status, now, OperatorSettings(pass_deadline=30))
+    assert outcome.status["phase"] == "Failed"
+    failed = next(c for c in outcome.status["conditions"] if c["type"] == "Failed")
+    assert failed["reason"] == "Timeout"
