@@ -461,8 +461,6 @@ def _api_server_busy(p: Pass, message: str) -> Outcome:
     cluster would otherwise fail runs in bulk), and without an Event (which
     would add load). spec.timeout still bounds the run: it is checked before any
     call of a pass."""
-    waiting = f"{message} (the API server is busy or unavailable; retrying, not counted as a failed pass)"
-    return Outcome({
-        "message": waiting,
-        "conditions": _merged(p, p.raw_status, RECONCILED, "False", "ApiServerUnavailable", waiting),
-    })  # fmt: skip
+    waiting = f"{message} (busy or unavailable API server; retrying, not counted as failed)"
+    condition = _merged(p, p.raw_status, RECONCILED, "False", "ApiServerUnavailable", waiting)
+    return Outcome({"message": waiting, "conditions": condition})
