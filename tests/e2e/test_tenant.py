@@ -288,7 +288,9 @@ def follow_to_the_end(
     kube: Kube, name: str, step: int, timeout: float
 ) -> tuple[dict[str, Any], dict[str, Any], set[str]]:
     """(final status, the step's Job as last seen, every pod it ever had) until the
-    run ends: a failed run's Jobs are deleted, so they are watched meanwhile."""
+    run ends: a failed run's Jobs are deleted, so they are watched meanwhile.
+    Called before the fault, so that the Job is seen even when the run fails
+    (and its Jobs go) within a second of it."""
     job: dict[str, Any] = {}
     pods: set[str] = set()
     deadline = time.monotonic() + timeout
@@ -334,8 +336,11 @@ def test_a_runner_pod_evicted_mid_insert_fails_the_run_and_nothing_is_inserted_t
         phases=[load], cleanup="Retain",
     )  # fmt: skip
     apply_run(kube, name, spec)
-    victim = wait_for(lambda: running_pods(kube, RUNS_NS, name, 1, 2), 900, "both loaders")[0]
+    loaders = wait_for(lambda: running_pods(kube, RUNS_NS, name, 1, 2), 900, "both loaders")
+    victim = loaders[0]
     victim_name = victim["metadata"]["name"]
+    job_before = step_job(kube, RUNS_NS, name, 1)
+    assert job_before is not None, "the load step's Job, seen while its pods run"
     time.sleep(3)  # mid-insert: rows are going in
     eviction = {"apiVersion": "policy/v1", "kind": "Eviction",
                 "metadata": {"name": victim_name, "namespace": RUNS_NS}}  # fmt: skip
@@ -349,6 +354,9 @@ def test_a_runner_pod_evicted_mid_insert_fails_the_run_and_nothing_is_inserted_t
         ),
     )
     status, job, job_pods = follow_to_the_end(kube, name, 1, 300)
+    # The run may fail (and its Jobs go) before the loop above sees the Job again.
+    job = job or job_before
+    job_pods |= {p["metadata"]["name"] for p in loaders}
     took = time.monotonic() - evicted_at
     assert status["phase"] == "Failed", status.get("message")
     failed = condition(status, "Failed")
