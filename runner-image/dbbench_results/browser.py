@@ -5,6 +5,7 @@
     GET /runs/<ns>/<run>/<uid>/files/<path>       one result file
     GET /api/runs                                 the runs, as JSON
     GET /api/runs/<ns>/<run>/<uid>/files          the run's files, as JSON (for `dbbench fetch`)
+    GET /api/runs/<ns>/<run>/<uid>/archive        every file of the run as one tar.gz stream
     GET /healthz
 
 Nothing else: every other method is 405, every other path 404. Paths are the
@@ -37,6 +38,7 @@ from pydantic import ValidationError
 from dbbench_contract.layout import POD_PREFIX, SUMMARY
 from dbbench_contract.run_summary import RunSummary
 from dbbench_report import REPORT, ResultsError, read_run, render
+from dbbench_results.archive import ARCHIVE_TYPE, run_files, write_archive
 from dbbench_results.paths import PathRefusedError, RunId, relative
 
 log = logging.getLogger(__name__)
@@ -45,6 +47,7 @@ _RUN = r"/(?P<ns>[^/]+)/(?P<name>[^/]+)/(?P<uid>[^/]+)"
 _REPORT = re.compile(r"^/runs" + _RUN + r"/?$")
 _FILE = re.compile(r"^/runs" + _RUN + r"/files/(?P<path>.+)$")
 _FILES = re.compile(r"^/api/runs" + _RUN + r"/files$")
+_ARCHIVE = re.compile(r"^/api/runs" + _RUN + r"/archive$")
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,9 @@ class Handler(BaseHTTPRequestHandler):
     do_PUT = do_POST = do_DELETE = do_PATCH = do_OPTIONS = _refuse  # noqa: N815
 
     def _serve(self, *, head: bool) -> None:
+        if match := _ARCHIVE.match(unquote(urlsplit(self.path).path)):
+            self._archive(match, head=head)
+            return
         try:
             status, body, kind = self._route(unquote(urlsplit(self.path).path))
         except PathRefusedError as exc:
@@ -164,6 +170,28 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if not head:
             self.wfile.write(data)
+
+    def _archive(self, match: re.Match[str], *, head: bool) -> None:
+        """The run's files as a tar.gz stream: its length is unknown ahead, so the
+        body ends with the connection (HTTP/1.1 without Content-Length)."""
+        try:
+            run_dir = self._run_dir(match)
+            names = self._list(run_dir)
+        except PathRefusedError as exc:
+            self._send(HTTPStatus.BAD_REQUEST, f"path refused: {exc}\n".encode(), "text/plain",
+                       head=head)  # fmt: skip
+            return
+        except ResultsError as exc:
+            self._send(HTTPStatus.NOT_FOUND, f"{exc}\n".encode(), "text/plain", head=head)
+            return
+        self.close_connection = True
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", ARCHIVE_TYPE)
+        self.send_header("Connection", "close")
+        self.send_header("X-Dbbench-Files", str(len(names)))
+        self.end_headers()
+        if not head:
+            write_archive(run_dir, names, self.wfile)
 
     def _run_dir(self, match: re.Match[str]) -> Path:
         run = RunId.parse(match["ns"], match["name"], match["uid"])
@@ -208,8 +236,7 @@ class Handler(BaseHTTPRequestHandler):
     def _list(run_dir: Path) -> list[str]:
         if not run_dir.is_dir():
             raise ResultsError(f"no such run: {run_dir.name}")
-        names = (p.relative_to(run_dir) for p in run_dir.rglob("*") if p.is_file())
-        return sorted(str(n) for n in names if not any(s.startswith(".") for s in n.parts))
+        return run_files(run_dir)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         log.info("%s " + format, self.address_string(), *args)
