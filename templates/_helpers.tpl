@@ -121,7 +121,8 @@ browser's Service (the API server's service proxy); only with the browser. */}}
     verbs: [get, list]
   - apiGroups: [""]
     resources: [services/proxy]
-    resourceNames: [{{ include "dbbench.suffixedName" (list . "browser") | quote }}]
+    # The API server authorizes the proxy by the name in its path, `<name>:<port>`.
+    resourceNames: [{{ include "dbbench.suffixedName" (list . "browser") | quote }}, {{ printf "%s:http" (include "dbbench.suffixedName" (list . "browser")) | quote }}]
     verbs: [get]
 {{- end }}
 {{- end }}

@@ -132,7 +132,7 @@ class ProxyEndpoint:
                 f"create rolebinding dbbench-results-reader --role={role} --user=<you>, "
                 "or list the readers in the chart value rbac.resultsReaders"
             )
-        if status == 503:
+        if status == 503 or (status == 404 and "endpoints" in detail):
             return (
                 f"{s} has no ready endpoint ({detail}): the results pod is not running or "
                 f"not ready: kubectl -n {s.namespace} get pods "

@@ -55,7 +55,9 @@ OPERATOR_RULES = {
 }
 
 
-BROWSER_ONLY = {"services/proxy": ["dbbench-browser"]}
+# The API server authorizes a service proxy request by the name in its path,
+# `<service>:<port>` (seen on the real API server: tests/report/test_cli_proxy.py).
+BROWSER_ONLY = {"services/proxy": ["dbbench-browser", "dbbench-browser:http"]}
 
 
 def rule_table(
