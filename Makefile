@@ -7,6 +7,9 @@ PY := $(VENV)/bin/python
 TOOLS_DIR ?= $(CURDIR)/.tools
 export PATH := $(TOOLS_DIR)/bin:$(CURDIR)/$(VENV)/bin:$(PATH)
 PYTEST_ARGS ?=
+# `make test` runs the suite on this many pytest-xdist workers: most of its time
+# is spent waiting for real servers, so more workers than cores pay off.
+TEST_WORKERS ?= 4
 PY_SOURCES := operator runner-image client tests hack
 
 .PHONY: help
@@ -53,7 +56,7 @@ unit: venv ## Fast tests of pure code only
 .PHONY: test
 test: tools venv ## THE test command: set up everything, then lint, typecheck and run all tests
 	$(MAKE) --no-print-directory lint typecheck
-	$(PY) -m pytest -m "not e2e" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not e2e" -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 .PHONY: bench
 bench: tools venv ## Runner vs sysbench (MariaDB) and pgbench (PostgreSQL) on local servers; prints figures and ratios
@@ -67,6 +70,10 @@ cluster-tools: tools ## Local node: containerd, runc, CNI, podman, debootstrap (
 images: cluster-tools venv ## Build the images: archives in .cluster/images (local node) or docker images (kind)
 	if [ "$$($(PY) hack/cluster.py flavour)" = kind ]; then bash hack/cluster/kind-images.sh; \
 	else TOOLS_DIR=$(TOOLS_DIR) bash hack/cluster/images.sh; fi
+
+.PHONY: setup
+setup: ## tools, cluster-tools, venv and images at once: the slow first-time parts overlap (CI)
+	TOOLS_DIR=$(TOOLS_DIR) bash hack/setup.sh
 
 .PHONY: cluster-up
 cluster-up: images venv ## Start the real single-node cluster (root); prints `export KUBECONFIG=...`

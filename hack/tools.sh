@@ -45,8 +45,9 @@ install_debian_packages() {
   fi
   log "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Another lane of hack/setup.sh may hold the dpkg lock: wait for it.
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # The packages start their own services; tests start private instances instead.
   for svc in etcd mariadb postgresql; do
     service "$svc" stop >/dev/null 2>&1 || true

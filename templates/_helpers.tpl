@@ -100,7 +100,40 @@ all namespaces (kopf --all-namespaces, cluster-wide bindings).
 {{- include "dbbench.suffixedName" (list . "results") }}
 {{- end }}
 {{- define "dbbench.resultsKeySecret" -}}
+{{- if .Values.results.existingSecret }}
+{{- .Values.results.existingSecret }}
+{{- else }}
 {{- include "dbbench.suffixedName" (list . "results-key") }}
+{{- end }}
+{{- end }}
+{{/* The key's name inside that Secret. */}}
+{{- define "dbbench.resultsKeyKey" -}}
+{{- if .Values.results.existingSecret }}{{ .Values.results.existingSecretKey }}{{ else }}key{{ end }}
+{{- end }}
+{{/*
+The service key, base64 as in the Secret's data: the Secret's current value
+(lookup; kept across upgrades), or one generated once per render and shared by
+every template of that render (memoized in .Values, so the Secret and the
+checksums below agree). With an existingSecret that lookup cannot see
+(`helm template`, a client-side dry run), its name stands in.
+*/}}
+{{- define "dbbench.resultsKeyData" -}}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace (include "dbbench.resultsKeySecret" .) }}
+{{- $key := include "dbbench.resultsKeyKey" . }}
+{{- if and $secret $secret.data (index $secret.data $key) }}
+{{- index $secret.data $key }}
+{{- else if .Values.results.existingSecret }}
+{{- printf "%s/%s" .Values.results.existingSecret $key | b64enc }}
+{{- else }}
+{{- if not (hasKey .Values.results "generatedKeyOfThisRender") }}
+{{- $_ := set .Values.results "generatedKeyOfThisRender" (randAlphaNum 64 | b64enc) }}
+{{- end }}
+{{- .Values.results.generatedKeyOfThisRender }}
+{{- end }}
+{{- end }}
+{{/* Pod annotation: a new key value (rotated, re-created) restarts the pods that read it. */}}
+{{- define "dbbench.resultsKeyChecksum" -}}
+{{- include "dbbench.resultsKeyData" . | sha256sum | trunc 16 | quote }}
 {{- end }}
 {{- define "dbbench.resultsSelectorLabels" -}}
 app.kubernetes.io/name: {{ include "dbbench.name" . }}

@@ -1,5 +1,21 @@
 """Shared fixtures: real processes only (control plane, MariaDB, MySQL, PostgreSQL,
-FerretDB, gated mongod)."""
+FerretDB, gated mongod).
+
+`make test` runs the suite on several pytest-xdist workers (`--dist loadgroup`,
+docs/testing.md). Each worker is its own process with its own session: the
+servers behind session fixtures (a control plane, a MariaDB, a MySQL, a
+PostgreSQL, a FerretDB) start at most once per worker that needs them, on
+their own ports, data directories and tmpdirs. The test files sharing a fixture that is
+expensive to build, or using a module-scoped one, are kept on one worker
+(below), so that such a fixture is not built once per worker.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+from _pytest.nodeid import NodeId
 
 pytest_plugins = [
     "tests.fixtures.controlplane",
@@ -10,3 +26,65 @@ pytest_plugins = [
     "tests.fixtures.ferretdb",
     "tests.fixtures.mongod",
 ]
+
+# Session fixtures that take long to build (result_sets: two MariaDB servers and
+# two generated runs; the chart releases: helm installs on the control plane):
+# every test using one goes to the same worker.
+SHARED_GROUPS = {
+    "result_sets": "result-sets",
+    "scoped": "chart-releases",
+    "clusterwide": "chart-releases",
+}
+PER_FILE_SCOPES = frozenset({"module", "class", "package"})
+
+
+def _shared_group(item: pytest.Item) -> str | None:
+    names = set(getattr(item, "fixturenames", ()))
+    return next((group for name, group in SHARED_GROUPS.items() if name in names), None)
+
+
+def _has_per_file_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = getattr(info, "name2fixturedefs", {})
+    scopes = {getattr(d, "scope", "function") for defs in definitions.values() for d in defs}
+    return bool(scopes & PER_FILE_SCOPES)
+
+
+def xdist_group(path: str, items: list[pytest.Item]) -> str | None:
+    """The worker group of a test file's tests: the group of a shared fixture any of
+    them uses, else the file itself when a module- or class-scoped fixture would
+    otherwise be built on several workers; None: its tests go wherever is free."""
+    shared = [group for item in items if (group := _shared_group(item))]
+    if shared:
+        return shared[0]
+    return path if any(_has_per_file_fixture(item) for item in items) else None
+
+
+def _tag_for_loadgroup(item: pytest.Item, group: str) -> None:
+    """What xdist's loadgroup does, on pytest 9.2 too: the group as a nodeid suffix.
+
+    xdist 3.8.0 passes groups to its scheduler by appending ``@group`` to
+    ``item._nodeid``; pytest 9.2 keeps node ids in ``item._id`` instead, so the
+    suffix is lost and grouped tests are spread over workers (seen here: the
+    result sets built on four workers). pytest-dev/pytest-xdist#1386, fix
+    proposed in #1388. Harmless once xdist does it itself (the scheduler reads
+    the text after the last ``@``).
+    """
+    if isinstance(getattr(item, "_id", None), NodeId):
+        item._id = NodeId.parse(f"{item.nodeid}@{group}")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (its own hook)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    by_file: dict[str, list[pytest.Item]] = defaultdict(list)
+    for item in items:
+        by_file[item.nodeid.split("::", 1)[0]].append(item)
+    on_loadgroup_worker = bool(getattr(config.option, "loadgroup", False))
+    for path, file_items in by_file.items():
+        group = xdist_group(path, file_items)
+        if group is None:
+            continue
+        for item in file_items:
+            item.add_marker(pytest.mark.xdist_group(group))
+            if on_loadgroup_worker:
+                _tag_for_loadgroup(item, group)

@@ -132,6 +132,14 @@ class ProxyEndpoint:
                 f"create rolebinding dbbench-results-reader --role={role} --user=<you>, "
                 "or list the readers in the chart value rbac.resultsReaders"
             )
+        if status in (502, 503) and "error trying to reach service" in detail:
+            return (
+                f"the Kubernetes API server could not connect to {s} ({detail}): where "
+                "NetworkPolicies are enforced, allow the control plane's address to the "
+                "browser's port with the chart value networkPolicy.browserFrom (e.g. "
+                "[{ipBlock: {cidr: <API server address>/32}}]); else check the results pod: "
+                f"kubectl -n {s.namespace} get pods -l app.kubernetes.io/component=results"
+            )
         if status == 503 or (status == 404 and "endpoints" in detail):
             return (
                 f"{s} has no ready endpoint ({detail}): the results pod is not running or "

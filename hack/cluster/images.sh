@@ -3,7 +3,10 @@
 # that `ctr -n k8s.io images import` loads; no registry is involved.
 #
 #   hack/cluster/images.sh [IMAGE...]    # default: all of them
-#   IMAGE: pause busybox python-base operator runner mariadb mysql ferretdb
+#   IMAGE: pause busybox python-base operator runner mariadb mysql postgresql ferretdb
+#   or a preparation step only: roots (the debootstrapped Debian roots),
+#   wheels (the operator's and runner's wheels); hack/setup.sh runs these
+#   while the Go tools build, so that the image builds later only assemble.
 #
 # Output: ${DBBENCH_IMAGES_DIR:-.cluster/images}/<image>.tar and manifest.txt
 # ("<archive> <image reference>" per line). Debian root filesystems are cached
@@ -13,7 +16,7 @@
 # Why it looks like this (docs/local-cluster.md): no registry is reachable, so
 # every image starts from a debootstrapped Debian root or from scratch; TLS to
 # PyPI fails inside builds, so wheels are downloaded on the host; the charts
-# run MariaDB and MySQL as uid 999 like the official images. The database
+# run MariaDB, MySQL and PostgreSQL as uid 999 like the official images. The database
 # images carry references of their own (localhost/dbbench/...), never an
 # official image's: the chart's `engines` values point the operator at them
 # (hack/dbbench_local/install.py reads manifest.txt).
@@ -38,6 +41,9 @@ REF_RUNNER=docker.io/dbbench/runner:$APP_VERSION
 REF_MARIADB=localhost/dbbench/mariadb:11.8
 # The tag is the packaged major.minor (sid moves): set by build_mysql.
 REF_MYSQL_REPOSITORY=localhost/dbbench/mysql
+# trixie's PostgreSQL major; the tag is that major, as the official image's.
+POSTGRES_MAJOR=17
+REF_POSTGRES=localhost/dbbench/postgres:$POSTGRES_MAJOR
 # Not MongoDB: a MongoDB-protocol server standing in for it (docs/local-cluster.md).
 FERRETDB_VERSION=v1.24.0
 REF_FERRETDB=localhost/dbbench/ferretdb-mongodb-standin:${FERRETDB_VERSION#v}
@@ -78,13 +84,17 @@ digest_of() {
 
 is_fresh() { [[ -f $OUT/$1.tar && -f $OUT/$1.stamp && $(<"$OUT/$1.stamp") == "$2" ]]; }
 
-# Records an archive in manifest.txt (one line per archive, latest wins).
+# Records an archive in manifest.txt (one line per archive, latest wins);
+# locked, as images are built at once.
 record() {
-  local name=$1 ref=$2 manifest=$OUT/manifest.txt
+  local name=$1 ref=$2 manifest=$OUT/manifest.txt lock
+  exec {lock}>"$manifest.lock"
+  flock "$lock"
   touch "$manifest"
   { grep -v "^$name.tar " "$manifest" || true; } >"$manifest.new"
   printf '%s.tar %s\n' "$name" "$ref" >>"$manifest.new"
   LC_ALL=C sort -o "$manifest" "$manifest.new" && rm -f "$manifest.new"
+  exec {lock}>&-
 }
 
 # The image a reference names before a rebuild; save() removes it afterwards
@@ -164,14 +174,18 @@ in_root() {
 # of all of them.
 debootstrap_root() {
   local name=$1 include=$2 setup=${3:-} suite=${4:-$SUITE} key
-  local root=$ROOTS/$name
+  local root=$ROOTS/$name lock
   key=$(digest_of "$suite" "$MIRROR" "$include" "$(declare -f "${setup:-true}" || true)")
+  mkdir -p "$ROOTS"
+  # One lock per root: the preparation steps (roots, wheels) may run at once.
+  exec {lock}>"$root.lock"
+  flock "$lock"
   if [[ -f $root.stamp && $(<"$root.stamp") == "$key" ]]; then
+    exec {lock}>&-
     return
   fi
   log "debootstrap $suite into $root (${include:-minbase only}; first time about 2-6 min)"
   rm -rf "$root" "$root.stamp"
-  mkdir -p "$ROOTS"
   local args=(--variant=minbase)
   [[ -n $include ]] && args+=("--include=$include")
   local start=$SECONDS
@@ -182,6 +196,7 @@ debootstrap_root() {
     "$setup" "$root" >>"$root.log" 2>&1 || die "setting up $name failed; see $root.log"
   fi
   printf '%s\n' "$key" >"$root.stamp"
+  exec {lock}>&-
 }
 
 # The image-specific extra Debian packages for a root are installed through apt
@@ -444,6 +459,61 @@ build_mysql() {
   save mysql "$ref" "$key"
 }
 
+# PostgreSQL from trixie's postgresql-17, laid out as the official image is:
+# postgres uid/gid 999 with its home, no cluster of Debian's own (the data
+# lives in the pod's PGDATA), the sample configuration listening on every
+# address, /var/run/postgresql writable by any uid, /docker-entrypoint-initdb.d.
+postgres_setup() {
+  local root=$1
+  in_root "$root" groupadd --system --gid 999 postgres
+  in_root "$root" useradd --system --uid 999 --gid 999 --home-dir /var/lib/postgresql \
+    --no-create-home --shell /bin/bash postgres
+  install -d -o 999 -g 999 -m 1777 "$root/var/lib/postgresql"
+  printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+  chmod 755 "$root/usr/sbin/policy-rc.d"
+  apt_in_root "$root" postgresql-common
+  # Debian would create and start a cluster of its own on installation.
+  sed -ri 's/#(create_main_cluster) .*$/\1 = false/' "$root/etc/postgresql-common/createcluster.conf"
+  grep -q '^create_main_cluster = false' "$root/etc/postgresql-common/createcluster.conf"
+  # xz-utils, zstd: the entrypoint's compressed init files, as in the official image.
+  apt_in_root "$root" "postgresql-$POSTGRES_MAJOR" xz-utils zstd
+  rm -f "$root/usr/sbin/policy-rc.d"
+  [[ ! -d $root/var/lib/postgresql/$POSTGRES_MAJOR ]] || die "Debian created a cluster in $root"
+  sed -ri "s!^#?(listen_addresses)\s*=\s*\S+.*!\1 = '*'!" \
+    "$root/usr/share/postgresql/$POSTGRES_MAJOR/postgresql.conf.sample"
+  grep -qF "listen_addresses = '*'" "$root/usr/share/postgresql/$POSTGRES_MAJOR/postgresql.conf.sample"
+  # /run, not /var/run: the root's /var/run is a symlink to an absolute /run.
+  install -d -o 999 -g 999 -m 3777 "$root/run/postgresql"
+  # 1777 until the entrypoint makes PGDATA 0700 (any uid the pod runs as can use it).
+  install -d -o 999 -g 999 -m 1777 "$root/var/lib/postgresql/data"
+  mkdir -p "$root/docker-entrypoint-initdb.d"
+}
+
+postgresql_root() {
+  # A root of another major (POSTGRES_MAJOR changed) is rebuilt.
+  [[ -x $ROOTS/postgresql/usr/lib/postgresql/$POSTGRES_MAJOR/bin/postgres ]] ||
+    rm -f "$ROOTS/postgresql.stamp"
+  debootstrap_root postgresql "" postgres_setup
+}
+
+build_postgresql() {
+  postgresql_root
+  local root=$ROOTS/postgresql key version bin=/usr/lib/postgresql/$POSTGRES_MAJOR/bin
+  version=$(chroot "$root" dpkg-query -W -f='${Version}' "postgresql-$POSTGRES_MAJOR")
+  key=$(digest_of "$(<"$root.stamp")" "$HERE/postgres" "$version" v1)
+  if is_fresh postgresql "$key"; then log "postgresql: current ($REF_POSTGRES)"; return; fi
+  log "postgresql: importing the $SUITE root with postgresql-$POSTGRES_MAJOR $version (about 1 min)"
+  install -m 0755 "$HERE/postgres/docker-entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh"
+  # The major's own binaries first: postgres, initdb and pg_ctl exist only
+  # there, and /usr/bin's psql/pg_basebackup are Debian's version-picking wrappers.
+  remember "$REF_POSTGRES"
+  import_dir "$root" "$REF_POSTGRES" 'ENTRYPOINT ["docker-entrypoint.sh"]' 'CMD ["postgres"]' \
+    'EXPOSE 5432' 'ENV LANG=C.UTF-8' "ENV PG_MAJOR=$POSTGRES_MAJOR" "ENV PG_VERSION=$version" \
+    "ENV PATH=$bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+    'ENV PGDATA=/var/lib/postgresql/data' 'STOPSIGNAL SIGINT'
+  save postgresql "$REF_POSTGRES" "$key"
+}
+
 # FerretDB as `make tools` builds it for the tests (pinned, patched for w:0
 # writes; static), with busybox for the entrypoint's shell. A stand-in for
 # MongoDB's wire protocol, named so: never tagged as a mongo image.
@@ -477,30 +547,82 @@ build_ferretdb() {
   save ferretdb "$REF_FERRETDB" "$key"
 }
 
+# ------------------------------------------------------- running them at once
+
+# Image builds are mostly waiting (debootstrap and pip downloads, dpkg, tar):
+# independent ones run at once. Each background build's lines carry its name.
+BG_PIDS=()
+BG_NAMES=()
+spawn() {
+  local name=$1
+  shift
+  # The subshell waits only for its own builds (see await_all).
+  (BG_PIDS=(); BG_NAMES=(); "$@" 2>&1 | sed -u "s/^/[$name] /") &
+  BG_PIDS+=("$!")
+  BG_NAMES+=("$name")
+}
+# Waits for every spawned build; fails naming the ones that failed.
+await_all() {
+  local i failed=()
+  for i in "${!BG_PIDS[@]}"; do
+    wait "${BG_PIDS[$i]}" || failed+=("${BG_NAMES[$i]}")
+  done
+  BG_PIDS=()
+  BG_NAMES=()
+  ((${#failed[@]} == 0)) || die "failed: ${failed[*]} (see the lines marked with their names)"
+}
+
+# The network- and disk-bound parts of the images, ahead of the builds.
+build_roots() {
+  spawn python-base-root python_base_root
+  spawn mariadb-root debootstrap_root mariadb "" mariadb_setup
+  spawn mysql-root debootstrap_root mysql "" mysql_setup "$MYSQL_SUITE"
+  spawn postgresql-root postgresql_root
+  await_all
+}
+build_wheels() {
+  operator_wheels
+  runner_wheels
+}
+
+# python-base, then the images built on it (at once).
+python_chain() {
+  local image
+  if [[ " $* " == *" python-base "* ]]; then timed python-base build_python_base; else build_python_base; fi
+  for image in operator runner; do
+    [[ " $* " == *" $image "* ]] && spawn "$image" timed "$image" "build_$image"
+  done
+  await_all
+}
+
 main() {
   local images=("$@")
-  ((${#images[@]})) || images=(pause busybox python-base operator runner mariadb mysql ferretdb)
+  ((${#images[@]})) || images=(pause busybox python-base operator runner mariadb mysql postgresql ferretdb)
   [[ $(id -u) == 0 ]] || die "run as root (debootstrap, chroot and podman's store need it)"
   [[ -n $APP_VERSION ]] || die "no appVersion in Chart.yaml"
   ensure_packages
   MIRROR=$(debian_mirror) || exit 1
   mkdir -p "$OUT" "$ROOTS"
-  # Two runs at once would debootstrap into the same directories.
-  exec 9>"$ROOTS/.lock"
-  flock -n 9 || { log "waiting for another images.sh run to finish"; flock 9; }
+  # Two builds at once would race on podman's tags, the archives and the wheels;
+  # the preparation steps alone lock only the roots they build.
+  if [[ " ${images[*]} " != " roots " && " ${images[*]} " != " wheels " ]]; then
+    exec 9>"$ROOTS/.lock"
+    flock -n 9 || { log "waiting for another images.sh run to finish"; flock 9; }
+  fi
   log "images into $OUT (Debian $SUITE from $MIRROR)"
-  local image start=$SECONDS
+  local image start=$SECONDS chain=()
   for image in "${images[@]}"; do
     case $image in
-      pause | busybox | python-base | mariadb | mysql | ferretdb) timed "$image" "build_${image//-/_}" ;;
-      operator | runner)
-        [[ " ${images[*]} " == *" python-base "* ]] || build_python_base
-        timed "$image" "build_$image"
+      pause | busybox | mariadb | mysql | postgresql | ferretdb | roots | wheels)
+        spawn "$image" timed "$image" "build_$image"
         ;;
-      *) die "unknown image '$image' (pause busybox python-base operator runner mariadb mysql ferretdb)" ;;
+      python-base | operator | runner) chain+=("$image") ;;
+      *) die "unknown image '$image' (pause busybox python-base operator runner mariadb mysql postgresql ferretdb; roots wheels)" ;;
     esac
   done
-  log "all images current in $((SECONDS - start)) s; manifest: $OUT/manifest.txt"
+  ((${#chain[@]} == 0)) || spawn python "python_chain" "${chain[@]}"
+  await_all
+  log "${images[*]}: current in $((SECONDS - start)) s; manifest: $OUT/manifest.txt"
 }
 
 # Sourcing (tests, debugging) defines the functions without building anything.

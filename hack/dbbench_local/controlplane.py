@@ -23,6 +23,12 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from dbbench_local.ports import (
+    PortInUseError,
+    listening_ports,
+    port_in_use_in,
+    retry_on_port_in_use,
+)
 from dbbench_local.processes import free_port, stop_pid
 
 if TYPE_CHECKING:
@@ -129,12 +135,11 @@ class ControlPlane:
         make_pki(pki, self.extra_ips)
         self.admin_token = secrets.token_hex(16)
         (pki / "tokens.csv").write_text(f'{self.admin_token},admin,admin,"system:masters"\n')
-        self.apiserver_port = self.apiserver_port or free_port()
-        self._write_kubeconfig(self.kubeconfig, self.admin_token, "admin")
+        fixed_port = self.apiserver_port
         try:
-            etcd_url = self._start_etcd()
-            self._start_apiserver(etcd_url, pki)
-            self._wait_ready()
+            # Each attempt takes new ports (see dbbench_local.ports); a fixed one is not retried.
+            etcd_url = retry_on_port_in_use(self._start_etcd)
+            retry_on_port_in_use(lambda: self._start_apiserver(etcd_url, pki, fixed_port))
             self._start("kube-controller-manager", [
                 f"--kubeconfig={self.kubeconfig}",
                 f"--authentication-kubeconfig={self.kubeconfig}",
@@ -218,9 +223,14 @@ class ControlPlane:
             f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
             f"--initial-cluster=default=http://127.0.0.1:{peer}",
         ])  # fmt: skip
+        # Wait until it is our etcd that listens there: the apiserver must never
+        # reach another one that happens to hold the port.
+        self._wait_listening("etcd", client)
         return url
 
-    def _start_apiserver(self, etcd_url: str, pki: Path) -> None:
+    def _start_apiserver(self, etcd_url: str, pki: Path, fixed_port: int) -> None:
+        self.apiserver_port = fixed_port or free_port()
+        self._write_kubeconfig(self.kubeconfig, self.admin_token, "admin")
         self._start("kube-apiserver", [
             f"--etcd-servers={etcd_url}",
             f"--bind-address={self.address}", f"--advertise-address={self.address}",
@@ -238,6 +248,25 @@ class ControlPlane:
             "--kubelet-preferred-address-types=InternalIP",
             f"--cert-dir={pki}",
         ])  # fmt: skip
+        if not fixed_port:
+            self._wait_listening("kube-apiserver", self.apiserver_port)
+        self._wait_ready()
+
+    def _wait_listening(self, name: str, port: int) -> None:
+        """Until ``name`` listens on ``port``; PortInUseError if it exited because it was taken."""
+        proc = self.procs[name]
+        log = self.workdir / f"{name}.log"
+        deadline = time.monotonic() + START_TIMEOUT
+        while port not in listening_ports(proc.pid):
+            if proc.poll() is not None:
+                del self.procs[name]
+                if port_in_use_in(log):
+                    raise PortInUseError(f"{name}: port {port} was taken before it bound it")
+                tail = log.read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"{name} exited with {proc.returncode}:\n{tail}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not listen on {port} within {START_TIMEOUT}s")
+            time.sleep(0.1)
 
     def _check_alive(self) -> None:
         for name, proc in self.procs.items():

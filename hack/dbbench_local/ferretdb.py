@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pymongo
 
-from dbbench_local.processes import free_port, log_tail, stop_pid
+from dbbench_local.ports import listening_ports
+from dbbench_local.processes import log_tail, stop_pid
 
 FERRETDB = "ferretdb"
 START_TIMEOUT_S = 30.0
@@ -51,6 +52,7 @@ class FerretDBServer:
 
 
 def _wait_ready(server: FerretDBServer) -> None:
+    """Wait for the port it bound (it was given port 0) and for it to answer there."""
     deadline = time.monotonic() + START_TIMEOUT_S
     last_error: Exception | None = None
     while time.monotonic() < deadline:
@@ -59,6 +61,14 @@ def _wait_ready(server: FerretDBServer) -> None:
                 f"ferretdb exited with {server._process.returncode} during start-up:\n"
                 f"{log_tail(server.log)}"
             )
+        if not server.port:
+            ports = listening_ports(server.pid)
+            if len(ports) > 1:
+                raise RuntimeError(f"ferretdb listens on {sorted(ports)}: expected one port")
+            if not ports:
+                time.sleep(0.05)
+                continue
+            (server.port,) = ports
         client: pymongo.MongoClient[dict[str, object]] = pymongo.MongoClient(
             server.uri, serverSelectionTimeoutMS=500, connectTimeoutMS=500
         )
@@ -78,7 +88,7 @@ def _wait_ready(server: FerretDBServer) -> None:
 
 
 def start_ferretdb(base_dir: Path, *, binary: str | None = None) -> FerretDBServer:
-    """Start FerretDB on a free loopback port with its SQLite files under base_dir."""
+    """Start FerretDB on a loopback port it picks (port 0) with its SQLite files under base_dir."""
     binary = binary or ferretdb_binary()
     if binary is None:
         raise RuntimeError("ferretdb not found on PATH: run `make tools`")
@@ -86,13 +96,14 @@ def start_ferretdb(base_dir: Path, *, binary: str | None = None) -> FerretDBServ
     data, state = base_dir / "data", base_dir / "state"
     data.mkdir(parents=True, exist_ok=True)
     state.mkdir(parents=True, exist_ok=True)
-    port = free_port()
     argv = [
         binary,
         "--handler=sqlite",
         f"--sqlite-url=file:{data}/",
         f"--state-dir={state}",
-        f"--listen-addr=127.0.0.1:{port}",
+        # Port 0: the kernel picks a free port at bind time, so none can be taken
+        # in between; _wait_ready reads which one from /proc.
+        "--listen-addr=127.0.0.1:0",
         "--debug-addr=-",
         "--telemetry=disable",
         "--log-level=warn",
@@ -101,7 +112,7 @@ def start_ferretdb(base_dir: Path, *, binary: str | None = None) -> FerretDBServ
         process = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
         )
-    server = FerretDBServer(port=port, pid=process.pid, base_dir=base_dir, _process=process)
+    server = FerretDBServer(port=0, pid=process.pid, base_dir=base_dir, _process=process)
     try:
         _wait_ready(server)
     except BaseException:

@@ -26,7 +26,11 @@ LOCAL_IMAGES = ("image.pullPolicy=Never", "runner.image.pullPolicy=Never")
 # local node: the chart's `engines` values point there, so a manifest without
 # `image`/`version` runs as on any cluster. MongoDB has none (the FerretDB
 # stand-in is chosen explicitly: `image` + `protocolStandIn`).
-NODE_ENGINE_ARCHIVES = {"mariadb.tar": "mariadb", "mysql.tar": "mysql"}
+NODE_ENGINE_ARCHIVES = {
+    "mariadb.tar": "mariadb",
+    "mysql.tar": "mysql",
+    "postgresql.tar": "postgresql",
+}
 
 
 def engine_image_values(manifest: Path) -> list[str]:
@@ -164,7 +168,7 @@ def summary_table(run: dict[str, Any]) -> str:
         f"BenchmarkRun {meta['namespace']}/{meta['name']}: {status.get('phase')}"
         f" ({status.get('startedAt', '?')} .. {status.get('completedAt', '?')})"
     )
-    footer = f"full results: {status.get('resultsPath', '-')}"
+    footer = f"results on the cluster's results claim: {status.get('resultsPath', '-')}"
     if status.get("phase") == "Failed":
         footer = f"failed: {status.get('message', '')}\n{footer}"
     return "\n".join([title, *lines, footer])

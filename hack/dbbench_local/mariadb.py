@@ -23,6 +23,7 @@ from pathlib import Path
 
 import mysql.connector
 
+from dbbench_local.ports import PortInUseError, log_size, port_in_use_in, retry_on_port_in_use
 from dbbench_local.processes import free_port, log_tail, stop_pid
 
 __all__ = ["MariaDBServer", "free_port", "start_mariadb"]
@@ -67,13 +68,14 @@ class MariaDBServer:
         if not self._argv or self._log is None:
             raise RuntimeError("restart: this server was not started by start_mariadb")
         self.stop()
+        log_start = log_size(self._log)
         process = subprocess.Popen(
             self._argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
         self.pid, self._process = process.pid, process
         try:
-            _wait_ready(process, self.socket, self._log, self.root_password).close()
+            _wait_ready(process, self.socket, self._log, self.root_password, log_start).close()
         except BaseException:
             self.stop()
             raise
@@ -112,12 +114,14 @@ def _install(datadir: Path, tmpdir: Path, log: Path) -> None:
 
 
 def _wait_ready(
-    process: subprocess.Popen[bytes], sock: Path, log: Path, password: str = ""
+    process: subprocess.Popen[bytes], sock: Path, log: Path, password: str = "", log_start: int = 0
 ) -> mysql.connector.abstracts.MySQLConnectionAbstract:
     deadline = time.monotonic() + START_TIMEOUT_S
     last_error: Exception | None = None
     while time.monotonic() < deadline:
         if process.poll() is not None:
+            if port_in_use_in(log, since=log_start):
+                raise PortInUseError(f"mariadbd: port taken before it bound it:\n{log_tail(log)}")
             raise RuntimeError(
                 f"mariadbd exited with {process.returncode} during start-up:\n{log_tail(log)}"
             )
@@ -162,18 +166,43 @@ def _secure(conn: mysql.connector.abstracts.MySQLConnectionAbstract, password: s
         conn.close()
 
 
+@dataclass(frozen=True)
+class _Files:
+    """Where one server keeps its data, tmpdir, socket and error log."""
+
+    base: Path
+    sock: Path
+
+    @property
+    def datadir(self) -> Path:
+        return self.base / "data"
+
+    @property
+    def tmpdir(self) -> Path:
+        return self.base / "tmp"  # every server its own: never the shared /tmp
+
+    @property
+    def log(self) -> Path:
+        return self.base / "mariadbd.err"
+
+
 def start_mariadb(
     base_dir: Path, *, server_id: int = 1, extra_args: Sequence[str] = ()
 ) -> MariaDBServer:
     """Install a fresh data directory under base_dir and start mariadbd on it."""
     base_dir = Path(base_dir)
     base_dir.mkdir(parents=True, exist_ok=True)
-    datadir = base_dir / "data"
-    log = base_dir / "mariadbd.err"
-    tmpdir = base_dir / "tmp"  # every server its own: never the shared /tmp
-    tmpdir.mkdir(exist_ok=True)
-    _install(datadir, tmpdir, base_dir / "install.log")
-    sock = _socket_path(base_dir)
+    files = _Files(base_dir, _socket_path(base_dir))
+    files.tmpdir.mkdir(exist_ok=True)
+    _install(files.datadir, files.tmpdir, base_dir / "install.log")
+    password = secrets.token_hex(12)
+    # A new port per attempt; the data directory is reused (nothing was served from it).
+    return retry_on_port_in_use(lambda: _launch(files, server_id, extra_args, password))
+
+
+def _launch(
+    files: _Files, server_id: int, extra_args: Sequence[str], password: str
+) -> MariaDBServer:
     port = free_port()
     argv = [
         MARIADBD,
@@ -181,11 +210,11 @@ def start_mariadb(
         "--user=root",
         "--bind-address=127.0.0.1",
         f"--port={port}",
-        f"--socket={sock}",
-        f"--datadir={datadir}",
-        f"--tmpdir={tmpdir}",
-        f"--pid-file={base_dir / 'mariadbd.pid'}",
-        f"--log-error={log}",
+        f"--socket={files.sock}",
+        f"--datadir={files.datadir}",
+        f"--tmpdir={files.tmpdir}",
+        f"--pid-file={files.base / 'mariadbd.pid'}",
+        f"--log-error={files.log}",
         f"--server-id={server_id}",
         "--log-bin=mysql-bin",
         "--binlog-format=ROW",
@@ -194,22 +223,23 @@ def start_mariadb(
         "--skip-name-resolve",
         *extra_args,
     ]
+    log_start = log_size(files.log)
     process = subprocess.Popen(
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     server = MariaDBServer(
         port=port,
-        socket=sock,
-        datadir=datadir,
+        socket=files.sock,
+        datadir=files.datadir,
         server_id=server_id,
         pid=process.pid,
-        root_password=secrets.token_hex(12),
+        root_password=password,
         _process=process,
         _argv=tuple(argv),
-        _log=log,
+        _log=files.log,
     )
     try:
-        conn = _wait_ready(process, sock, log)
+        conn = _wait_ready(process, files.sock, files.log, log_start=log_start)
         _secure(conn, server.root_password)
     except BaseException:
         server.stop()

@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 
 import mysql.connector
 
+from dbbench_local.ports import BIND_ATTEMPTS, PortInUseError, port_in_use_in
 from dbbench_local.processes import free_port, log_tail, pid_alive, stop_pid
 
 ROOT_DIR_NAME = "mysql-root"
@@ -88,6 +89,9 @@ class MySQLServer:
     pid: int
     root_password: str
     _process: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
+    # How it was launched, to launch it again on a new port (see wait_ready).
+    _template: PurePosixPath | None = field(default=None, repr=False, compare=False)
+    _extra_args: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def socket(self) -> Path:
@@ -148,6 +152,10 @@ def _wait_ready(server: MySQLServer) -> None:
     last_error: Exception | None = None
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
+            # Each launch has its own work dir, so the whole log is this start's.
+            if port_in_use_in(server.log):
+                detail = log_tail(server.log)
+                raise PortInUseError(f"mysqld: port taken before it bound it:\n{detail}")
             raise RuntimeError(
                 f"mysqld exited with {process.returncode} during start-up:\n{log_tail(server.log)}"
             )
@@ -200,9 +208,9 @@ def launch_mysql(
     (host_work / "tmp").mkdir()
     datadir = work / "data"
     if template is None:
-        template = initialize_template(root)
-        shutil.move(root.host(template), host_work / "data")
-        root.remove(template.parent)
+        initialized = initialize_template(root)
+        shutil.move(root.host(initialized), host_work / "data")
+        root.remove(initialized.parent)
     else:
         shutil.copytree(root.host(template), host_work / "data", symlinks=True)
     port = free_port()
@@ -237,17 +245,36 @@ def launch_mysql(
         pid=process.pid,
         root_password=secrets.token_hex(12),
         _process=process,
+        _template=template,
+        _extra_args=tuple(extra_args),
     )
 
 
 def wait_ready(server: MySQLServer) -> MySQLServer:
-    """Wait until the server answers on its socket and give root a TCP account."""
-    try:
-        _wait_ready(server)
-    except BaseException:
-        server.stop()
-        raise
-    return server
+    """Wait until the server answers on its socket and give root a TCP account.
+
+    A server whose port was taken before it bound it is launched again (new
+    port, fresh work dir): use the returned server, not the one passed in.
+    """
+    for attempt in range(1, BIND_ATTEMPTS + 1):
+        try:
+            _wait_ready(server)
+        except PortInUseError:
+            server.stop()
+            if attempt == BIND_ATTEMPTS:
+                raise
+            server = launch_mysql(
+                server.root,
+                server_id=server.server_id,
+                template=server._template,
+                extra_args=server._extra_args,
+            )
+        except BaseException:
+            server.stop()
+            raise
+        else:
+            return server
+    raise AssertionError("unreachable")
 
 
 def start_mysql(

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import psycopg
 
+from dbbench_local.ports import BIND_ATTEMPTS, PortInUseError, log_size, port_in_use_in
 from dbbench_local.processes import free_port, log_tail, pid_alive
 
 BIN_DIR_ENV = "POSTGRES_BIN_DIR"
@@ -218,11 +219,13 @@ def _launch(
     return PostgresServer(bin_dir, work, port, process.pid, password, account, _process=process)
 
 
-def _await_login(server: PostgresServer) -> None:
+def _await_login(server: PostgresServer, log_start: int = 0) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     last: Exception | None = None
     while time.monotonic() < deadline:
         if not server.alive():
+            if port_in_use_in(server.log, since=log_start):
+                raise PortInUseError(f"postgres: port {server.port} taken before it bound it")
             raise RuntimeError(f"postgres exited during start-up:\n{log_tail(server.log)}")
         try:
             server.connect().close()
@@ -237,14 +240,26 @@ def _await_login(server: PostgresServer) -> None:
     )
 
 
-def wait_ready(server: PostgresServer) -> PostgresServer:
-    """Until a TCP login succeeds (a standby answers once it is consistent); stops it on failure."""
-    try:
-        _await_login(server)
-    except BaseException:
-        server.stop()
-        raise
-    return server
+def _start(
+    bin_dir: Path, work: Path, account: Account | None, password: str, extra: Sequence[str]
+) -> PostgresServer:
+    """Launch and wait for a login; a port taken before postgres bound it (port 0
+    is not an option: 1-65535) is tried again on another, same data directory."""
+    for attempt in range(1, BIND_ATTEMPTS + 1):
+        log_start = log_size(work / "postgres.log")
+        server = _launch(bin_dir, work, account, password, extra)
+        try:
+            _await_login(server, log_start)
+        except PortInUseError:
+            if attempt == BIND_ATTEMPTS:
+                server.stop()
+                raise
+        except BaseException:
+            server.stop()
+            raise
+        else:
+            return server
+    raise AssertionError("unreachable")
 
 
 def start_postgres(
@@ -262,7 +277,7 @@ def start_postgres(
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
-    return wait_ready(_launch(bin_dir, work, account, password, extra_args))
+    return _start(bin_dir, work, account, password, extra_args)
 
 
 def work_dir_for(primary: PostgresServer) -> Path:
@@ -274,7 +289,7 @@ def start_data_dir(
     primary: PostgresServer, work: Path, extra_args: Sequence[str] = ()
 ) -> PostgresServer:
     """Start a server over `work`/data made by someone else (a chart's init script)."""
-    return wait_ready(_launch(primary.bin_dir, work, primary.account, primary.password, extra_args))
+    return _start(primary.bin_dir, work, primary.account, primary.password, extra_args)
 
 
 def start_standby(primary: PostgresServer, extra_args: Sequence[str] = ()) -> PostgresServer:
@@ -302,5 +317,4 @@ def start_standby(primary: PostgresServer, extra_args: Sequence[str] = ()) -> Po
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
-    server = _launch(primary.bin_dir, work, account, primary.password, extra_args)
-    return wait_ready(server)
+    return _start(primary.bin_dir, work, account, primary.password, extra_args)

@@ -11,12 +11,26 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from dbbench_local.ports import free_port
+
+__all__ = [
+    "Started",
+    "free_port",
+    "is_running",
+    "load",
+    "log_tail",
+    "pid_alive",
+    "save",
+    "start_detached",
+    "stop",
+    "stop_pid",
+]
 
 STOP_TIMEOUT = 20.0
 
@@ -93,13 +107,6 @@ def load(path: Path) -> list[Started]:
 
 # Servers started by tests and tools (MariaDB, mysqld, FerretDB, the control
 # plane) are children of the process that stops them: the Popen reaps them.
-
-
-def free_port() -> int:
-    """A loopback port that is free right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def log_tail(log: Path, lines: int = 30) -> str:

@@ -1,7 +1,8 @@
 """The results service as a local process (tests and the operator run out of cluster).
 
 Started with the same module the chart runs (``python -m dbbench_results``),
-on a free loopback port, and stopped by its PID.
+on a loopback port it binds itself (port 0, read back from /proc, so no other
+process can take it first), and stopped by its PID.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from dbbench_local.mariadb import free_port
+from dbbench_local.ports import listening_ports
 
 START_TIMEOUT_S = 20.0
 
@@ -27,9 +29,14 @@ START_TIMEOUT_S = 20.0
 class ResultsService:
     root: Path
     key: bytes
-    port: int
     log: Path
+    port: int = 0  # 0: the service binds a free one, found once it listens
     max_upload_mb: int = 512
+    # More flags of `python -m dbbench_results` (limits: --run-quota-mb, --workers, ...).
+    extra_args: tuple[str, ...] = ()
+    # A cgroup v1 directory (e.g. /sys/fs/cgroup/memory/x) the process joins
+    # before it starts: a memory limit like the pod's.
+    cgroup: Path | None = None
     _process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -48,14 +55,23 @@ class ResultsService:
         with self.log.open("ab") as out:
             self._process = subprocess.Popen(
                 [
+                    *self._in_cgroup(),
                     sys.executable, "-m", "dbbench_results", "--root", str(self.root),
                     "--key-file", str(key_file), "--host", "127.0.0.1",
                     "--port", str(self.port), "--max-upload-mb", str(self.max_upload_mb),
+                    *self.extra_args,
                 ],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
         self._wait_ready()
         return self
+
+    def _in_cgroup(self) -> list[str]:
+        """A prefix that moves the process into the cgroup, then execs the service
+        (same PID): it starts inside the limit."""
+        if self.cgroup is None:
+            return []
+        return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(self.cgroup)]
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -63,6 +79,12 @@ class ResultsService:
             assert self._process is not None
             if self._process.poll() is not None:
                 raise RuntimeError(f"results service exited: {self.log.read_text()[-2000:]}")
+            if not self.port:
+                ports = listening_ports(self._process.pid)
+                if not ports:
+                    time.sleep(0.05)
+                    continue
+                (self.port,) = ports
             with (
                 contextlib.suppress(OSError),
                 urllib.request.urlopen(f"{self.url}/healthz", timeout=1) as response,
@@ -85,21 +107,29 @@ class ResultsService:
             self._process.wait(timeout=10)
 
 
-def start_results_service(workdir: Path, *, max_upload_mb: int = 512) -> ResultsService:
-    root = workdir / "results"
+def start_results_service(
+    workdir: Path,
+    *,
+    max_upload_mb: int = 512,
+    extra_args: tuple[str, ...] = (),
+    root: Path | None = None,
+    cgroup: Path | None = None,
+) -> ResultsService:
+    root = root or workdir / "results"
     root.mkdir(parents=True, exist_ok=True)
     service = ResultsService(
         root=root,
         key=secrets.token_hex(32).encode(),
-        port=free_port(),
         log=workdir / "results-service.log",
         max_upload_mb=max_upload_mb,
+        extra_args=extra_args,
+        cgroup=cgroup,
     )
     return service.start()
 
 
 @contextlib.contextmanager
-def running_results_service(workdir: Path, **kwargs: int) -> Iterator[ResultsService]:
+def running_results_service(workdir: Path, **kwargs: Any) -> Iterator[ResultsService]:
     service = start_results_service(workdir, **kwargs)
     try:
         yield service

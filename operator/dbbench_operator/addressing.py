@@ -58,7 +58,7 @@ def topology_request(
     """The topology package's input for one target (pure but for the operator's
     settings DBBENCH_CLUSTER_DOMAIN and DBBENCH_ENGINE_IMAGES, read when
     `cluster_domain` or `images` is not given)."""
-    hw = spec.hardware
+    hw = spec.hardware_of(target)
     if cluster_domain is None or images is None:
         settings = OperatorSettings.from_env()
         cluster_domain = cluster_domain or settings.cluster_domain

@@ -2,8 +2,9 @@
 their pool (`fitting`); with hardware.exclusive, it starts only when no other
 run uses its node pool.
 
-A run's node pool is the set of nodes matching `hardware.nodeSelector` (all
-nodes when empty). Two runs conflict when their pools share a node and
+A run's node pool is the set of nodes matching the nodeSelector of any of its
+deployed targets (a target's own `hardware.nodeSelector`, else the run's;
+all nodes when empty). Two runs conflict when their pools share a node and
 either is exclusive. A run holds its pool from the moment it is admitted
 until it has ended and its databases are gone (or scaled to zero).
 
@@ -38,11 +39,15 @@ def _pool(selector: Mapping[str, str] | None) -> frozenset[str]:
     return frozenset(n["metadata"]["name"] for n in _nodes(selector))
 
 
+def _run_pool(spec: BenchmarkRunSpec) -> frozenset[str]:
+    """Every node the run's databases may land on."""
+    return frozenset().union(*(_pool(selector) for selector in fitting.node_pools(spec)))
+
+
 def misfit(spec: BenchmarkRunSpec) -> tuple[str, str] | None:
     """(reason, message) naming the field whose request no node of its pool can hold."""
     checks: list[tuple[fitting.Demand, Mapping[str, str] | None, str]] = [
-        (demand, spec.hardware.node_selector, "spec.hardware.nodeSelector")
-        for demand in fitting.database_demands(spec)
+        (demand, demand.pool, demand.pool_field) for demand in fitting.database_demands(spec)
     ]
     runner = fitting.runner_demand(spec)
     if runner is not None:
@@ -98,8 +103,8 @@ def blocker(
                 continue
             if not (spec.hardware.exclusive or other_spec.hardware.exclusive):
                 continue
-            mine = _pool(spec.hardware.node_selector) if mine is None else mine
-            shared = mine & _pool(other_spec.hardware.node_selector)
+            mine = _run_pool(spec) if mine is None else mine
+            shared = mine & _run_pool(other_spec)
             if shared:
                 meta = other["metadata"]
                 holder = "exclusively " if other_spec.hardware.exclusive else ""

@@ -3,9 +3,13 @@ drop the page cache of the nodes they run on, so reads come from disk.
 
 Never pretended: without the chart's permission for the privileged cache-drop
 pods the run fails before it starts (reconciling checks it), and a cache drop
-that fails fails the run. Progress is kept in the status (the step whose
-pods were restarted and their old uids), so a restarted operator neither
-skips nor repeats the restart.
+that fails fails the run. The privileged pods run in the operator's own
+namespace (the release namespace), never in the run's, so benchmark
+namespaces can enforce Pod Security `baseline`; they are found by the run's
+uid label and deleted by the run's cleanup (`tearing_down`).
+
+Progress is kept in the status (the step whose pods were restarted and their
+old uids), so a restarted operator neither skips nor repeats the restart.
 """
 
 from __future__ import annotations
@@ -14,10 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbbench_operator import kube
+from dbbench_operator.cache_drops import build_cache_drop_job, cache_drop_labels
 from dbbench_operator.model import BenchmarkRunSpec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.planning import Step
-from dbbench_operator.runner_jobs import build_cache_drop_job, step_labels
 from dbbench_operator.running import database_pods
 
 COLD_CACHE_NOT_ALLOWED = (
@@ -53,8 +57,12 @@ def prepare(
     spec: BenchmarkRunSpec,
     step: Step,
     mark: tuple[int, tuple[str, ...]] | None,
+    *,
     image: str,
+    namespace: str,
 ) -> Cooling:
+    """Restart the target's pods once for this step, wait for them, then drop the page
+    cache of their nodes with Jobs in `namespace` (the operator's own)."""
     number = step.index + 1
     index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
     pods = database_pods(run, spec, index)
@@ -70,14 +78,15 @@ def prepare(
         ready = sum(_ready(p) for p in fresh)
         message = f"step {number}: {ready}/{len(old)} restarted database pods ready"
         return Cooling(False, "RestartingDatabase", message)
-    return _drop_caches(run, step, sorted({p["spec"]["nodeName"] for p in fresh}), image)
+    nodes = sorted({p["spec"]["nodeName"] for p in fresh})
+    return _drop_caches(run, step, nodes, image, namespace)
 
 
-def _drop_caches(run: RunRef, step: Step, nodes: list[str], image: str) -> Cooling:
+def _drop_caches(run: RunRef, step: Step, nodes: list[str], image: str, namespace: str) -> Cooling:
     number = step.index + 1
     for node in nodes:
-        kube.create_if_absent(build_cache_drop_job(run, step, node, image))
-    jobs = kube.list_objects("batch/v1", "Job", run.namespace, step_labels(run, step, "cache-drop"))
+        kube.create_if_absent(build_cache_drop_job(run, step, node, image, namespace))
+    jobs = kube.list_objects("batch/v1", "Job", namespace, cache_drop_labels(run, step))
     for job in jobs:
         conditions = {
             c["type"]: c for c in (job.get("status") or {}).get("conditions") or []
@@ -86,8 +95,9 @@ def _drop_caches(run: RunRef, step: Step, nodes: list[str], image: str) -> Cooli
         if "Failed" in conditions:
             detail = conditions["Failed"].get("message") or conditions["Failed"].get("reason")
             message = (
-                f"step {number}: cache-drop Job {job['metadata']['name']} failed ({detail}); "
-                f"check that namespace {run.namespace} admits privileged pods"
+                f"step {number}: cache-drop Job {namespace}/{job['metadata']['name']} failed "
+                f"({detail}); check that the operator's namespace {namespace} admits "
+                "privileged pods (Pod Security level privileged)"
             )
             return Cooling(False, failure=("CacheDropFailed", message))
     done = sum(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from decimal import Decimal
 from typing import Any
 
@@ -29,10 +30,13 @@ Node = Mapping[str, Any]
 
 @dataclass(frozen=True)
 class Demand:
-    """What one kind of pod asks of a node: {resource: (field path, amount)}."""
+    """What one kind of pod asks of a node: {resource: (field path, amount)}, on the
+    nodes matching `pool` (a nodeSelector; empty: every node), set at `pool_field`."""
 
     pods: str  # "database", "config-server", "mongos", "runner"
     amounts: dict[str, tuple[str, Decimal]]
+    pool: dict[str, str] = dataclass_field(default_factory=dict)
+    pool_field: str = "spec.hardware.nodeSelector"
 
 
 def _effective(prefix: str, resources: Mapping[str, Any] | None) -> dict[str, tuple[str, Decimal]]:
@@ -52,21 +56,51 @@ def _dump(resources: Resources | None) -> dict[str, Any] | None:
     return None if resources is None else resources.model_dump(by_alias=True, exclude_none=True)
 
 
-def database_demands(spec: BenchmarkRunSpec) -> list[Demand]:
-    """The database pods' requests, by kind of pod, for the targets this run deploys."""
-    deployed = [t for t in spec.targets if t.external is None]
-    if not deployed:
-        return []
-    hw = spec.hardware
-    demands = [Demand("database", _effective("spec.hardware.resources", _dump(hw.resources)))]
-    if any(t.topology == "sharded" for t in deployed):
+def _target_demands(spec: BenchmarkRunSpec, index: int) -> list[Demand]:
+    """The database pods of targets[index], on its hardware (its own or the run's)."""
+    target = spec.targets[index]
+    hw = spec.hardware_of(target)
+    pool = dict(hw.node_selector or {})
+    pool_field = spec.hardware_path(index, "node_selector")
+
+    def demand(pods: str, field: str, resources: Mapping[str, Any] | None) -> Demand:
+        path = spec.hardware_path(index, field)
+        return Demand(pods, _effective(path, resources), pool, pool_field)
+
+    demands = [demand("database", "resources", _dump(hw.resources))]
+    if target.topology == "sharded":
         config = _dump(hw.config_server_resources) or DEFAULT_CONFIG_SERVER_RESOURCES
         mongos = _dump(hw.mongos_resources) or DEFAULT_MONGOS_RESOURCES
         demands += [
-            Demand("config-server", _effective("spec.hardware.configServerResources", config)),
-            Demand("mongos", _effective("spec.hardware.mongosResources", mongos)),
+            demand("config-server", "config_server_resources", config),
+            demand("mongos", "mongos_resources", mongos),
         ]
-    return [d for d in demands if d.amounts]
+    return demands
+
+
+def database_demands(spec: BenchmarkRunSpec) -> list[Demand]:
+    """The database pods' requests, by kind of pod and pool, for the targets this run
+    deploys, each named by the field in force; targets on the run's fields ask once."""
+    found: list[Demand] = []
+    for index, target in enumerate(spec.targets):
+        if target.external is not None:
+            continue
+        for demand in _target_demands(spec, index):
+            if demand.amounts and demand not in found:
+                found.append(demand)
+    return found
+
+
+def node_pools(spec: BenchmarkRunSpec) -> list[dict[str, str]]:
+    """The nodeSelectors of the run's database pods, one per distinct pool (the run's
+    own when it deploys nothing): the nodes an exclusive run holds."""
+    pools: list[dict[str, str]] = []
+    for target in spec.targets:
+        if target.external is None:
+            pool = dict(spec.hardware_of(target).node_selector or {})
+            if pool not in pools:
+                pools.append(pool)
+    return pools or [dict(spec.hardware.node_selector or {})]
 
 
 def runner_demand(spec: BenchmarkRunSpec) -> Demand | None:

@@ -15,7 +15,7 @@ from typing import Any
 import kopf
 
 from dbbench_operator.naming import GROUP, PLURAL, VERSION, RunRef
-from dbbench_operator.reconciling import needs_pass, reconcile_within
+from dbbench_operator.reconciling import deleted, needs_pass, reconcile_within
 from dbbench_operator.settings import OperatorSettings
 
 INTERVAL = OperatorSettings.from_env().reconcile_interval
@@ -69,3 +69,10 @@ def reconcile_run(
     for kind, reason, message in outcome.events:
         kopf.event(body, type=kind, reason=reason, message=message)
         logger.info("%s: %s", reason, message)
+
+
+@kopf.on.delete(GROUP, VERSION, PLURAL)
+def run_deleted(*, meta: kopf.Meta, spec: kopf.Spec, **_: Any) -> None:
+    """Remove what no owner reference reaches (cache-drop Jobs in the operator's
+    namespace); kopf keeps the run's finalizer, and retries, until this returns."""
+    deleted(RunRef.from_meta(meta), spec, OperatorSettings.from_env())

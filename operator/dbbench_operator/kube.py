@@ -9,6 +9,11 @@ No call waits forever: every request (discovery included) carries a connect
 and a read timeout (`DBBENCH_API_TIMEOUT`), cut to what is left of the
 current pass (`deadlines`), and a pass past its deadline makes no more calls.
 A timeout or a refused connection is a ``KubeError`` with status 0.
+
+Every call is checked against `permissions` (what the chart grants) before it
+is made: a call the table does not declare is a programming error, refused
+here rather than by the API server of a user's cluster. Each permission is
+logged the first time it is used, so a run's log lists what it needed.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import logging
 import os
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any
@@ -27,8 +34,10 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError
 
-from dbbench_operator import deadlines
+from dbbench_operator import deadlines, permissions
 from dbbench_operator.settings import OperatorSettings
+
+log = logging.getLogger(__name__)
 
 FIELD_MANAGER = "dbbench-operator"
 NOT_FOUND = 404
@@ -57,6 +66,36 @@ def _api_message(exc: Any) -> str:
         text = ""
     text = text or str(getattr(exc, "reason", "") or type(exc).__name__)
     return text[:_MESSAGE_LIMIT]
+
+
+class UndeclaredPermissionError(RuntimeError):
+    """The code made a call that `permissions.RULES` (and so the chart) does not grant."""
+
+
+_used: set[tuple[str, str, str]] = set()
+_used_lock = threading.Lock()
+USED_MARK = "dbbench: API permission used:"
+
+
+def _use(group: str, resource: str, verb: str) -> None:
+    """Refuse an undeclared call; log a declared one the first time it is made."""
+    wanted = (group, resource, verb)
+    if wanted not in permissions.declared():
+        raise UndeclaredPermissionError(
+            f"{verb} {group or 'core'}/{resource} is not declared in permissions.RULES "
+            "(the chart would not grant it)"
+        )
+    with _used_lock:
+        if wanted in _used:
+            return
+        _used.add(wanted)
+    log.info("%s %s %s %s", USED_MARK, group or "core", resource, verb)
+
+
+def used_permissions() -> frozenset[tuple[str, str, str]]:
+    """(group, resource, verb) this process has used so far."""
+    with _used_lock:
+        return frozenset(_used)
 
 
 @contextlib.contextmanager
@@ -117,16 +156,23 @@ def dynamic() -> DynamicClient:
     return dyn
 
 
-def _resource(api_version: str, kind: str) -> Any:
+def _resource(api_version: str, kind: str, verb: str) -> Any:
+    """The API resource of a kind (discovery needs no permission), once `verb` on it
+    is known to be declared."""
     with _call("discover", kind, None, api_version):
-        return dynamic().resources.get(api_version=api_version, kind=kind)
+        resource = dynamic().resources.get(api_version=api_version, kind=kind)
+    _use(str(resource.group or ""), str(resource.name), verb)
+    return resource
 
 
 def apply(manifest: Mapping[str, Any]) -> None:
     """Create or update one object with server-side apply (idempotent)."""
     meta = manifest["metadata"]
     kind, namespace = manifest["kind"], meta.get("namespace")
-    resource = _resource(manifest["apiVersion"], kind)
+    # Server-side apply is a PATCH, and the API server also asks for `create` when
+    # the object does not exist yet (seen: 403 "cannot create resource").
+    resource = _resource(manifest["apiVersion"], kind, "patch")
+    _use(str(resource.group or ""), str(resource.name), "create")
     with _call("apply", kind, namespace, meta["name"]):
         resource.server_side_apply(
             body=dict(manifest),
@@ -144,7 +190,7 @@ def apply_all(manifests: Iterable[Mapping[str, Any]]) -> None:
 
 def get(api_version: str, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
     """The object as a plain dict, or None when it does not exist."""
-    resource = _resource(api_version, kind)
+    resource = _resource(api_version, kind, "get")
     try:
         with _call("get", kind, namespace, name):
             obj = resource.get(name=name, namespace=namespace)
@@ -168,7 +214,7 @@ def list_objects(
     and field equality (e.g. Events by ``involvedObject.uid``)."""
     selector = ",".join(f"{k}={v}" for k, v in (labels or {}).items()) or None
     field_selector = ",".join(f"{k}={v}" for k, v in (fields or {}).items()) or None
-    resource = _resource(api_version, kind)
+    resource = _resource(api_version, kind, "list")
     with _call("list", kind, namespace, selector or field_selector or "*"):
         found = resource.get(
             namespace=namespace, label_selector=selector, field_selector=field_selector
@@ -178,7 +224,7 @@ def list_objects(
 
 def delete(api_version: str, kind: str, namespace: str, name: str) -> bool:
     """Delete (background propagation: dependents such as pods go too); False if absent."""
-    resource = _resource(api_version, kind)
+    resource = _resource(api_version, kind, "delete")
     try:
         with _call("delete", kind, namespace, name):
             resource.delete(
@@ -194,7 +240,7 @@ def delete(api_version: str, kind: str, namespace: str, name: str) -> bool:
 def patch_merge(
     api_version: str, kind: str, namespace: str, name: str, patch: Mapping[str, Any]
 ) -> None:
-    resource = _resource(api_version, kind)
+    resource = _resource(api_version, kind, "patch")
     with _call("patch", kind, namespace, name):
         resource.patch(
             name=name,
@@ -213,7 +259,7 @@ def create_if_absent(manifest: Mapping[str, Any]) -> bool:
     """
     meta = manifest["metadata"]
     kind, namespace = manifest["kind"], meta.get("namespace")
-    resource = _resource(manifest["apiVersion"], kind)
+    resource = _resource(manifest["apiVersion"], kind, "create")
     try:
         with _call("create", kind, namespace, meta["name"]):
             resource.create(body=dict(manifest), namespace=namespace)
@@ -224,8 +270,9 @@ def create_if_absent(manifest: Mapping[str, Any]) -> bool:
     return True
 
 
-def read_secret_key(namespace: str, name: str, key: str) -> bytes | None:
-    """One value of a Secret, decoded; None when the Secret or key is missing."""
+def read_secret(namespace: str, name: str) -> tuple[dict[str, Any], dict[str, bytes]] | None:
+    """A Secret's metadata and decoded data; None when it does not exist."""
+    _use("", "secrets", "get")
     try:
         with _call("get", "Secret", namespace, name):
             secret = client.CoreV1Api(api_client()).read_namespaced_secret(name, namespace)
@@ -233,8 +280,15 @@ def read_secret_key(namespace: str, name: str, key: str) -> bytes | None:
         if exc.status == NOT_FOUND:
             return None
         raise
-    value = (secret.data or {}).get(key)
-    return None if value is None else base64.b64decode(value)
+    meta: dict[str, Any] = api_client().sanitize_for_serialization(secret.metadata)
+    data = {k: base64.b64decode(v) for k, v in (secret.data or {}).items()}
+    return meta, data
+
+
+def read_secret_key(namespace: str, name: str, key: str) -> bytes | None:
+    """One value of a Secret, decoded; None when the Secret or key is missing."""
+    found = read_secret(namespace, name)
+    return None if found is None else found[1].get(key)
 
 
 def ensure_secret_key(namespace: str, name: str, key: str, value: str) -> None:

@@ -6,7 +6,11 @@ progress. For the current step a pass: retires earlier targets, deploys the
 step's target, restarts it cold if asked, starts the step's runner Job, follows
 it, and merges its results once it has succeeded. Every action is idempotent
 and named after the step, so a pass repeated after an operator restart
-neither duplicates nor loses a step.
+neither duplicates nor loses a step. A step whose runner pod failed or was
+disrupted fails (`step_outcome`): it is never re-run, and only a step whose
+runner measured its whole phase (an error rate above the limit) is merged.
+An object the run needs under a name it does not own (an earlier run of the
+same name not yet collected) is waited for, up to spec.startupGrace.
 """
 
 from __future__ import annotations
@@ -31,10 +35,12 @@ from dbbench_operator.model import BenchmarkRunSpec
 from dbbench_operator.model.units import parse_duration
 from dbbench_operator.naming import RunRef
 from dbbench_operator.observations import TargetSeen
+from dbbench_operator.owning import ForeignChildError, PreviousRunChildError
 from dbbench_operator.planning import Step
 from dbbench_operator.runner_jobs import JobSettings, step_dir
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.startup import Stall, judge
+from dbbench_operator.step_outcome import MEASURED_TO_THE_END, stopped_early
 from dbbench_operator.tokens import run_token
 
 ColdMark = tuple[int, tuple[str, ...]]
@@ -69,6 +75,8 @@ class Context:
     settings: OperatorSettings
     deadline_seconds: int  # what is left of spec.timeout
     now: datetime
+    runner_image: str  # fixed when the run left Pending (status.runnerImage)
+    started: datetime | None = None
 
 
 def _stalled(
@@ -97,13 +105,35 @@ def _describe(step: Step, total: int) -> str:
 
 
 def advance(ctx: Context, *, steps_done: int, cold_mark: ColdMark | None) -> Advance:
+    try:
+        return _advance(ctx, steps_done=steps_done, cold_mark=cold_mark)
+    except ForeignChildError as exc:
+        return _taken(ctx, steps_done, exc)
+
+
+def _taken(ctx: Context, steps_done: int, exc: ForeignChildError) -> Advance:
+    """A name the run needs is another's: wait for an earlier run's leftovers to be
+    collected (bounded by spec.startupGrace from the run's start), else fail."""
+    step = ctx.steps[min(steps_done, len(ctx.steps) - 1)]
+    base = Advance(steps_done, step, Stage.PROVISIONING)
+    message = f"{_describe(step, len(ctx.steps))}: {exc.describe()}"
+    grace = parse_duration(ctx.spec.startup_grace)
+    waited = (ctx.now - ctx.started).total_seconds() if ctx.started is not None else 0.0
+    if isinstance(exc, PreviousRunChildError) and waited < grace:
+        return _with(base, reason=exc.reason, message=message)
+    if isinstance(exc, PreviousRunChildError):
+        message += f"; still there after spec.startupGrace ({ctx.spec.startup_grace})"
+    return _with(base, failure=(exc.reason, message))
+
+
+def _advance(ctx: Context, *, steps_done: int, cold_mark: ColdMark | None) -> Advance:
     run, spec, steps = ctx.run, ctx.spec, ctx.steps
     if steps_done >= len(steps):
         return Advance(steps_done)
     step = steps[steps_done]
     here = _describe(step, len(steps))
     index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
-    left = tearing_down.retire_targets(run, spec, index)
+    left = tearing_down.retire_targets(run, spec, index, policies=ctx.settings.network_policies)
     if left:
         message = f"{here}: waiting for {left} database pod(s) of earlier targets to stop"
         return Advance(steps_done, step, Stage.TEARING_DOWN, "RetiringPreviousTarget", message)
@@ -132,7 +162,9 @@ def _with(base: Advance, **changes: Any) -> Advance:
 def _start(ctx: Context, step: Step, here: str, base: Advance) -> Advance:
     run, spec, settings = ctx.run, ctx.spec, ctx.settings
     if cooling.needed(spec, step):
-        cooled = cooling.prepare(run, spec, step, base.cold_mark, settings.runner_image)
+        cooled = cooling.prepare(
+            run, spec, step, base.cold_mark, image=ctx.runner_image, namespace=settings.namespace
+        )
         if cooled.failure is not None:
             return _with(base, failure=cooled.failure)
         if not cooled.done:
@@ -141,11 +173,11 @@ def _start(ctx: Context, step: Step, here: str, base: Advance) -> Advance:
                          cold_mark=cooled.mark or base.cold_mark)  # fmt: skip
     index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
     job_settings = JobSettings(
-        image=settings.runner_image,
+        image=ctx.runner_image,
         pull_policy=settings.runner_pull_policy,
         results_url=settings.results_url,
-        backoff_limit=settings.runner_backoff_limit,
         deadline_seconds=ctx.deadline_seconds,
+        created_at=ctx.now,
     )
     table = collecting.table_before(settings, run, spec, ctx.steps, step)
     running.start(run, spec, step, target_access(run, spec, index), job_settings, table=table)
@@ -158,8 +190,11 @@ def _follow(ctx: Context, step: Step, here: str, base: Advance, job: dict[str, A
     degraded = running.disturbance(run, spec, step, job)
     base = _with(base, degraded=degraded)
     if state.failed:
-        return _with(base, failure=(state.reason, state.message),
-                     collected=_partial(run, spec, step, settings))  # fmt: skip
+        # Only a runner that measured its whole phase left results worth merging.
+        partial = (
+            _partial(run, spec, step, settings) if state.reason in MEASURED_TO_THE_END else None
+        )
+        return _with(base, failure=(state.reason, state.message), collected=partial)
     if stalls:
         waiting = _with(base, stage=Stage.RUNNING)
         described = "; ".join(s.describe() for s in stalls[:3])
@@ -173,6 +208,9 @@ def _follow(ctx: Context, step: Step, here: str, base: Advance, job: dict[str, A
         return _with(base, stage=Stage.RUNNING, reason="RunningStep", message=message,
                      step_progress=progress)  # fmt: skip
     merged = collecting.collect_step(settings, run, spec, step)
+    stopped = stopped_early(step, merged)
+    if stopped is not None:
+        return _with(base, failure=stopped)
     return _with(
         base, steps_done=base.steps_done + 1, stage=Stage.COLLECTED, reason="StepCompleted",
         message=f"{here}: completed", collected=merged,

@@ -2,7 +2,9 @@
 
 Each pass re-derives readiness from the cluster (StatefulSet status) and from
 the databases themselves (replication / replica-set state), so nothing here
-trusts what an earlier pass wrote in the status.
+trusts what an earlier pass wrote in the status. Objects found by name are
+used only when the run owns them (`owning`): a re-created run never takes
+over its predecessor's Secret (and its results token).
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ import hashlib
 import secrets
 from typing import Any
 
-from dbbench_operator import diagnosing, kube, setting_up
+from dbbench_operator import diagnosing, kube, owning, setting_up
 from dbbench_operator.addressing import topology_request
 from dbbench_operator.credentials import RESULTS_TOKEN_KEY, build_credentials_secret
 from dbbench_operator.model import BenchmarkRunSpec
 from dbbench_operator.naming import RunRef, adopt, credentials_secret_name
+from dbbench_operator.network_policies import build_database_policy
 from dbbench_operator.observations import TargetSeen
 from dbbench_operator.planning import Step, build_plan_configmap
+from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.startup import longest
 from dbbench_operator.topology import naming as topology_naming
 from dbbench_operator.topology.rendering import RenderError, render
@@ -34,23 +38,33 @@ def _digest(*parts: object) -> str:
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
-def _statefulsets(request: TopologyRequest) -> list[tuple[int, dict[str, Any] | None]]:
+def _statefulsets(run: RunRef, request: TopologyRequest) -> list[tuple[int, dict[str, Any] | None]]:
     """(wanted members, StatefulSet or None) for each replica set of the target."""
     return [
-        (rs.members, kube.get("apps/v1", "StatefulSet", request.namespace, rs.statefulset))
+        (rs.members, owning.get("apps/v1", "StatefulSet", run, rs.statefulset))
         for rs in topology_naming.layout(request).replica_sets
     ]
+
+
+def _manifests(run: RunRef, request: TopologyRequest) -> list[dict[str, Any]]:
+    """The target's chart, rendered, and its NetworkPolicy when the chart asks for them."""
+    manifests = list(render(request))
+    settings = OperatorSettings.from_env()
+    if settings.network_policies:
+        # Before the databases, so no member ever listens unfenced.
+        manifests.insert(0, build_database_policy(run, request, settings.operator_peer()))
+    return [adopt(m, run) for m in manifests]
 
 
 def _deploy(run: RunRef, request: TopologyRequest) -> list[tuple[int, dict[str, Any] | None]]:
     """Render and apply the target's chart unless this exact request is in place."""
     key, digest = (run.uid, request.target_name), _digest(request.model_dump_json())
-    found = _statefulsets(request)
+    found = _statefulsets(run, request)
     if _applied.get(key) == digest and all(sts is not None for _, sts in found):
         return found
-    kube.apply_all(adopt(m, run) for m in render(request))
+    kube.apply_all(_manifests(run, request))
     _applied[key] = digest
-    return _statefulsets(request)
+    return _statefulsets(run, request)
 
 
 def ensure_run_objects(run: RunRef, steps: list[Step], results_token: str) -> None:
@@ -59,12 +73,12 @@ def ensure_run_objects(run: RunRef, steps: list[Step], results_token: str) -> No
     if _applied.get(key) == digest:
         return
     secret = build_credentials_secret(run, secrets.token_urlsafe, results_token)
-    if not kube.create_if_absent(secret):
-        # A Secret made by an older operator lacks the token: add it, keep the rest.
+    if not owning.create(secret, run):
+        # The run's own Secret, made by an older operator without the token: add it.
         kube.ensure_secret_key(
             run.namespace, credentials_secret_name(run), RESULTS_TOKEN_KEY, results_token
         )
-    kube.apply(build_plan_configmap(run, steps))
+    owning.apply(build_plan_configmap(run, steps), run)
     _applied[key] = digest
 
 

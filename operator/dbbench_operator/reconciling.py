@@ -46,11 +46,13 @@ from dbbench_operator.recording import (
     conform,
     parse_stamp,
     progress_block,
+    runner_image,
     stamp,
     status_patch,
     step_event,
     target_entries,
 )
+from dbbench_operator.redaction import driver_error, scrub
 from dbbench_operator.results_client import ResultsServiceError
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.startup import VAGUE
@@ -87,6 +89,20 @@ class Outcome:
 
     status: dict[str, Any] = field(default_factory=dict)
     events: tuple[Event, ...] = ()
+
+
+def results_claim_problems(
+    spec: BenchmarkRunSpec | None, settings: OperatorSettings
+) -> tuple[Problem, ...]:
+    """One results service owns one claim (the chart's): a run cannot choose another."""
+    if spec is None or spec.results.claim_name == settings.results_claim:
+        return ()
+    return (Problem(
+        "spec.results.claimName",
+        f"this operator's results service writes to claim {settings.results_claim!r} (chart "
+        f"value results.claimName), not {spec.results.claim_name!r}: leave the field unset or "
+        f"set it to {settings.results_claim!r}",
+    ),)  # fmt: skip
 
 
 def parse(raw_spec: Mapping[str, Any]) -> tuple[BenchmarkRunSpec | None, tuple[Problem, ...]]:
@@ -158,6 +174,7 @@ def reconcile(
     settings: OperatorSettings,
 ) -> Outcome:
     spec, problems = parse(raw_spec)
+    problems = (*problems, *results_claim_problems(spec, settings))
     p = Pass(run, raw_status, now, settings, spec, problems, current_phase(raw_status))
     if p.phase in TERMINAL:
         return _ended(p)
@@ -183,6 +200,7 @@ def _base(p: Pass, decision: Decision) -> dict[str, Any]:
     status = status_patch(
         p.run, raw_status=p.raw_status, decision=decision, now=p.now, results_path=path,
         started=decision.phase is not RunPhase.PENDING,
+        runner_image=runner_image(p.raw_status, p.settings),
     )  # fmt: skip
     if p.raw_status.get("failedPasses"):
         # A good pass ends a series of failed ones.
@@ -233,7 +251,10 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
         return replace(obs, steps_done=len(steps), collected=True), {}, ()
     started = parse_stamp(p.raw_status.get("startedAt")) or p.now
     left = parse_duration(spec.timeout) - (p.now - started).total_seconds()
-    ctx = Context(run, spec, steps, settings, deadline_seconds=int(left), now=p.now)
+    ctx = Context(
+        run, spec, steps, settings, deadline_seconds=int(left), now=p.now,
+        runner_image=runner_image(p.raw_status, settings), started=started,
+    )  # fmt: skip
     moved = advance(
         ctx, steps_done=int(progress.get("stepsDone") or 0), cold_mark=cold_mark_of(progress)
     )
@@ -337,8 +358,9 @@ def _conclude(
     if decision.phase is RunPhase.SUCCEEDED:
         progress["percent"] = 100
     status["progress"] = progress
-    status.update(_clean_up(p, p.spec if started else None, decision.phase).status)
-    return Outcome(status, (*events, *_decision_events(decision)))
+    cleaned = _clean_up(p, p.spec if started else None, decision.phase, {**p.raw_status, **status})
+    status.update(cleaned.status)
+    return Outcome(status, (*events, *_decision_events(decision), *cleaned.events))
 
 
 def _ended(p: Pass) -> Outcome:
@@ -348,21 +370,49 @@ def _ended(p: Pass) -> Outcome:
     return _clean_up(p, p.spec if p.raw_status.get("startedAt") else None, p.phase)
 
 
-def _clean_up(p: Pass, spec: BenchmarkRunSpec | None, phase: RunPhase) -> Outcome:
-    """Stop the load and retire the databases of an ended run (retried until done)."""
+def _clean_up(
+    p: Pass, spec: BenchmarkRunSpec | None, phase: RunPhase, status: Mapping[str, Any] | None = None
+) -> Outcome:
+    """Stop the load and retire the databases of an ended run, and write a failed
+    run's summary (retried until done)."""
     run = p.run
     try:
         if spec is not None:
             # Bounded like a pass: a stuck call must not hold the run's timer.
             deadlines.call_within(
-                lambda: tearing_down.end_run(run, spec, failed=phase is RunPhase.FAILED),
+                lambda: tearing_down.end_run(
+                    run, spec, p.settings, failed=phase is RunPhase.FAILED
+                ),
                 p.settings.pass_deadline, f"{run.name}-cleanup",
             )  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - retried on the next pass; never escapes
         log.warning("cleanup of %s/%s not finished: %s", run.namespace, run.name, exc)
         return Outcome()
     admitting.release(run)
+    if spec is not None and phase is RunPhase.FAILED:
+        return _summarized(p, spec, p.raw_status if status is None else status)
     return Outcome({"cleanedUp": True})
+
+
+def _summarized(p: Pass, spec: BenchmarkRunSpec, status: Mapping[str, Any]) -> Outcome:
+    """A failed run's summary.json and report (tried again on later passes for a while)."""
+    done, warning = collecting.summarize_ended(p.settings, p.run, spec, status, p.now)
+    if not done:
+        return Outcome()
+    return Outcome({"cleanedUp": True}, () if warning is None else (("Warning", *warning),))
+
+
+def deleted(run: RunRef, raw_spec: Mapping[str, Any], settings: OperatorSettings) -> None:
+    """The run is being deleted: its children in its namespace go with it (owner
+    references), but its cache-drop Jobs in the operator's namespace cannot be owned
+    by it. Raises to be retried (the run's finalizer holds it until this succeeds)."""
+    spec, _ = parse(raw_spec)
+    if spec is not None:
+        deadlines.call_within(
+            lambda: tearing_down.remove_cache_drops(run, spec, settings),
+            settings.pass_deadline, f"{run.name}-deleted",
+        )  # fmt: skip
+    admitting.release(run)
 
 
 # -- failed passes ---------------------------------------------------------------
@@ -378,11 +428,11 @@ def describe_error(exc: BaseException) -> tuple[str, str]:
         return "PassTimedOut", f"{exc}: a call to the API server or a database hung"
     if isinstance(exc, LookupError):
         return "SetupError", str(exc)[:600]
-    if type(exc).__module__.split(".")[0] in ("mysql", "pymongo", "bson", "psycopg"):
-        # Driver messages can echo a URI and its password: the type only.
-        return "DatabaseError", f"database driver error ({type(exc).__name__})"
+    if type(exc).__module__.split(".")[0] in ("mysql", "MySQLdb", "pymongo", "bson", "psycopg"):
+        # Driver messages can echo a URI and its password: the type and code only.
+        return "DatabaseError", f"database driver error ({driver_error(exc)})"
     log.warning("reconcile pass failed", exc_info=exc)
-    return "InternalError", f"{type(exc).__name__}: {exc}"[:600]
+    return "InternalError", f"{type(exc).__name__}: {scrub(str(exc), 600)}"
 
 
 def _pass_failed(p: Pass, exc: BaseException) -> Outcome:

@@ -12,6 +12,7 @@ from dbbench_operator.model.status import BenchmarkRunStatus
 from dbbench_operator.naming import RunRef
 from dbbench_operator.observations import TargetSeen
 from dbbench_operator.planning import Step
+from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.summaries import RunProgress
 
 TIMESTAMP = "%Y-%m-%dT%H:%M:%SZ"
@@ -80,6 +81,13 @@ def cold_mark_of(progress: Mapping[str, Any]) -> tuple[int, tuple[str, ...]] | N
     return int(progress["coldStep"]), tuple(progress.get("coldPods") or ())
 
 
+def runner_image(raw_status: Mapping[str, Any], settings: OperatorSettings) -> str:
+    """The runner image of this run: fixed in the status when it left Pending, so an
+    operator upgraded mid-run does not mix runner versions in one run (a run started
+    by an operator that did not record it takes the current one from then on)."""
+    return str(raw_status.get("runnerImage") or settings.runner_image)
+
+
 def status_patch(
     run: RunRef,
     *,
@@ -88,10 +96,12 @@ def status_patch(
     now: datetime,
     results_path: str,
     started: bool,
+    runner_image: str = "",
 ) -> dict[str, Any]:
     """Phase, conditions, timestamps and message: the part every pass writes.
 
     `started`: the run has left Pending (a run that fails there never started).
+    `runner_image` is recorded when it does, once: every later step uses it.
     """
     status: dict[str, Any] = {
         "phase": str(decision.phase),
@@ -107,6 +117,8 @@ def status_patch(
         status["startedAt"] = stamp(now)
         if results_path:
             status["resultsPath"] = results_path
+    if started and runner_image and not raw_status.get("runnerImage"):
+        status["runnerImage"] = runner_image
     if decision.phase in TERMINAL:
         status["completedAt"] = stamp(now)
     return status

@@ -31,6 +31,10 @@ class ResultsServiceError(Exception):
     pass
 
 
+class NotStoredError(ResultsServiceError):
+    """The service answered 404: no such file (a step that never finished)."""
+
+
 def _call(
     settings: OperatorSettings,
     run: RunRef,
@@ -57,7 +61,8 @@ def _call(
             return data
     except urllib.error.HTTPError as exc:
         detail = exc.read().decode(errors="replace")[:400]
-        raise ResultsServiceError(f"{method} {path}: HTTP {exc.code} {detail}") from exc
+        kind = NotStoredError if exc.code == 404 else ResultsServiceError
+        raise kind(f"{method} {path}: HTTP {exc.code} {detail}") from exc
     except OSError as exc:
         raise ResultsServiceError(
             f"{method} {path}: results service at {settings.results_url} unreachable "
@@ -97,3 +102,13 @@ def step_summary(settings: OperatorSettings, run: RunRef, step_dir: str) -> Step
     """A merged step's summary.json as stored on the claim."""
     path = f"{step_dir}/{SUMMARY}"
     return _parsed(StepSummary, path, _call(settings, run, "GET", f"files/{quote(path)}"))
+
+
+def stored_step_summary(
+    settings: OperatorSettings, run: RunRef, step_dir: str
+) -> StepSummary | None:
+    """A merged step's summary.json, or None when the step was never merged."""
+    try:
+        return step_summary(settings, run, step_dir)
+    except NotStoredError:
+        return None

@@ -1,17 +1,18 @@
-"""Runner Jobs, their step files and the cache-drop Jobs (pure builders).
+"""Runner Jobs and their step files (pure builders).
 
 One Indexed Job per step: `runner.pods` completions run in parallel, each pod
 gets its index from Kubernetes and the same step file from a ConfigMap.
 Runner pods never mount the results claim: they hand their files to the
-results service with the run's token (from the run's Secret).
+results service with the run's token (from the run's Secret). A runner pod is
+never retried (`step_outcome`: the step fails instead).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,14 @@ from dbbench_operator.addressing import TargetAccess
 from dbbench_operator.credentials import RESULTS_TOKEN_KEY
 from dbbench_operator.model import BenchmarkRunSpec, Phase, Target
 from dbbench_operator.model.units import parse_quantity
-from dbbench_operator.naming import RunRef, adopt, child_name, credentials_secret_name, run_labels
+from dbbench_operator.naming import (
+    RunRef,
+    adopt,
+    child_name,
+    credentials_secret_name,
+    label_value,
+    run_labels,
+)
 from dbbench_operator.planning import Step
 from dbbench_operator.table_state import TableState
 from dbbench_operator.tokens import results_prefix
@@ -34,9 +42,6 @@ STEP_DIR = "/etc/dbbench/step"
 CREDENTIALS_DIR = "/var/run/dbbench/credentials"
 TARGET_URI_DIR = "/var/run/dbbench/target"
 RUNNER_UID = 65532
-# 2 bad step file, 3 error rate above maxErrorRate, 4 database unreachable:
-# retrying cannot make these pass, so they fail the Job at once.
-FINAL_EXIT_CODES = (2, 3, 4)
 MIN_DEADLINE_S = 60
 # MongoDB write concern implied by the target's durability profile.
 DURABILITY_WRITE_CONCERN: dict[str, WriteConcern] = {
@@ -50,8 +55,19 @@ class JobSettings:
     image: str
     pull_policy: str
     results_url: str
-    backoff_limit: int
     deadline_seconds: int  # what is left of spec.timeout: no Job outlives its run
+    created_at: datetime | None = None  # when the Job is made (the pass's clock)
+
+    @property
+    def active_deadline_seconds(self) -> int:
+        return max(MIN_DEADLINE_S, self.deadline_seconds)
+
+    @property
+    def job_deadline(self) -> datetime | None:
+        """When Kubernetes ends the Job: runner pods retry uploads until then."""
+        if self.created_at is None:
+            return None
+        return self.created_at + timedelta(seconds=self.active_deadline_seconds)
 
 
 def step_dir(step: Step) -> str:
@@ -59,15 +75,20 @@ def step_dir(step: Step) -> str:
     return layout.step_dir(step.target, step.phase, step.repeat)
 
 
+# An Indexed Job's pods get the hostname `<job>-<index>`, a DNS label: the API
+# server refuses a Job whose name leaves no room for `-63` (runner.pods <= 64).
+JOB_NAME_MAX = 63 - len("-63")
+
+
 def job_name(run: RunRef, step: Step) -> str:
-    return child_name(run, f"step-{step.index + 1}")
+    return child_name(run, f"step-{step.index + 1}", JOB_NAME_MAX)
 
 
 def step_labels(run: RunRef, step: Step, component: str) -> dict[str, str]:
     return {
         **run_labels(run, component),
         "dbbench.io/step": str(step.index + 1),
-        "dbbench.io/target": step.target[:63],
+        "dbbench.io/target": label_value(step.target),
     }
 
 
@@ -143,12 +164,15 @@ def build_step_config(
     access: TargetAccess,
     table: TableState | None = None,
     host: step_file.DatabaseHost | None = None,
+    *,
+    job_deadline: datetime | None = None,
 ) -> step_file.StepConfig:
     """The step file every pod of the step's Job reads (pod index from the Job).
 
     `table`: what the target's earlier steps wrote (where new record numbers
     start, how many records are there before the step); None for a first step.
     `host`: where the database pods run and their limits (None: external).
+    `job_deadline`: when the step's Job ends (`JobSettings.job_deadline`).
     """
     target = next(t for t in spec.targets if t.name == step.target)
     phase = next(p for p in spec.phases if p.name == step.phase)
@@ -180,6 +204,7 @@ def build_step_config(
         processes=spec.runner.processes,
         mysql_driver=spec.runner.mysql_driver or "mysqlclient",
         progress_every=2,
+        job_deadline=job_deadline,
     )
 
 
@@ -193,7 +218,7 @@ def _limit(pod: Mapping[str, Any], resource: str) -> Decimal | None:
 def database_host(pods: Sequence[Mapping[str, Any]]) -> step_file.DatabaseHost:
     """Where the target's database pods run (their nodes, as scheduled when the step
     starts) and their limits as the pods carry them, for environment.json's
-    data-to-memory ratio. Members share one hardware spec; the first pod's limits
+    data-to-memory ratio. A target's members share its hardware; the first pod's limits
     stand for all (config servers and routers have their own, smaller ones)."""
     ordered = sorted(pods, key=lambda p: str(p["metadata"]["name"]))
     memory = _limit(ordered[0], "memory") if ordered else None
@@ -323,9 +348,6 @@ def build_runner_job(
     so that a database pod lost during the step is noticed, even after a restart."""
     pods = spec.runner.pods
     labels = step_labels(run, step, "runner")
-    # A retried insert pod would re-insert its slice into a half-loaded table:
-    # its measurement cannot be honest, so insert steps are never retried.
-    backoff = 0 if step.phase_type == "insert" else settings.backoff_limit
     manifest = {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -338,12 +360,15 @@ def build_runner_job(
             "completionMode": "Indexed",
             "completions": pods,
             "parallelism": pods,
-            "backoffLimit": backoff,
-            "activeDeadlineSeconds": max(MIN_DEADLINE_S, settings.deadline_seconds),
+            # Never a second attempt: a retried insert pod re-inserts its share, a
+            # retried reader stretches the merged window over both attempts. Any
+            # failure or disruption fails the Job at once (and the step and run).
+            "backoffLimit": 0,
+            "activeDeadlineSeconds": settings.active_deadline_seconds,
             "podFailurePolicy": {"rules": [
                 {"action": "FailJob", "onExitCodes": {
-                    "containerName": "runner", "operator": "In", "values": list(FINAL_EXIT_CODES)}},
-                {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+                    "containerName": "runner", "operator": "NotIn", "values": [0]}},
+                {"action": "FailJob", "onPodConditions": [{"type": "DisruptionTarget"}]},
             ]},
             "template": {
                 "metadata": {"labels": labels},
@@ -352,46 +377,3 @@ def build_runner_job(
         },
     }  # fmt: skip
     return adopt(manifest, run)
-
-
-def build_cache_drop_job(run: RunRef, step: Step, node: str, image: str) -> dict[str, Any]:
-    """A short privileged pod on `node` that drops the page cache (cache: cold).
-
-    Privileged because /proc/sys/vm/drop_caches is writable only so; allowed
-    only when the chart value coldCache.allowPrivilegedPods is true.
-    """
-    labels = {**step_labels(run, step, "cache-drop"), "dbbench.io/node": node[:63]}
-    name = child_name(run, f"step-{step.index + 1}-drop-{_short_hash(node)}")
-    manifest = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {
-            "backoffLimit": 0,
-            "activeDeadlineSeconds": 300,
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "nodeName": node,
-                    "automountServiceAccountToken": False,
-                    "tolerations": [{"operator": "Exists"}],
-                    "containers": [{
-                        "name": "drop-caches",
-                        "image": image,
-                        "command": ["/bin/sh", "-c",
-                                    "sync && echo 3 > /proc/sys/vm/drop_caches && echo dropped"],
-                        "securityContext": {"privileged": True, "runAsUser": 0,
-                                            "runAsNonRoot": False},
-                        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"},
-                                      "limits": {"memory": "64Mi"}},
-                    }],
-                },
-            },
-        },
-    }  # fmt: skip
-    return adopt(manifest, run)
-
-
-def _short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:8]

@@ -1,12 +1,16 @@
 """Runner Jobs on the cluster: start one per step, follow it, notice a
-database pod that restarted while it ran."""
+database pod that restarted while it ran.
+
+The step's ConfigMap and Job are found by name and used only when the run owns
+them (`owning`); the Job's pods are found by the Job's uid, not its name, so
+the pods of an earlier run's Job of the same name never count."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from dbbench_operator import diagnosing, kube
+from dbbench_operator import diagnosing, kube, owning
 from dbbench_operator.addressing import TargetAccess, topology_request
 from dbbench_operator.model import BenchmarkRunSpec
 from dbbench_operator.naming import RunRef
@@ -21,11 +25,11 @@ from dbbench_operator.runner_jobs import (
     job_name,
 )
 from dbbench_operator.startup import Stall
-from dbbench_operator.summaries import JobState, job_state
+from dbbench_operator.step_outcome import JobState, job_state
 from dbbench_operator.table_state import TableState
 from dbbench_operator.topology import naming as topology_naming
 
-JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+JOB_UID_LABEL = "batch.kubernetes.io/controller-uid"
 
 
 def database_pods(run: RunRef, spec: BenchmarkRunSpec, index: int) -> list[dict[str, Any]]:
@@ -49,7 +53,8 @@ def pod_marks(pods: list[dict[str, Any]]) -> dict[str, list[object]]:
 
 
 def find_job(run: RunRef, step: Step) -> dict[str, Any] | None:
-    return kube.get("batch/v1", "Job", run.namespace, job_name(run, step))
+    """The step's Job if the run has made it (an earlier run's of that name raises)."""
+    return owning.get("batch/v1", "Job", run, job_name(run, step))
 
 
 def start(
@@ -65,15 +70,17 @@ def start(
     index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
     pods = database_pods(run, spec, index)
     host = None if spec.targets[index].external is not None else database_host(pods)
-    config = build_step_config(spec, step, access, table, host)
-    kube.apply(build_step_configmap(run, step, config))
+    config = build_step_config(spec, step, access, table, host, job_deadline=settings.job_deadline)
+    owning.apply(build_step_configmap(run, step, config), run)
     marks = pod_marks(pods)
-    kube.create_if_absent(build_runner_job(run, spec, step, access, settings, database_pods=marks))
+    job = build_runner_job(run, spec, step, access, settings, database_pods=marks)
+    owning.create(job, run)
 
 
 def follow(run: RunRef, step: Step, job: dict[str, Any]) -> tuple[JobState, tuple[Stall, ...]]:
     """Where the step's Job stands, and its pods that have not started (while it runs)."""
-    pods = kube.list_objects("v1", "Pod", run.namespace, {JOB_NAME_LABEL: job_name(run, step)})
+    uid = str((job.get("metadata") or {}).get("uid") or "")
+    pods = kube.list_objects("v1", "Pod", run.namespace, {JOB_UID_LABEL: uid})
     state = job_state(step, job, pods)
     if state.finished:
         return state, ()

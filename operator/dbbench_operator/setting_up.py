@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import mysql.connector
 import psycopg
 
-from dbbench_operator import kube
+from dbbench_operator import kube, owning
 from dbbench_operator.model import SecretKeyRef, Target
 from dbbench_operator.naming import RunRef
 from dbbench_operator.observations import TargetSeen
@@ -45,7 +45,9 @@ MYSQL_ROOT = "root"
 
 
 def _secret(request: TopologyRequest, key: str) -> str:
-    value = kube.read_secret_key(request.namespace, request.credentials_secret, key)
+    """A key of the run's credentials Secret: only when the run owns the Secret."""
+    run = RunRef(request.run_name, request.namespace, request.run_uid)
+    value = owning.secret_value(run, request.credentials_secret, key)
     if value is None:
         raise LookupError(f"Secret {request.credentials_secret} has no key {key}")
     return value.decode()

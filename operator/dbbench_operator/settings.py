@@ -61,6 +61,32 @@ def engine_images(text: str | None) -> Mapping[str, EngineImage]:
 
 
 @dataclass(frozen=True)
+class OperatorPeer:
+    """Where the operator's pod runs and its labels: what NetworkPolicies let in."""
+
+    namespace: str
+    labels: Mapping[str, str]
+
+
+def _labels(text: str | None) -> Mapping[str, str]:
+    """DBBENCH_OPERATOR_POD_LABELS: the chart's selector labels of the operator's pod (JSON)."""
+    if not (text or "").strip():
+        return MappingProxyType(dict(DEFAULT_OPERATOR_LABELS))
+    given = json.loads(text or "")
+    if not isinstance(given, dict) or not given:
+        raise ValueError("DBBENCH_OPERATOR_POD_LABELS must be a JSON object of labels")
+    return MappingProxyType({str(k): str(v) for k, v in given.items()})
+
+
+# The chart's selector labels for a release named "dbbench".
+DEFAULT_OPERATOR_LABELS = {
+    "app.kubernetes.io/name": "dbbench",
+    "app.kubernetes.io/instance": "dbbench",
+    "app.kubernetes.io/component": "operator",
+}
+
+
+@dataclass(frozen=True)
 class OperatorSettings:
     reconcile_interval: float = 5.0
     namespace: str = "dbbench-system"
@@ -71,7 +97,11 @@ class OperatorSettings:
     results_key: bytes = field(default=b"", repr=False)
     results_claim: str = "dbbench-results"
     allow_cache_drop: bool = False
-    runner_backoff_limit: int = 2
+    # Per-target NetworkPolicies (chart value networkPolicy.enabled).
+    network_policies: bool = False
+    operator_labels: Mapping[str, str] = field(
+        default_factory=lambda: MappingProxyType(dict(DEFAULT_OPERATOR_LABELS))
+    )
     # A pass that fails (API error, setup error) is retried; the run fails once
     # this many passes in a row failed over at least `pass_error_window` seconds.
     pass_error_limit: int = 5
@@ -99,7 +129,8 @@ class OperatorSettings:
             results_key=env.get("DBBENCH_RESULTS_KEY", "").encode(),
             results_claim=env.get("DBBENCH_RESULTS_CLAIM", defaults.results_claim),
             allow_cache_drop=_flag(env.get("DBBENCH_ALLOW_CACHE_DROP")),
-            runner_backoff_limit=int(env.get("DBBENCH_RUNNER_BACKOFF_LIMIT", "2")),
+            network_policies=_flag(env.get("DBBENCH_NETWORK_POLICIES")),
+            operator_labels=_labels(env.get("DBBENCH_OPERATOR_POD_LABELS")),
             pass_error_limit=int(env.get("DBBENCH_PASS_ERROR_LIMIT", "5")),
             pass_error_window=float(env.get("DBBENCH_PASS_ERROR_WINDOW", "60")),
             pass_deadline=float(env.get("DBBENCH_PASS_DEADLINE", "120")),
@@ -110,3 +141,6 @@ class OperatorSettings:
                 ns for ns in env.get("DBBENCH_WATCH_NAMESPACES", "").split(",") if ns
             ),
         )
+
+    def operator_peer(self) -> OperatorPeer:
+        return OperatorPeer(self.namespace, self.operator_labels)

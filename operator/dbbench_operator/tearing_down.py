@@ -1,23 +1,36 @@
 """Removing what a run deployed: a target once its steps are done (before the
-next one starts, so two targets never share the hardware), and the runner
-Jobs when a run ends early."""
+next one starts, so two targets never share the hardware), the runner Jobs
+when a run ends early, and the cache-drop Jobs in the operator's namespace
+(which no owner reference can reach) when a run ends or is deleted.
+
+Everything is selected by the run's uid label or the target's uid-hashed
+instance label: never by name, so a run never touches another run's objects,
+not even those of an earlier run of the same name."""
 
 from __future__ import annotations
 
-from dbbench_operator import kube
+from typing import Any
+
+from dbbench_operator import kube, owning
 from dbbench_operator.addressing import topology_request
 from dbbench_operator.model import BenchmarkRunSpec
-from dbbench_operator.naming import RunRef
+from dbbench_operator.naming import RUN_LABEL, RunRef, label_value, run_selector
+from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.topology import naming as topology_naming
 
 # What the topology charts render that runs pods or serves them.
 _WORKLOADS = (("apps/v1", "StatefulSet"), ("apps/v1", "Deployment"))
 _SERVICES = (("v1", "Service"),)
+_POLICIES = (("networking.k8s.io/v1", "NetworkPolicy"),)
 
 
-def retire_target(run: RunRef, spec: BenchmarkRunSpec, index: int) -> int:
+def retire_target(
+    run: RunRef, spec: BenchmarkRunSpec, index: int, *, policies: bool = False
+) -> int:
     """Delete the target (cleanup: Delete) or scale it to zero (Retain, data kept).
 
+    `policies`: the operator makes NetworkPolicies (chart value networkPolicy.enabled);
+    they go with the target's Services, and stay around a Retained target.
     Idempotent; returns how many of its pods still exist (wait until 0).
     """
     target = spec.targets[index]
@@ -33,27 +46,56 @@ def retire_target(run: RunRef, spec: BenchmarkRunSpec, index: int) -> int:
             elif (obj.get("spec") or {}).get("replicas") != 0:
                 kube.patch_merge(api_version, kind, run.namespace, name, {"spec": {"replicas": 0}})
     if spec.cleanup == "Delete":
-        for api_version, kind in _SERVICES:
+        for api_version, kind in _SERVICES + (_POLICIES if policies else ()):
             for obj in kube.list_objects(api_version, kind, run.namespace, labels):
                 kube.delete(api_version, kind, run.namespace, obj["metadata"]["name"])
     return len(kube.list_objects("v1", "Pod", run.namespace, labels))
 
 
-def retire_targets(run: RunRef, spec: BenchmarkRunSpec, before: int) -> int:
+def retire_targets(
+    run: RunRef, spec: BenchmarkRunSpec, before: int, *, policies: bool = False
+) -> int:
     """Retire every target before `before`; pods of theirs still terminating."""
-    return sum(retire_target(run, spec, i) for i in range(before))
+    return sum(retire_target(run, spec, i, policies=policies) for i in range(before))
+
+
+def _runner_jobs(run: RunRef) -> list[dict[str, Any]]:
+    """The run's Jobs: by its uid label, and (Jobs an operator before that label made)
+    by its name label, kept only when the run owns them."""
+    jobs = {j["metadata"]["name"]: j for j in
+            kube.list_objects("batch/v1", "Job", run.namespace, run_selector(run))}  # fmt: skip
+    for job in kube.list_objects(
+        "batch/v1", "Job", run.namespace, {RUN_LABEL: label_value(run.name)}
+    ):
+        if owning.owned_by(job, run):
+            jobs.setdefault(job["metadata"]["name"], job)
+    return list(jobs.values())
 
 
 def stop_jobs(run: RunRef) -> int:
-    """Delete the run's runner and cache-drop Jobs (their pods go with them)."""
-    jobs = kube.list_objects("batch/v1", "Job", run.namespace, {"dbbench.io/run": run.name[:63]})
+    """Delete the run's runner Jobs (their pods go with them); never another run's."""
+    jobs = _runner_jobs(run)
     for job in jobs:
         kube.delete("batch/v1", "Job", run.namespace, job["metadata"]["name"])
     return len(jobs)
 
 
-def end_run(run: RunRef, spec: BenchmarkRunSpec, *, failed: bool) -> None:
-    """At the end: stop any load still running, retire every target."""
+def remove_cache_drops(run: RunRef, spec: BenchmarkRunSpec, settings: OperatorSettings) -> int:
+    """Delete the run's cache-drop Jobs in the operator's namespace (cache: cold only)."""
+    if spec.cache != "cold" or not settings.allow_cache_drop:
+        return 0
+    jobs = kube.list_objects("batch/v1", "Job", settings.namespace, run_selector(run))
+    for job in jobs:
+        kube.delete("batch/v1", "Job", settings.namespace, job["metadata"]["name"])
+    return len(jobs)
+
+
+def end_run(
+    run: RunRef, spec: BenchmarkRunSpec, settings: OperatorSettings, *, failed: bool
+) -> None:
+    """At the end: stop any load still running, retire every target, remove the
+    cache-drop Jobs."""
     if failed:
         stop_jobs(run)
-    retire_targets(run, spec, len(spec.targets))
+    remove_cache_drops(run, spec, settings)
+    retire_targets(run, spec, len(spec.targets), policies=settings.network_policies)

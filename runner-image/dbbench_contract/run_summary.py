@@ -25,10 +25,13 @@ class RunMeta(StoredModel):
     uid: str
     started_at: str | None = None
     completed_at: str | None = None
-    # How the run ended: Succeeded or Failed (with the condition's reason).
+    # How the run ended: Succeeded or Failed (with the Failed condition's reason
+    # and message, e.g. Timeout), and the step (1-based) it was at then. A
+    # failed run's summary lists every step; those without a result never ended.
     phase: str | None = None
     reason: str | None = None
     message: str | None = None
+    current_step: int | None = None
 
 
 class StorageResult(StoredModel):

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import AwareDatetime, Field, model_validator
 
 from dbbench_contract import defaults
 from dbbench_contract.durations import parse_duration
@@ -225,7 +225,7 @@ class DatabaseHost(WireModel):
     """Where the database under test runs (absent for external targets)."""
 
     pods: tuple[DatabasePod, ...] = ()
-    # Each database pod's memory limit (spec.hardware.resources.limits.memory).
+    # Each database pod's memory limit (its target's hardware.resources.limits.memory).
     memory_limit_bytes: int | None = Field(default=None, ge=0)
     cpu_limit: float | None = Field(default=None, ge=0)
 
@@ -252,6 +252,11 @@ class StepConfig(WireModel):
     mysql_driver: MySQLDriverName = "mysqlclient"
     progress_every: float = Field(default=5.0, gt=0)
     storage_every: float = Field(default=10.0, gt=0)
+    # When the step's Job ends (its creation plus activeDeadlineSeconds, UTC):
+    # pods retry their uploads until shortly before it, so a results service
+    # that restarts or is busy costs time, not results. None (a step file
+    # written by hand): the runner's own budget (10 minutes, uploading.py).
+    job_deadline: AwareDatetime | None = None
 
     @model_validator(mode="after")
     def _engine_rules(self) -> StepConfig:

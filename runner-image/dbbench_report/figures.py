@@ -2,7 +2,8 @@
 
 Every figure comes from the merged step summaries and series files as the
 runner wrote them; nothing is re-measured here. Repeats are combined with
-mean, sample standard deviation and range; cost uses hardware.pricePerHour.
+mean, sample standard deviation and range; cost uses each target's
+hardware.pricePerHour (its own, else the run's).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dbbench_contract.hardware import target_hardware
 from dbbench_contract.summary import StepSummary, StorageBlock
 from dbbench_report.reading import Run, Step, Window
 
@@ -183,8 +185,14 @@ def cost_per_million(price_per_hour: float, pods: int, ops_per_second: float) ->
     return price_per_hour * pods * 1_000_000 / (ops_per_second * 3600.0)
 
 
-def price_per_hour(run: Run) -> float | None:
-    value = (run.spec.get("hardware") or {}).get("pricePerHour")
+def hardware(run: Run, target: str) -> dict[str, Any]:
+    """The hardware a target ran on: the run's, with the target's own fields."""
+    return target_hardware(run.spec, target_spec(run, target))
+
+
+def price_per_hour(run: Run, target: str) -> float | None:
+    """Price of one of the target's database pods per hour (its own, else the run's)."""
+    value = hardware(run, target).get("pricePerHour")
     return None if value is None else float(value)
 
 

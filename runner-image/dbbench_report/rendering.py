@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from dbbench_report import sections
+from dbbench_report import ending, sections
 from dbbench_report.reading import Run
 
 REPORT = "report.html"
@@ -21,6 +21,7 @@ figcaption{font-size:.8rem;color:#555}b.flag{color:#b00}nav a{margin-right:.8rem
 
 SECTIONS = (
     ("overview", "Overview", sections.overview),
+    ("ending", "How it ended", ending.section),
     ("throughput", "Throughput and latency", sections.throughput),
     ("side-by-side", "Targets side by side", sections.side_by_side),
     ("disk-reads", "Cache and disk reads", sections.disk_reads),
@@ -42,7 +43,16 @@ def page(title: str, nav: str, body: str) -> str:
     )
 
 
+# A run that ended before any step finished has nothing to chart.
+WITHOUT_STEPS = ("overview", "ending")
+
+
 def render(run: Run) -> str:
-    nav = "".join(f'<a href="#{key}">{escape(title)}</a>' for key, title, _ in SECTIONS)
-    body = "".join(build(run) for _, _, build in SECTIONS)
-    return page(f"dbbench report: {run.title}", nav, body)
+    built = [
+        (key, title, build(run))
+        for key, title, build in SECTIONS
+        if run.steps or key in WITHOUT_STEPS
+    ]
+    nav = "".join(f'<a href="#{key}">{escape(title)}</a>' for key, title, html in built if html)
+    title = f"dbbench report: {run.title}" + (" (failed)" if ending.failed(run) else "")
+    return page(title, nav, "".join(html for _, _, html in built))

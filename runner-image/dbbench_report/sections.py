@@ -33,6 +33,7 @@ def overview(run: Run) -> str:
         row([text("uid"), text(meta.uid)]),
         row([text("started"), text(meta.started_at)]),
         row([text("completed"), text(meta.completed_at)]),
+        row([text("outcome"), text(meta.phase or "Succeeded", "outcome")]),
         row([text("targets"), text(", ".join(run.target_names()))]),
         row([text("phases"), text(", ".join(run.phase_names()))]),
         row([text("data set"), text(
@@ -247,30 +248,34 @@ def repeats(run: Run) -> str:
 
 
 def cost(run: Run) -> str:
-    price = f.price_per_hour(run)
-    if price is None:
-        return section(
-            "cost", "Cost", "<p>Not computed: set <code>hardware.pricePerHour</code>.</p>"
-        )
+    """Cost per million operations per target and phase, each target at its own
+    price and pod count (targets may run on different hardware)."""
+    prices = {target: f.price_per_hour(run, target) for target in run.target_names()}
+    if all(price is None for price in prices.values()):
+        return section("cost", "Cost", "<p>Not computed: set <code>hardware.pricePerHour</code> "
+                       "(the run's, or a target's own).</p>")  # fmt: skip
     rows = []
-    for target in run.target_names():
+    for target, price in prices.items():
         pods = f.database_pods(f.target_spec(run, target))
         for phase in run.phase_names():
             if not run.steps_of(target, phase):
                 continue
             mean = f.throughput(run, target, phase).mean
+            per_million = None if price is None else f.cost_per_million(price, pods, mean)
             rows.append(row(
-                [text(target), text(phase), num("pods", pods), num("throughput.mean", mean),
-                 num("costPerMillion", f.cost_per_million(price, pods, mean), 4)],
+                [text(target), text(phase), num("pricePerHour", price, 4), num("pods", pods),
+                 num("hourly", None if price is None else price * pods, 4),
+                 num("throughput.mean", mean), num("costPerMillion", per_million, 4)],
                 {"target": target, "phase": phase},
             ))  # fmt: skip
     note = (
-        f"<p>Price per database pod and hour: <b data-key='pricePerHour' data-value='{price!r}'>"
-        f"{price:g}</b>. Cost per million operations = price &times; pods &times; "
-        "10<sup>6</sup> / (ops/s &times; 3600); "
+        "<p>Each target at its own price per database pod and hour (its "
+        "<code>hardware.pricePerHour</code>, else the run's). Cost per million operations = "
+        "price &times; pods &times; 10<sup>6</sup> / (ops/s &times; 3600); "
         "config servers and mongos are not counted.</p>"
     )
-    headers = ["target", "phase", "database pods", "mean ops/s", "cost per million ops"]
+    headers = ["target", "phase", "price per pod-hour", "database pods", "price per hour",
+               "mean ops/s", "cost per million ops"]  # fmt: skip
     return section("cost", "Cost", note + table("cost", headers, rows))
 
 
@@ -298,7 +303,7 @@ def _environment_cells(run: Run, target: str) -> dict[str, str]:
     steps: list[Step] = run.steps_of(target)
     env = steps[-1].environment if steps else None
     summary = steps[-1].summary if steps else None
-    hardware = run.spec.get("hardware") or {}
+    hardware = f.hardware(run, target)
     topology = "external" if spec.get("external") else spec.get("topology", "standalone")
     sharded = topology == "sharded"
     server = env.server if env is not None else None
@@ -325,6 +330,8 @@ def _environment_cells(run: Run, target: str) -> dict[str, str]:
             k: ", ".join(f"{n}={q}" for n, q in sorted(v.items()))
             for k, v in (hardware.get("resources") or {}).items()
         }),
+        "storage": mapping(None if spec.get("external") else hardware.get("storage")),
+        "price per pod-hour": escape(str(hardware.get("pricePerHour", NA))),
         "runner pods x threads": escape(
             f"{summary.pod_count} x {summary.threads}" if summary else NA
         ),

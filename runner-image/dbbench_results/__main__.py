@@ -1,4 +1,8 @@
-"""python -m dbbench_results --root DIR --key-file FILE [--host H] [--port P]"""
+"""python -m dbbench_results --root DIR --key-file FILE [--host H] [--port P] [limits]
+
+Each limit has a chart value (docs/results.md) and an environment variable
+(DBBENCH_RESULTS_<NAME>) for running it by hand.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +14,28 @@ import threading
 from pathlib import Path
 from types import FrameType
 
+from dbbench_results.limits import Limits
 from dbbench_results.server import Config, make_server
 from dbbench_results.store import Store
 
-DEFAULT_MAX_UPLOAD_MB = 512
+DEFAULTS = Limits()
+MIB = 1024 * 1024
+
+
+# flag, type, default, the chart value that sets it
+_LIMITS: tuple[tuple[str, type[int] | type[float], float, str], ...] = (
+    ("max-upload-mb", int, DEFAULTS.max_upload_bytes // MIB, "results.maxUploadMB"),
+    ("run-quota-mb", int, DEFAULTS.run_quota_bytes // MIB, "results.runQuotaMB"),
+    ("min-free-mb", int, DEFAULTS.min_free_bytes // MIB, "results.minFreeMB"),
+    ("workers", int, DEFAULTS.workers, "results.workers"),
+    ("queue", int, DEFAULTS.queue, "results.queue"),
+    ("request-timeout", float, DEFAULTS.request_timeout_s, "results.requestTimeoutSeconds"),
+    ("min-rate-kib", int, DEFAULTS.min_rate_bytes_s // 1024, "results.minUploadKiBPerSecond"),
+)
+
+
+def _env_default(name: str, default: float) -> float:
+    return float(os.environ.get(f"DBBENCH_RESULTS_{name}", default))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -22,12 +44,29 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--key-file", type=Path, required=True, help="file holding the service key")
     parser.add_argument("--host", default="0.0.0.0")  # noqa: S104 - a Service fronts it
     parser.add_argument("--port", type=int, default=8080)
-    parser.add_argument(
-        "--max-upload-mb",
-        type=int,
-        default=int(os.environ.get("DBBENCH_RESULTS_MAX_UPLOAD_MB", DEFAULT_MAX_UPLOAD_MB)),
-    )
+    for flag, kind, default, chart_value in _LIMITS:
+        env = flag.upper().replace("-", "_")
+        parser.add_argument(
+            f"--{flag}", type=kind, default=kind(_env_default(env, default)), help=chart_value
+        )
     return parser
+
+
+def limits_from(args: argparse.Namespace) -> Limits:
+    for name in ("max_upload_mb", "run_quota_mb", "workers", "queue", "min_rate_kib"):
+        if getattr(args, name) < 1:
+            raise SystemExit(f"--{name.replace('_', '-')} must be at least 1")
+    if args.min_free_mb < 0 or args.request_timeout <= 0:
+        raise SystemExit("--min-free-mb must be >= 0 and --request-timeout > 0")
+    return Limits(
+        max_upload_bytes=args.max_upload_mb * MIB,
+        run_quota_bytes=args.run_quota_mb * MIB,
+        min_free_bytes=args.min_free_mb * MIB,
+        workers=args.workers,
+        queue=args.queue,
+        request_timeout_s=args.request_timeout,
+        min_rate_bytes_s=args.min_rate_kib * 1024,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     key = args.key_file.read_bytes().strip()
     if len(key) < 16:
         raise SystemExit(f"{args.key_file}: the service key must be at least 16 bytes")
-    config = Config(Store(args.root), key, args.max_upload_mb * 1024 * 1024)
+    config = Config(Store(args.root), key, limits_from(args))
     server = make_server(args.host, args.port, config)
 
     def stop(signum: int, frame: FrameType | None) -> None:
@@ -45,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    logging.info("serving %s on %s:%d", config.store.root, args.host, args.port)
+    logging.info("serving %s on %s:%d, %s", config.store.root, args.host, args.port, config.limits)
     server.serve_forever()
     server.server_close()
     return 0

@@ -21,13 +21,14 @@ import argparse
 import json
 import logging
 import mimetypes
+import os
 import re
 import signal
 import threading
 from dataclasses import dataclass
 from html import escape
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -39,7 +40,10 @@ from dbbench_contract.layout import POD_PREFIX, SUMMARY
 from dbbench_contract.run_summary import RunSummary
 from dbbench_report import REPORT, ResultsError, read_run, render
 from dbbench_results.archive import ARCHIVE_TYPE, run_files, write_archive
+from dbbench_results.limits import Limits
 from dbbench_results.paths import PathRefusedError, RunId, relative
+from dbbench_results.pool import BoundedHTTPServer
+from dbbench_results.store import CHUNK
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +133,13 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "dbbench-browser/0.1"
     protocol_version = "HTTP/1.1"
     root: Path  # set on the subclass made by `make_server`
+    limits: Limits
+    server: BoundedHTTPServer
+
+    def handle_one_request(self) -> None:
+        # Headers (and an idle keep-alive connection) get the request timeout.
+        self.server.watchdog.watch(self.connection, self.limits.request_timeout_s)
+        super().handle_one_request()
 
     def do_GET(self) -> None:
         self._serve(head=False)
@@ -155,19 +166,43 @@ class Handler(BaseHTTPRequestHandler):
         except Exception:
             log.exception("GET %s failed", self.path)
             status, body, kind = HTTPStatus.INTERNAL_SERVER_ERROR, "internal error\n", "text/plain"
+        if isinstance(body, Path):
+            self._send_file(body, kind, head=head)
+            return
         data = body if isinstance(body, bytes) else body.encode()
         self._send(status, data, kind, head=head)
 
-    def _send(self, status: HTTPStatus, data: bytes, kind: str, *, head: bool,
-              extra: dict[str, str] | None = None) -> None:  # fmt: skip
+    def _send_file(self, path: Path, kind: str, *, head: bool) -> None:
+        """A result file in chunks: files reach results.maxUploadMB, the container's
+        memory limit is of that order."""
+        try:
+            handle = path.open("rb")
+        except FileNotFoundError:
+            self._send(HTTPStatus.NOT_FOUND, b"no such file\n", "text/plain", head=head)
+            return
+        with handle:
+            size = os.fstat(handle.fileno()).st_size
+            self._headers(HTTPStatus.OK, size, kind)
+            if head:
+                return
+            self.server.watchdog.watch(self.connection, self.limits.transfer_seconds(size))
+            while chunk := handle.read(CHUNK):
+                self.wfile.write(chunk)
+
+    def _headers(self, status: HTTPStatus, length: int, kind: str,
+                 extra: dict[str, str] | None = None) -> None:  # fmt: skip
         self.send_response(status)
         self.send_header("Content-Type", kind if "charset" in kind or not kind.startswith("text")
                          else f"{kind}; charset=utf-8")  # fmt: skip
-        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Length", str(length))
         self.send_header("X-Content-Type-Options", "nosniff")
         for key, value in (extra or {}).items():
             self.send_header(key, value)
         self.end_headers()
+
+    def _send(self, status: HTTPStatus, data: bytes, kind: str, *, head: bool,
+              extra: dict[str, str] | None = None) -> None:  # fmt: skip
+        self._headers(status, len(data), kind, extra)
         if not head:
             self.wfile.write(data)
 
@@ -191,6 +226,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("X-Dbbench-Files", str(len(names)))
         self.end_headers()
         if not head:
+            # The deadline grows with what is sent, as for one file (_send_file).
+            size = sum((run_dir / n).stat().st_size for n in names if (run_dir / n).is_file())
+            self.server.watchdog.watch(self.connection, self.limits.transfer_seconds(size))
             write_archive(run_dir, names, self.wfile)
 
     def _run_dir(self, match: re.Match[str]) -> Path:
@@ -203,7 +241,7 @@ class Handler(BaseHTTPRequestHandler):
             raise PathRefusedError("outside the results root")
         return resolved
 
-    def _route(self, path: str) -> tuple[HTTPStatus, str | bytes, str]:  # noqa: PLR0911
+    def _route(self, path: str) -> tuple[HTTPStatus, str | bytes | Path, str]:  # noqa: PLR0911
         if path == "/healthz":
             return HTTPStatus.OK, "ok\n", "text/plain"
         if path == "/favicon.ico":  # browsers ask; an empty answer keeps their console clean
@@ -229,7 +267,7 @@ class Handler(BaseHTTPRequestHandler):
             kind = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
             if file.suffix in (".csv", ".hlog"):
                 kind = "text/plain"
-            return HTTPStatus.OK, file.read_bytes(), kind
+            return HTTPStatus.OK, file, kind  # sent in chunks by _send
         return HTTPStatus.NOT_FOUND, f"not found: {path}\n", "text/plain"
 
     @staticmethod
@@ -242,9 +280,12 @@ class Handler(BaseHTTPRequestHandler):
         log.info("%s " + format, self.address_string(), *args)
 
 
-def make_server(host: str, port: int, root: Path) -> ThreadingHTTPServer:
-    handler = type("BrowserHandler", (Handler,), {"root": Path(root)})
-    return ThreadingHTTPServer((host, port), handler)
+def make_server(host: str, port: int, root: Path) -> BoundedHTTPServer:
+    # The results service's defaults: bounded threads, a deadline per request.
+    limits = Limits(workers=8, queue=32)
+    attributes = {"root": Path(root), "limits": limits, "timeout": limits.request_timeout_s}
+    handler = type("BrowserHandler", (Handler,), attributes)
+    return BoundedHTTPServer((host, port), handler, workers=limits.workers, waiting=limits.queue)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,7 @@ left out: the results are complete without it, and the browser and
 from __future__ import annotations
 
 import logging
-import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 
 from dbbench_contract.layout import SUMMARY
@@ -34,7 +34,10 @@ def render_report(run_dir: Path) -> None:
     log.info("wrote %s", path)
 
 
-def render_in_background(run_dir: Path) -> threading.Thread:
-    thread = threading.Thread(target=render_report, args=(run_dir,), daemon=True)
-    thread.start()
-    return thread
+# One report at a time: each takes a core for seconds and matplotlib's memory;
+# uploads of many run summaries at once queue here instead of starting threads.
+_renderer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="report")
+
+
+def render_in_background(run_dir: Path) -> Future[None]:
+    return _renderer.submit(render_report, run_dir)

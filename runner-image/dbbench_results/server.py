@@ -7,26 +7,33 @@
     GET  /v1/runs/<ns>/<run>/<uid>/steps/<target>/<phase>/<repeat>/progress?pods=N
 
 Every /v1 request carries ``Authorization: Bearer <run token>``. Answers are
-JSON; errors are ``{"error": "..."}`` with a status that says what to fix.
+JSON; errors are ``{"error": "...", "limit": "<chart value>"}`` with a status
+that says what to fix (`limits` names each limit). Files are read and written
+in chunks: neither direction holds a whole file in memory.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import re
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import PurePosixPath
-from typing import Any
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path, PurePosixPath
+from typing import Any, BinaryIO
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from dbbench_contract.tokens import token_matches
+from dbbench_results.limits import Limits, Quotas, RefusedError, check_free_space, check_size
+from dbbench_results.limits import free_bytes as claim_free_bytes
 from dbbench_results.paths import PathRefusedError, RunId, relative, step_dir
+from dbbench_results.pool import BoundedHTTPServer
 from dbbench_results.reports import is_run_summary, render_in_background
 from dbbench_results.steps import StepIncompleteError, merge_step, step_progress
-from dbbench_results.store import IncompleteUploadError, Store
+from dbbench_results.store import CHUNK, IncompleteUploadError, Store
 
 log = logging.getLogger(__name__)
 
@@ -37,25 +44,46 @@ _STEP = re.compile(
     + r"/steps/(?P<target>[^/]+)/(?P<phase>[^/]+)/(?P<repeat>[^/]+)/(?P<action>merge|progress)$"
 )
 MAX_PODS = 1024
+# Merges load histograms and use a core each: two at a time on the service's budget.
+_merges = threading.BoundedSemaphore(2)
 
 
 @dataclass(frozen=True)
 class Config:
     store: Store
     key: bytes
-    max_upload_bytes: int
+    limits: Limits = field(default_factory=Limits)
+    quotas: Quotas = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "quotas", Quotas(self.limits))
 
 
-class HttpError(Exception):
-    def __init__(self, status: HTTPStatus, message: str) -> None:
-        super().__init__(message)
-        self.status = status
+class HttpError(RefusedError):
+    pass
+
+
+@dataclass(frozen=True)
+class FileBody:
+    """A stored file, sent in chunks."""
+
+    handle: BinaryIO
+    size: int
 
 
 class Handler(BaseHTTPRequestHandler):
-    server_version = "dbbench-results/0.1"
+    server_version = "dbbench-results/0.2"
     protocol_version = "HTTP/1.1"
     config: Config  # set on the subclass made by `make_server`
+    server: BoundedHTTPServer
+
+    def handle_one_request(self) -> None:
+        # Headers (and an idle keep-alive connection) get the request timeout.
+        self._deadline(self.config.limits.request_timeout_s)
+        super().handle_one_request()
+
+    def _deadline(self, seconds: float | None) -> None:
+        self.server.watchdog.watch(self.connection, seconds)
 
     # -- dispatch ---------------------------------------------------------------
 
@@ -71,17 +99,21 @@ class Handler(BaseHTTPRequestHandler):
     def _serve(self, method: str) -> None:
         try:
             status, body = self._route(method)
-        except HttpError as exc:
-            status, body = exc.status, {"error": str(exc)}
+        except RefusedError as exc:
+            status, body = exc.status, exc.body()
         except PathRefusedError as exc:
             status, body = HTTPStatus.BAD_REQUEST, {"error": f"path refused: {exc}"}
         except Exception:
             log.exception("%s %s failed", method, self.path)
             status, body = HTTPStatus.INTERNAL_SERVER_ERROR, {"error": "internal error; see logs"}
-        if isinstance(body, bytes):
-            self._send(status, body, "application/octet-stream")
-        else:
-            self._send(status, json.dumps(body).encode(), "application/json")
+        try:
+            if isinstance(body, FileBody):
+                self._send_file(status, body)
+            else:
+                self._send(status, json.dumps(body).encode(), "application/json")
+        except OSError as exc:  # the client went away or was cut at its deadline
+            log.info("%s %s: answer not sent (%s)", method, self.path, type(exc).__name__)
+            self.close_connection = True
 
     def _route(self, method: str) -> tuple[HTTPStatus, Any]:
         url = urlsplit(self.path)
@@ -100,10 +132,7 @@ class Handler(BaseHTTPRequestHandler):
             pods = _pods(parse_qs(url.query))
             directory = self.config.store.path(run, step)
             if match["action"] == "merge" and method == "POST":
-                try:
-                    return HTTPStatus.OK, merge_step(directory, pods).to_wire()
-                except StepIncompleteError as exc:
-                    raise HttpError(HTTPStatus.CONFLICT, str(exc)) from exc
+                return HTTPStatus.OK, self._merge(run, directory, pods)
             if match["action"] == "progress" and method == "GET":
                 return HTTPStatus.OK, step_progress(directory, pods).to_wire()
         self._discard_body()
@@ -117,27 +146,47 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             raise HttpError(HTTPStatus.LENGTH_REQUIRED, "send Content-Length (no chunked uploads)")
         length = int(length_header)
-        if length > self.config.max_upload_bytes:
-            # Not reading the body: close the connection instead.
-            self.close_connection = True
-            raise HttpError(
-                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                f"{length} bytes exceeds the service's limit of {self.config.max_upload_bytes}",
-            )
+        store, limits = self.config.store, self.config.limits
+        run_dir = store.run_dir(run)
+        replaced = store.size(run, path)
         try:
-            written = self.config.store.write(run, path, self.rfile, length)
-        except IncompleteUploadError as exc:
+            check_size(length, limits)
+            check_free_space(claim_free_bytes(store.root), length - replaced, limits)
+            self.config.quotas.reserve(run_dir, str(run.prefix), length, replaced)
+        except RefusedError:
+            self.close_connection = True  # the body is not read: close instead of draining
+            raise
+        written = 0
+        try:
+            self._deadline(limits.transfer_seconds(length))
+            written = store.write(run, path, self.rfile, length)
+        except (IncompleteUploadError, OSError) as exc:
             self.close_connection = True
-            raise HttpError(HTTPStatus.BAD_REQUEST, str(exc)) from exc
+            log.warning("upload of %s/%s not stored: %s", run.prefix, path, exc)
+            raise HttpError(HTTPStatus.BAD_REQUEST, f"upload not stored: {exc}") from exc
+        finally:
+            self.config.quotas.settle(run_dir, length, stored=written, replaced=replaced)
+            self._deadline(limits.request_timeout_s)
         if is_run_summary(path):
-            render_in_background(self.config.store.run_dir(run))
+            render_in_background(run_dir)
         return HTTPStatus.CREATED, {"path": str(path), "bytes": written}
 
     def _get(self, run: RunId, path: PurePosixPath) -> tuple[HTTPStatus, Any]:
-        data = self.config.store.read(run, path)
-        if data is None:
+        handle = self.config.store.open(run, path)
+        if handle is None:
             raise HttpError(HTTPStatus.NOT_FOUND, f"{path}: no such file")
-        return HTTPStatus.OK, data
+        return HTTPStatus.OK, FileBody(handle, _size(handle))
+
+    def _merge(self, run: RunId, directory: Path, pods: int) -> dict[str, Any]:
+        self._deadline(None)  # the service's own work: the socket timeout still bounds the answer
+        try:
+            with _merges:
+                merged = merge_step(directory, pods).to_wire()
+        except StepIncompleteError as exc:
+            raise HttpError(HTTPStatus.CONFLICT, str(exc)) from exc
+        finally:
+            self.config.quotas.forget(self.config.store.run_dir(run))
+        return merged
 
     # -- helpers ----------------------------------------------------------------
 
@@ -158,17 +207,35 @@ class Handler(BaseHTTPRequestHandler):
         if self.headers.get("Content-Length", "0") != "0":
             self.close_connection = True
 
-    def _send(self, status: HTTPStatus, body: bytes, content_type: str) -> None:
+    def _headers(self, status: HTTPStatus, length: int, content_type: str) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(length))
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
+
+    def _send(self, status: HTTPStatus, body: bytes, content_type: str) -> None:
+        self._headers(status, len(body), content_type)
         self.wfile.write(body)
+
+    def _send_file(self, status: HTTPStatus, body: FileBody) -> None:
+        with body.handle:
+            self._deadline(self.config.limits.transfer_seconds(body.size))
+            self._headers(status, body.size, "application/octet-stream")
+            sent = 0
+            while sent < body.size and (chunk := body.handle.read(min(CHUNK, body.size - sent))):
+                self.wfile.write(chunk)
+                sent += len(chunk)
+            if sent < body.size:  # the file shrank under us: the length we sent is wrong
+                self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - base class's name
         log.info("%s %s", self.address_string(), format % args)
+
+
+def _size(handle: BinaryIO) -> int:
+    return os.fstat(handle.fileno()).st_size
 
 
 def _pods(query: dict[str, list[str]]) -> int:
@@ -178,14 +245,10 @@ def _pods(query: dict[str, list[str]]) -> int:
     return int(values[0])
 
 
-class _Server(ThreadingHTTPServer):
-    # Every runner pod of a step uploads at the same moment; the default
-    # listen backlog of 5 made the kernel reset some of those connections.
-    request_queue_size = 256
-
-
-def make_server(host: str, port: int, config: Config) -> ThreadingHTTPServer:
-    handler = type("ConfiguredHandler", (Handler,), {"config": config})
-    server = _Server((host, port), handler)
-    server.daemon_threads = True
-    return server
+def make_server(host: str, port: int, config: Config) -> BoundedHTTPServer:
+    # `timeout`: idle connections and each socket read end after the request timeout.
+    attributes = {"config": config, "timeout": config.limits.request_timeout_s}
+    handler = type("ConfiguredHandler", (Handler,), attributes)
+    return BoundedHTTPServer(
+        (host, port), handler, workers=config.limits.workers, waiting=config.limits.queue
+    )

@@ -13,7 +13,7 @@ import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from dbbench_results.paths import PathRefusedError, RunId
 
@@ -104,11 +104,23 @@ class Store:
             temp.unlink(missing_ok=True)
         return received
 
-    def read(self, run: RunId, relative: PurePosixPath) -> bytes | None:
+    def open(self, run: RunId, relative: PurePosixPath) -> BinaryIO | None:
+        """The file, opened for reading in chunks (never read whole: files reach
+        results.maxUploadMB and the service's memory limit is of that order)."""
         path = self.path(run, relative)
         if not path.is_file():
             return None
-        return path.read_bytes()
+        try:
+            return path.open("rb")
+        except FileNotFoundError:  # replaced or removed meanwhile
+            return None
+
+    def size(self, run: RunId, relative: PurePosixPath) -> int:
+        """The stored file's size, 0 when there is none."""
+        try:
+            return self.path(run, relative).stat().st_size
+        except FileNotFoundError:
+            return 0
 
     def runs(self) -> Iterator[tuple[str, str, str]]:
         """(namespace, name, uid) of every run with results, for listings."""

@@ -6,8 +6,9 @@ The pod's index comes from JOB_COMPLETION_INDEX (an Indexed Job); where the
 results go from DBBENCH_RESULTS_URL, DBBENCH_RESULTS_TOKEN (the run's token,
 from its Secret), DBBENCH_RUN (<namespace>/<run>/<uid>) and DBBENCH_STEP
 (<target>/<phase>/<repeat>). Progress is forwarded while the step runs; the
-files are uploaded when it ends, whatever the outcome, and the exit code is
-the runner's (6 when the upload itself failed). A one-line reason goes to the
+files are uploaded when it ends, whatever the outcome, retried until the
+step file's `jobDeadline`, and the exit code is the runner's (6 when the
+upload itself failed by then). A one-line reason goes to the
 pod's termination message, which the operator shows in the run's condition.
 """
 
@@ -86,7 +87,7 @@ def run_job(config_path: Path, out: Path, env: Mapping[str, str] | None = None) 
         # Whatever was written still goes up: a failed phase's errors are results too.
         (out / "failure.json").write_text(json.dumps({"exitCode": code, "reason": reason}))
     try:
-        count = upload_results(destination, out)
+        count = upload_results(destination, out, config.job_deadline)
     except UploadFailedError as exc:
         return _terminate(EXIT_UPLOAD_FAILED, f"results upload failed: {exc}")
     log.info("uploaded %d result files", count)

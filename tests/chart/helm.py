@@ -39,8 +39,10 @@ def helm(
     cmd = [helm_binary(), *args]
     if kubeconfig is not None:
         cmd.append(f"--kubeconfig={kubeconfig}")
-    # Private helm homes keep the user's repositories and plugins out of the test.
-    home = Path(tempfile.gettempdir()) / "dbbench-test-helm"
+    # Private helm homes keep the user's repositories and plugins out of the test;
+    # one per pytest-xdist worker, so that parallel workers never share one.
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    home = Path(tempfile.gettempdir()) / f"dbbench-test-helm-{worker}"
     env = {
         **os.environ,
         "HELM_CACHE_HOME": str(home / "cache"),

@@ -73,7 +73,12 @@ SCOPED_RIGHTS = [
     ("create", "secrets", TEAM_A, True),
     ("create", "events", TEAM_A, True),
     ("list", "events", TEAM_A, True),
-    ("get", "pods/log", TEAM_A, True),
+    ("delete", "pods", TEAM_A, True),
+    # Nothing the code does not call (permissions.py): no Secret listing, no logs.
+    ("list", "secrets", TEAM_A, False),
+    ("watch", "secrets", TEAM_A, False),
+    ("get", "pods/log", TEAM_A, False),
+    ("create", "persistentvolumeclaims", TEAM_A, False),
     ("watch", "customresourcedefinitions.apiextensions.k8s.io", "", True),
     ("list", "namespaces", "", True),
     # Not served: other namespaces, its own namespace, everything cluster-wide.
@@ -90,7 +95,8 @@ SCOPED_RIGHTS = [
 WIDE_RIGHTS = [
     ("list", "benchmarkruns.dbbench.io", "-A", True),
     ("patch", "benchmarkruns.dbbench.io/status", TEAM_B, True),
-    ("list", "secrets", "-A", True),
+    ("get", "secrets", "-A", True),
+    ("list", "secrets", "-A", False),
     ("watch", "customresourcedefinitions.apiextensions.k8s.io", "", True),
     ("list", "namespaces", "", False),  # kopf does not need them in --all-namespaces mode
     ("create", "pods", TEAM_B, False),

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from dbbench_operator import permissions
 from tests.chart.helm import (
     CHART,
     by_kind,
@@ -30,29 +31,18 @@ KOPF_RUN = [
     "--liveness=http://0.0.0.0:8080/healthz",
 ]
 
-# The operator's namespaced permissions, as reviewed in docs/chart.md. A change
-# here is a change to what the operator may do in every namespace it serves.
-OPERATOR_RULES = {
-    ("dbbench.io", "benchmarkruns"): {"get", "list", "watch", "patch", "update"},
-    ("dbbench.io", "benchmarkruns/status"): {"get", "patch", "update"},
-    ("dbbench.io", "benchmarkruns/finalizers"): {"update"},
-    ("", "events"): {"create", "patch", "list"},
-    ("events.k8s.io", "events"): {"create", "patch"},
-    **{
-        (group, resource): {"get", "list", "watch", "create", "update", "patch", "delete"}
-        for group, resource in [
-            ("", "configmaps"),
-            ("", "secrets"),
-            ("", "services"),
-            ("", "persistentvolumeclaims"),
-            ("apps", "statefulsets"),
-            ("apps", "deployments"),
-            ("batch", "jobs"),
-        ]
-    },
-    ("", "pods"): {"get", "list", "watch", "delete"},
-    ("", "pods/log"): {"get"},
-}
+
+# The operator's permissions, as reviewed: operator/dbbench_operator/permissions.py
+# (each rule with why). A change there is a change to what the operator may do.
+def expected(scope: str, **when: bool) -> dict[tuple[str, str], set[str]]:
+    table: dict[tuple[str, str], set[str]] = {}
+    for rule in permissions.RULES:
+        if rule.scope == scope and (not rule.when or when.get(rule.when, False)):
+            table.setdefault((rule.group, rule.resource), set()).update(rule.verbs)
+    return table
+
+
+OPERATOR_RULES = expected("runs", networkPolicy=True)
 
 
 # The API server authorizes a service proxy request by the name in its path,
@@ -108,9 +98,10 @@ def test_default_install_watches_all_namespaces() -> None:
     # kopf never looks at namespaces in --all-namespaces mode, so neither may we.
     # Nodes: read only, to know which nodes a run's nodeSelector picks (exclusive).
     assert rule_table(role_named(manifests, "cluster")) == {
-        ("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"},
-        ("", "nodes"): {"get", "list", "watch"},
+        ("apiextensions.k8s.io", "customresourcedefinitions"): {"list", "watch"},
+        ("", "nodes"): {"list"},
     }
+    assert rule_table(role_named(manifests, "cluster")) == expected("cluster")
 
 
 def test_namespace_list_binds_only_those_namespaces() -> None:
@@ -131,10 +122,11 @@ def test_namespace_list_binds_only_those_namespaces() -> None:
     cluster_bindings = by_kind(manifests, "ClusterRoleBinding")
     assert [b["roleRef"]["name"] for b in cluster_bindings] == ["dbbench-cluster"]
     assert rule_table(role_named(manifests, "cluster")) == {
-        ("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"},
-        ("", "namespaces"): {"get", "list", "watch"},
-        ("", "nodes"): {"get", "list", "watch"},
+        ("apiextensions.k8s.io", "customresourcedefinitions"): {"list", "watch"},
+        ("", "namespaces"): {"list", "watch"},
+        ("", "nodes"): {"list"},
     }
+    assert rule_table(role_named(manifests, "cluster")) == expected("cluster", watchNamespaces=True)
 
 
 def test_single_namespace() -> None:

@@ -57,6 +57,10 @@ def kube(local_cluster: Any) -> Iterator[Kube]:
         cluster, ["coldCache.allowPrivilegedPods=true", *LOCAL_IMAGES], node_engine_images()
     )
     cluster.kubectl("create", "namespace", RUNS_NS, check=False)
+    # Runs an interrupted session left (the node reused from `make cluster-up`)
+    # would hold the node pool or be mistaken for this session's.
+    cluster.kubectl("delete", "benchmarkruns", "--all", "-n", RUNS_NS, "--wait=true",
+                    timeout=300)  # fmt: skip
     yield cluster
     # Runs left by a failed test would hold the node pool for the next session.
     with contextlib.suppress(RuntimeError):
@@ -71,35 +75,57 @@ def run_manifest(name: str, spec: dict[str, Any]) -> str:
     })  # fmt: skip
 
 
-def apply_run(kube: Kube, name: str, spec: dict[str, Any]) -> None:
-    kube.kubectl("apply", "-f", "-", stdin=run_manifest(name, spec))
+def apply_run(kube: Kube, name: str, spec: dict[str, Any]) -> str:
+    """Create the run afresh and return its uid.
+
+    A run of the same name left by an earlier session is deleted first and its
+    children are waited out, so that nothing a test selects by the run's name
+    can be a namesake's.
+    """
+    kube.kubectl("delete", "benchmarkrun", name, "-n", RUNS_NS, "--ignore-not-found",
+                 "--wait=true", timeout=300)  # fmt: skip
+    wait_for(lambda: not owned_children(kube, name), 300, f"the children of an older {name}")
+    kube.kubectl("create", "-f", "-", stdin=run_manifest(name, spec))
+    return run_uid(kube, name)
+
+
+def run_uid(kube: Kube, name: str) -> str:
+    run = kube.get("benchmarkrun", name, "-n", RUNS_NS)
+    assert run is not None, f"no BenchmarkRun {RUNS_NS}/{name}"
+    return str(run["metadata"]["uid"])
+
+
+def owned_by(kube: Kube, kind: str, owner_uid: str, selector: str) -> list[dict[str, Any]]:
+    """Objects of ``kind`` matching ``selector`` (ONE comma-joined selector: kubectl
+    keeps only the last of several ``-l``) whose owner has the given uid."""
+    listed = kube.get(kind, "-n", RUNS_NS, "-l", selector) or {"items": []}
+    return [item for item in listed["items"]
+            if any(ref.get("uid") == owner_uid
+                   for ref in item["metadata"].get("ownerReferences") or [])]  # fmt: skip
+
+
+def database_pod_objects(
+    kube: Kube, name: str, uid: str, chart: str = "mysql"
+) -> list[dict[str, Any]]:
+    """The live database pods of one engine chart (``mysql`` serves MySQL and
+    MariaDB) of this run (uid), never another run's: pods of the StatefulSets
+    the run owns."""
+    selector = f"dbbench.io/run={name},app.kubernetes.io/name={chart}"
+    sets = owned_by(kube, "statefulsets", uid, selector)
+    pods = [pod for sts in sets for pod in owned_by(kube, "pods", sts["metadata"]["uid"], selector)]
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    return sorted(live, key=lambda p: str(p["metadata"]["name"]))
+
+
+def database_pods(kube: Kube, name: str, uid: str, chart: str = "mysql") -> list[str]:
+    """Their names, in order (ordinal 0, the primary, first)."""
+    return [p["metadata"]["name"] for p in database_pod_objects(kube, name, uid, chart)]
 
 
 def run_status(kube: Kube, name: str) -> dict[str, Any]:
     run = kube.get("benchmarkrun", name, "-n", RUNS_NS) or {}
     status: dict[str, Any] = run.get("status") or {}
     return status
-
-
-def run_uid(kube: Kube, name: str) -> str:
-    run = kube.get("benchmarkrun", name, "-n", RUNS_NS)
-    assert run is not None, f"run {name} does not exist"
-    uid: str = run["metadata"]["uid"]
-    return uid
-
-
-def _owned_by(item: dict[str, Any], uids: set[str]) -> bool:
-    return any(ref.get("uid") in uids for ref in item["metadata"].get("ownerReferences") or [])
-
-
-def database_pods(kube: Kube, run: str, uid: str, component: str) -> list[str]:
-    """The run's database pods of one component, by ownership: pods of the
-    StatefulSets the run with this uid owns (not merely a run of that name)."""
-    selector = [f"-ldbbench.io/run={run}", f"-lapp.kubernetes.io/component={component}"]
-    sets = kube.get("statefulsets", "-n", RUNS_NS, *selector) or {"items": []}
-    owners = {s["metadata"]["uid"] for s in sets["items"] if _owned_by(s, {uid})}
-    pods = kube.get("pods", "-n", RUNS_NS, *selector) or {"items": []}
-    return sorted(p["metadata"]["name"] for p in pods["items"] if _owned_by(p, owners))
 
 
 def delete_run(kube: Kube, name: str, timeout: float = 300) -> None:

@@ -14,10 +14,15 @@ from tests.e2e.conftest import (
     RUNS_NS,
     apply_run,
     condition,
+    database_pods,
     node_image,
+    owned_by,
     owned_children,
+    results_files,
+    results_json,
     run_status,
     small_spec,
+    wait_for_report,
     wait_phase,
 )
 
@@ -37,26 +42,26 @@ def wait_step_running(kube: Kube, name: str, step: int, timeout: float = 600) ->
     return found
 
 
-def jobs_of(kube: Kube, name: str) -> dict[str, str]:
-    listed = kube.get("jobs", "-n", RUNS_NS, f"-ldbbench.io/run={name}") or {"items": []}
-    return {j["metadata"]["name"]: j["metadata"]["uid"] for j in listed["items"]}
+def jobs_of(kube: Kube, name: str, uid: str) -> dict[str, str]:
+    jobs = owned_by(kube, "jobs", uid, f"dbbench.io/run={name}")
+    return {j["metadata"]["name"]: j["metadata"]["uid"] for j in jobs}
 
 
 def test_the_operator_killed_mid_phase_resumes_and_completes_the_run_once(kube: Kube) -> None:
     name = "resumed"
     mix = {"name": "oltp", "type": "mix", "mix": {"read": 90, "update": 10}, "duration": "40s"}
     reads = {"name": "reads", "type": "pointReads", "operations": 2000}
-    apply_run(kube, name, small_spec(phases=[LOAD, mix, reads]))
+    uid = apply_run(kube, name, small_spec(phases=[LOAD, mix, reads]))
     wait_step_running(kube, name, 2)
-    jobs_before = jobs_of(kube, name)
+    jobs_before = jobs_of(kube, name, uid)
     kube.kubectl("delete", "pod", "-n", NAMESPACE, "-lapp.kubernetes.io/component=operator",
                  "--grace-period=0", "--force")  # fmt: skip
     status = wait_phase(kube, name, ("Succeeded", "Failed"), 900)
     assert status["phase"] == "Succeeded", status.get("message")
-    jobs_after = jobs_of(kube, name)
+    jobs_after = jobs_of(kube, name, uid)
     assert len(jobs_after) == 3, jobs_after  # one Job per step, none twice
-    for job, uid in jobs_before.items():
-        assert jobs_after[job] == uid, f"{job} was re-created"
+    for job, job_uid in jobs_before.items():
+        assert jobs_after[job] == job_uid, f"{job} was re-created"
     (target,) = status["targets"]
     assert [(p["name"], p["repeat"]) for p in target["phases"]] == [
         ("load", 1), ("oltp", 1), ("reads", 1)]  # fmt: skip
@@ -69,12 +74,10 @@ def test_a_database_pod_lost_mid_phase_is_reported_and_the_run_goes_on(kube: Kub
     mix = {"name": "oltp", "type": "mix", "mix": {"read": 90, "update": 10}, "duration": "45s",
            "maxErrorRate": 1.0}  # fmt: skip
     reads = {"name": "reads", "type": "pointReads", "operations": 1000}
-    apply_run(kube, name, small_spec(phases=[LOAD, mix, reads]))
+    uid = apply_run(kube, name, small_spec(phases=[LOAD, mix, reads]))
     wait_step_running(kube, name, 2)
     time.sleep(5)
-    pods = kube.get("pods", "-n", RUNS_NS, f"-ldbbench.io/run={name}",
-                    "-lapp.kubernetes.io/name=mysql") or {"items": []}  # fmt: skip
-    (db_pod,) = [p["metadata"]["name"] for p in pods["items"]]
+    (db_pod,) = database_pods(kube, name, uid)
     kube.kubectl("delete", "pod", db_pod, "-n", RUNS_NS, "--grace-period=0", "--force")
     status = wait_phase(kube, name, ("Succeeded", "Failed"), 900)
     assert status["phase"] == "Succeeded", status.get("message")
@@ -85,7 +88,7 @@ def test_a_database_pod_lost_mid_phase_is_reported_and_the_run_goes_on(kube: Kub
     (target,) = status["targets"]
     oltp = next(p for p in target["phases"] if p["name"] == "oltp")
     assert oltp["errors"] > 0
-    events = kube.get("events", "-n", RUNS_NS, f"--field-selector=involvedObject.name={name},"
+    events = kube.get("events", "-n", RUNS_NS, f"--field-selector=involvedObject.uid={uid},"
                       "reason=DatabasePodRestarted") or {"items": []}  # fmt: skip
     assert events["items"]
     kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
@@ -162,6 +165,14 @@ def test_a_timeout_fails_the_run_and_removes_its_children(kube: Kube) -> None:
     assert status["phase"] == "Failed"
     assert condition(status, "Failed")["reason"] == "Timeout"
     wait_for(lambda: run_status(kube, name).get("cleanedUp"), 60, "cleanup")
+    # A timed-out run still has its summary.json (the load step's result, why it
+    # ended) and a report, which the results service renders from it.
+    summary = results_json(kube, status, "summary.json")
+    assert (summary["run"]["phase"], summary["run"]["reason"]) == ("Failed", "Timeout")
+    assert summary["run"]["currentStep"] == 2
+    assert summary["steps"][0]["result"]["status"] == "succeeded"
+    assert summary["steps"][1]["result"] is None
+    assert "report.html" in wait_for_report(kube, status)
 
     def children_gone() -> bool:
         left = owned_children(kube, name)
@@ -176,15 +187,64 @@ def test_a_cold_run_restarts_the_database_and_drops_the_page_cache(kube: Kube) -
     reads = {"name": "reads", "type": "pointReads", "operations": 2000}
     spec = small_spec(phases=[LOAD, reads], cache="cold")
     spec["hardware"]["exclusive"] = True
-    apply_run(kube, name, spec)
+    uid = apply_run(kube, name, spec)
+    # The privileged cache-drop Job runs in the release namespace, not the run's,
+    # and goes with the run: seen while the run lasts, gone after.
+    selector = f"-ldbbench.io/run-uid={uid}"
+    drop = wait_for(
+        lambda: next((j for j in (kube.get("jobs", "-n", NAMESPACE, selector) or {"items": []})
+                      ["items"] if (j.get("status") or {}).get("succeeded") == 1), None),
+        900, "the cache-drop Job to succeed",
+    )  # fmt: skip
+    logs = kube.kubectl("logs", "-n", NAMESPACE, f"job/{drop['metadata']['name']}").stdout
+    assert "dropped" in logs
+    assert drop["spec"]["template"]["spec"]["nodeName"]
     status = wait_phase(kube, name, ("Succeeded", "Failed"), 900)
     assert status["phase"] == "Succeeded", status.get("message")
     assert status["progress"]["coldStep"] == 2
     assert status["progress"]["coldPods"]
-    drops = kube.get("jobs", "-n", RUNS_NS, f"-ldbbench.io/run={name}",
-                     "-lapp.kubernetes.io/component=cache-drop") or {"items": []}  # fmt: skip
-    (drop,) = drops["items"]
-    assert drop["status"].get("succeeded") == 1
-    logs = kube.kubectl("logs", "-n", RUNS_NS, f"job/{drop['metadata']['name']}").stdout
-    assert "dropped" in logs
+    in_run_namespace = kube.get("jobs", "-n", RUNS_NS, "-lapp.kubernetes.io/component=cache-drop")
+    assert not (in_run_namespace or {"items": []})["items"]
+    wait_for(lambda: run_status(kube, name).get("cleanedUp"), 60, "cleanup")
+    assert not (kube.get("jobs", "-n", NAMESPACE, selector) or {"items": []})["items"]
+    kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
+
+
+POD_FILES = ("summary.json", "environment.json", "checkpoints.csv", "series-ops.csv",
+             "series-seconds.csv", "storage.csv")  # fmt: skip
+
+
+def test_the_results_service_killed_as_pods_upload_loses_no_file(kube: Kube) -> None:
+    """The results pod is killed just before a step's two runner pods finish and
+    upload: they retry until it is back (their Job's deadline is minutes away),
+    no file is lost and the run succeeds."""
+    name = "results-killed"
+    mix = {"name": "oltp", "type": "mix", "mix": {"read": 90, "update": 10}, "duration": "40s"}
+    runner = {"pods": 2, "threads": 2, "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
+              "limits": {"cpu": "1", "memory": "256Mi"}}}  # fmt: skip
+    apply_run(kube, name, small_spec(phases=[LOAD, mix], runner=runner))
+    wait_step_running(kube, name, 2)
+
+    def near_the_end() -> bool:
+        progress = run_status(kube, name).get("progress") or {}
+        return progress.get("step") == 2 and (progress.get("percent") or 0) >= 90
+
+    wait_for(near_the_end, 120, "step 2 near its end", every=0.5)
+    kube.kubectl("delete", "pod", "-n", NAMESPACE, "-lapp.kubernetes.io/component=results",
+                 "--grace-period=0", "--force")  # fmt: skip
+    status = wait_phase(kube, name, ("Succeeded", "Failed"), 900)
+    assert status["phase"] == "Succeeded", status.get("message")
+    files = results_files(kube, status)
+    for step in ("maria/load/1", "maria/oltp/1"):
+        for pod in ("pod-0", "pod-1"):
+            for file in POD_FILES:
+                assert f"{step}/{pod}/{file}" in files, (step, pod, file)
+        assert f"{step}/summary.json" in files
+    merged = results_json(kube, status, "maria/oltp/1/summary.json")
+    assert merged["pods"] == [0, 1]
+    # The outage met the uploads: a runner pod of the step retried at least once.
+    pods = kube.get("pods", "-n", RUNS_NS, f"-lbatch.kubernetes.io/job-name={name}-step-2")
+    logs = [kube.kubectl("logs", "-n", RUNS_NS, p["metadata"]["name"]).stdout
+            for p in (pods or {}).get("items", [])]  # fmt: skip
+    assert any("retrying in" in log for log in logs), logs
     kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")

@@ -173,9 +173,8 @@ def test_deleting_a_finished_run_leaves_nothing_of_its_own(
     from dbbench_local.install import wait_for  # noqa: PLC0415
 
     wait_for(lambda: not owned_children(kube, "compare"), 120, "garbage collection")
-    claims = kube.get("pvc", "-n", RUNS_NS) or {"items": []}
-    assert not [c["metadata"]["name"] for c in claims["items"]
-                if "compare" in c["metadata"]["name"]]  # fmt: skip
+    claims = kube.get("pvc", "-n", RUNS_NS, "-ldbbench.io/run=compare") or {"items": []}
+    assert not [c["metadata"]["name"] for c in claims["items"]]
     assert run_status(kube, "compare") == {}
     # Results stay on the claim.
     assert results_files(kube, status) == before

@@ -15,8 +15,10 @@ from tests.e2e.conftest import (
     RUNS_NS,
     apply_run,
     condition,
+    database_pod_objects,
     owned_children,
     run_status,
+    run_uid,
     small_spec,
     wait_phase,
 )
@@ -51,14 +53,13 @@ def reported(kube: Kube, name: str, reasons: str | tuple[str, ...]) -> dict[str,
 
 
 def database_pod(kube: Kube, name: str) -> dict[str, Any]:
-    pods = kube.get("pods", "-n", RUNS_NS, f"-ldbbench.io/run={name}") or {"items": []}
-    (pod,) = pods["items"]
-    found: dict[str, Any] = pod
-    return found
+    (pod,) = database_pod_objects(kube, name, run_uid(kube, name))
+    return pod
 
 
 def warnings(kube: Kube, name: str, reason: str) -> list[dict[str, Any]]:
-    selector = f"--field-selector=involvedObject.name={name},reason={reason}"
+    """This run's Warning events (by uid: an earlier run of the same name has its own)."""
+    selector = f"--field-selector=involvedObject.uid={run_uid(kube, name)},reason={reason}"
     events = kube.get("events", "-n", RUNS_NS, selector) or {"items": []}
     return [e for e in events["items"] if e["type"] == "Warning"]
 

@@ -169,3 +169,27 @@ def test_kubectl_explain_documents_postgresql(cluster: Any) -> None:
     durability = " ".join(cluster.kubectl("explain", "br.spec.targets.durability").stdout.split())
     assert "synchronous_commit=off" in durability
     assert "a synchronous standby (PostgreSQL)" in durability
+
+
+def test_kubectl_explain_documents_per_target_hardware(cluster: Any) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        result = cluster.kubectl("explain", "br.spec.targets.hardware", check=False)
+        if result.returncode == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert "replaces spec.hardware's field of the same name as a whole" in text
+    assert "An external target may set only pricePerHour" in text
+    for field in ("resources", "storage", "nodeSelector", "tolerations", "affinity",
+                  "pricePerHour"):  # fmt: skip
+        assert field in result.stdout, field
+    assert "exclusive" not in result.stdout  # the run's, not a target's
+    price = " ".join(cluster.kubectl("explain", "br.spec.targets.hardware.pricePerHour")
+                     .stdout.split())  # fmt: skip
+    assert "Price of one database pod's hardware per hour" in price
+    storage = " ".join(
+        cluster.kubectl("explain", "br.spec.targets.hardware.storage").stdout.split()
+    )
+    assert "replaces spec.hardware.storage as a whole" in storage

@@ -428,7 +428,7 @@ def test_preserve_unknown_fields_only_for_pass_through_objects() -> None:
         for path, node in walk(root_schema())
         if node.get("x-kubernetes-preserve-unknown-fields")
     }
-    assert loose == {".spec.hardware.affinity"}
+    assert loose == {".spec.hardware.affinity", ".spec.targets[].hardware.affinity"}
 
 
 def test_cel_field_paths_exist_and_lists_are_bounded() -> None:

@@ -8,13 +8,23 @@ import re
 from itertools import count
 from pathlib import Path
 
+import pytest
 import yaml
 
 from dbbench_operator.addressing import topology_request
 from dbbench_operator.credentials import build_credentials_secret
 from dbbench_operator.model import parse_spec
-from dbbench_operator.naming import RunRef, adopt, child_name
+from dbbench_operator.model.placement import Runner
+from dbbench_operator.naming import (
+    RunRef,
+    adopt,
+    child_name,
+    credentials_secret_name,
+    plan_configmap_name,
+    run_labels,
+)
 from dbbench_operator.planning import build_plan_configmap, plan
+from dbbench_operator.runner_jobs import job_name
 from dbbench_operator.topology.request import SECRET_KEYFILE_KEY, SECRET_PASSWORD_KEY
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,11 +47,44 @@ def test_child_names_stay_valid_and_unique_for_long_run_names() -> None:
     assert child_name(long_a, "plan") != child_name(long_b, "plan")
 
 
+# The longest BenchmarkRun names the API server accepts (DNS subdomains, 253).
+MAXIMAL = [("9x-" + "a.b-c" * 50)[:252] + "z", "a" * 253, "a." * 126 + "b", "a" * 62 + "-b"]
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+@pytest.mark.parametrize("name", MAXIMAL)
+def test_every_name_and_label_fits_for_the_longest_run_names(name: str) -> None:
+    run = RunRef(name, "ns", "0b6f3a52-3b9e-4c55-9d59-8a1b6f2f4e11")
+    spec = parse_spec(example("quickstart.yaml"))
+    steps = plan(spec)
+    names = [credentials_secret_name(run), plan_configmap_name(run)]
+    names += [job_name(run, s) for s in steps]
+    for child in names:
+        assert len(child) <= 63, child
+        assert DNS_1035.match(child), child
+    # Indexed pods are `<job>-<index>` (runner.pods <= 64): hostnames stay labels.
+    pods_max = Runner.model_fields["pods"].metadata
+    assert any(getattr(m, "le", None) == 64 for m in pods_max)
+    assert all(len(f"{job_name(run, s)}-63") <= 63 for s in steps)
+    for value in run_labels(run, "runner").values():
+        assert len(value) <= 63, value
+        assert LABEL_VALUE.match(value), value
+    assert len({child_name(RunRef(n, "ns", "u"), "plan") for n in MAXIMAL}) == len(MAXIMAL)
+
+
+def test_names_that_only_clean_up_alike_stay_apart() -> None:
+    assert child_name(RunRef("a.b", "ns", "u"), "plan") != child_name(RunRef("a-b", "ns", "u"),
+                                                                       "plan")  # fmt: skip
+    assert child_name(RunRef("quick", "ns", "u"), "plan") == "quick-plan"  # unchanged when valid
+
+
 def test_adopt_sets_controller_owner_namespace_and_run_label() -> None:
     adopted = adopt({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}}, RUN)
     meta = adopted["metadata"]
     assert meta["namespace"] == "team-a"
     assert meta["labels"]["dbbench.io/run"] == "quick"
+    assert meta["labels"]["dbbench.io/run-uid"] == "1234-uid"
     (owner,) = meta["ownerReferences"]
     assert owner == {
         "apiVersion": "dbbench.io/v1alpha1", "kind": "BenchmarkRun", "name": "quick",

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_local.results_service import start_results_service
+from dbbench_contract.run_summary import RunSummary
+from dbbench_local.results_service import ResultsService, start_results_service
 from dbbench_operator import provisioning
 from tests.fixtures.controlplane import REPO, ControlPlane, free_port, tool
 from tests.fixtures.mariadb import MariaDBServer
@@ -78,15 +79,30 @@ def run_manifest(name: str, namespace: str, **overrides: Any) -> str:
 
 
 @pytest.fixture(scope="module")
+def results_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ResultsService]:
+    service = start_results_service(tmp_path_factory.mktemp("results"))
+    try:
+        yield service
+    finally:
+        service.stop()
+
+
+@pytest.fixture(scope="module")
 def operator_env(
-    kube_cluster: ControlPlane, tmp_path_factory: pytest.TempPathFactory
+    kube_cluster: ControlPlane,
+    tmp_path_factory: pytest.TempPathFactory,
+    results_service: ResultsService,
 ) -> Iterator[list[str]]:
     """CRD + chart RBAC installed; KUBECONFIG acts as the operator's ServiceAccount."""
     kube_cluster.kubectl("apply", "--server-side", "-f", str(CRD))
     wait_established(kube_cluster)  # `kubectl wait` fails while the CRD has no status yet
     for ns in (OPERATOR_NS, *WATCHED, UNWATCHED):
         kube_cluster.kubectl("create", "namespace", ns, check=False)
-    docs = render_chart({"watchNamespaces": list(WATCHED)})
+    # cache: cold allowed, so the Role for cache-drop Jobs in the release namespace is
+    # exercised by the real API server too.
+    docs = render_chart(
+        {"watchNamespaces": list(WATCHED), "coldCache": {"allowPrivilegedPods": True}}
+    )
     rbac = [d for d in docs if d["kind"] in RBAC_KINDS]
     kube_cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(rbac))
     sa = next(d for d in rbac if d["kind"] == "ServiceAccount")["metadata"]["name"]
@@ -94,8 +110,14 @@ def operator_env(
     kubeconfig = kube_cluster.service_account_kubeconfig(
         OPERATOR_NS, sa, tmp_path_factory.mktemp("operator") / "kubeconfig"
     )
-    service = start_results_service(tmp_path_factory.mktemp("results"))
+    service = results_service
+    chart_env = {e["name"]: e.get("value") for e in
+                 deployment["spec"]["template"]["spec"]["containers"][0]["env"]}  # fmt: skip
     env = {
+        # As the chart sets them: per-target NetworkPolicies, the operator pod's labels.
+        "DBBENCH_NETWORK_POLICIES": chart_env["DBBENCH_NETWORK_POLICIES"],
+        "DBBENCH_OPERATOR_POD_LABELS": chart_env["DBBENCH_OPERATOR_POD_LABELS"],
+        "DBBENCH_ALLOW_CACHE_DROP": chart_env["DBBENCH_ALLOW_CACHE_DROP"],
         "KUBECONFIG": str(kubeconfig),
         "DBBENCH_RECONCILE_INTERVAL": "1",
         "DBBENCH_RESULTS_URL": service.url,
@@ -110,7 +132,6 @@ def operator_env(
     try:
         yield kopf_args(deployment, free_port())
     finally:
-        service.stop()
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
@@ -190,14 +211,24 @@ def test_run_progresses_owns_its_children_and_they_go_with_it(
         kube_cluster.kubectl("delete", "statefulset", sts_name, "-n", ns)
         wait_for(lambda: get_json(kube_cluster, "statefulset", sts_name, "-n", ns), 30,
                  "the StatefulSet to be re-applied")  # fmt: skip
-        for child in (secret, plan, statefulsets["items"][0]):
+        # The target's NetworkPolicy (chart default networkPolicy.enabled), before its pods.
+        policies = get_json(kube_cluster, "networkpolicies", "-n", ns, f"-ldbbench.io/run={name}")
+        assert policies is not None
+        (policy,) = policies["items"]
+        instance = statefulsets["items"][0]["metadata"]["labels"]["app.kubernetes.io/instance"]
+        assert policy["spec"]["podSelector"] == {
+            "matchLabels": {"app.kubernetes.io/instance": instance}}  # fmt: skip
+        for child in (secret, plan, statefulsets["items"][0], policy):
             owner = child["metadata"]["ownerReferences"][0]
             assert (owner["kind"], owner["uid"]) == ("BenchmarkRun", run["metadata"]["uid"])
+            assert child["metadata"]["labels"]["dbbench.io/run-uid"] == run["metadata"]["uid"]
         events = get_json(kube_cluster, "events", "-n", ns,
                           f"--field-selector=involvedObject.name={name}")  # fmt: skip
         assert events is not None
         assert any(e["reason"] == "Provisioning" for e in events["items"])
     assert runner.exception is None, runner.exception
+    # The chart's reduced RBAC is enough: no call was refused (kopf's or ours).
+    assert "forbidden" not in runner.output.lower(), runner.output[-3000:]
     password = base64.b64decode(secret["data"]["root-password"]).decode()
     assert password not in runner.output, "a generated password reached the operator's log"
 
@@ -303,11 +334,15 @@ def mariadb_uri(server: MariaDBServer) -> str:
 
 
 def test_external_target_is_verified_and_its_first_step_runs_as_a_job(
-    kube_cluster: ControlPlane, operator_env: list[str], mariadb: MariaDBServer
+    kube_cluster: ControlPlane,
+    operator_env: list[str],
+    mariadb: MariaDBServer,
+    results_service: ResultsService,
 ) -> None:
     """An external MariaDB (a real mariadbd) is probed through the URI in a Secret;
     the first step's runner Job is created as specified. No kubelet runs here, so
-    its pods never start and the run's timeout ends it: Failed, children removed."""
+    its pods never start and the run's timeout ends it: Failed, children removed,
+    and its summary.json and report say so."""
     ns, name = "team-b", "external"
     phases = [{"name": "load", "type": "insert", "batchSize": 100},
               {"name": "reads", "type": "pointReads", "operations": 1000}]  # fmt: skip
@@ -353,6 +388,18 @@ def test_external_target_is_verified_and_its_first_step_runs_as_a_job(
     # Nothing is deployed for an external target.
     assert not (get_json(kube_cluster, "statefulsets", "-n", ns, f"-ldbbench.io/run={name}")
                 or {}).get("items")  # fmt: skip
+    # A timed-out run still gets its summary.json, and the service its report.
+    run_dir = results_service.root / ns / name / run["metadata"]["uid"]
+    summary = RunSummary.model_validate_json((run_dir / "summary.json").read_bytes())
+    assert (summary.run.phase, summary.run.reason) == ("Failed", "Timeout")
+    assert summary.run.message == condition(run, "Failed")["message"]
+    assert summary.run.current_step == 1
+    assert [e.result for e in summary.steps] == [None, None]
+    wait_for((run_dir / "report.html").is_file, 60, "report.html")
+    html = (run_dir / "report.html").read_text()
+    assert f"dbbench report: {ns}/{name} (failed)" in html
+    assert "running when the run ended (Timeout: spec.timeout" in html
+    assert "not started: the run ended at step 1" in html
 
 
 def test_an_api_refusal_becomes_a_condition_then_fails_the_run(

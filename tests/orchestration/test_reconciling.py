@@ -64,6 +64,16 @@ def test_unparseable_spec_fails_naming_the_field() -> None:
     assert "spec.repeats" in outcome.status["message"]
 
 
+def test_a_results_claim_other_than_the_services_is_refused_naming_the_field() -> None:
+    # One results service owns one claim: spec.results.claimName cannot move a run's files.
+    outcome = reconcile(RUN, quickstart(results={"claimName": "elsewhere"}), {}, NOW, SETTINGS)
+    assert outcome.status["phase"] == "Failed"
+    assert "spec.results.claimName" in outcome.status["message"]
+    assert "'dbbench-results'" in outcome.status["message"]
+    same = reconcile(RUN, quickstart(results={"claimName": "dbbench-results"}), {}, NOW, SETTINGS)
+    assert same.status.get("phase") != "Failed"
+
+
 def test_cold_cache_without_the_charts_permission_fails_before_starting() -> None:
     spec = quickstart(cache="cold", hardware={"exclusive": True})
     outcome = reconcile(RUN, spec, {}, NOW, SETTINGS)

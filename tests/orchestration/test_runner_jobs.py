@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -10,12 +12,12 @@ import pytest
 import yaml
 
 from dbbench_operator.addressing import target_access
+from dbbench_operator.cache_drops import build_cache_drop_job
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.planning import plan
 from dbbench_operator.runner_jobs import (
     JobSettings,
-    build_cache_drop_job,
     build_runner_job,
     build_step_config,
     database_host,
@@ -27,8 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 RUN = RunRef(name="quick", namespace="team-a", uid="1234-uid")
 SETTINGS = JobSettings(
     image="dbbench/runner:0.1.0", pull_policy="IfNotPresent",
-    results_url="http://dbbench-results.dbbench-system.svc:8080", backoff_limit=2,
-    deadline_seconds=900,
+    results_url="http://dbbench-results.dbbench-system.svc:8080", deadline_seconds=900,
 )  # fmt: skip
 
 
@@ -114,8 +115,10 @@ def test_the_runner_job_is_indexed_and_never_mounts_the_results_claim() -> None:
     body = job["spec"]
     assert body["completionMode"] == "Indexed"
     assert body["completions"] == body["parallelism"] == 3
-    assert body["backoffLimit"] == 2
+    assert body["backoffLimit"] == 0
     assert body["activeDeadlineSeconds"] == 900
+    assert job["metadata"]["labels"]["dbbench.io/run-uid"] == RUN.uid
+    assert body["template"]["metadata"]["labels"]["dbbench.io/run-uid"] == RUN.uid
     pod = body["template"]["spec"]
     claims = [v for v in pod["volumes"] if "persistentVolumeClaim" in v]
     assert claims == []
@@ -134,12 +137,17 @@ def test_the_runner_job_is_indexed_and_never_mounts_the_results_claim() -> None:
     assert "dbbench.io/database-pods" in job["metadata"]["annotations"]
 
 
-def test_final_exit_codes_fail_the_job_at_once_and_inserts_are_never_retried() -> None:
-    spec = spec_from()
-    rules = job_for(spec, 1)["spec"]["podFailurePolicy"]["rules"]
-    assert rules[0]["action"] == "FailJob"
-    assert rules[0]["onExitCodes"]["values"] == [2, 3, 4]
-    assert job_for(spec, 0)["spec"]["backoffLimit"] == 0  # the load step
+@pytest.mark.parametrize("index", [0, 1, 2])  # the load, the point reads, the mix
+def test_no_runner_pod_is_ever_retried_and_any_failure_or_disruption_fails_the_job(
+    index: int,
+) -> None:
+    job = job_for(spec_from(), index)["spec"]
+    assert job["backoffLimit"] == 0
+    rules = job["podFailurePolicy"]["rules"]
+    assert {"action": "FailJob", "onExitCodes": {
+        "containerName": "runner", "operator": "NotIn", "values": [0]}} in rules  # fmt: skip
+    assert {"action": "FailJob", "onPodConditions": [{"type": "DisruptionTarget"}]} in rules
+    assert all(rule["action"] == "FailJob" for rule in rules)  # no Ignore: no silent retry
 
 
 def test_an_external_target_is_read_from_the_users_secret_as_a_file() -> None:
@@ -158,15 +166,27 @@ def test_an_external_target_is_read_from_the_users_secret_as_a_file() -> None:
 
 
 @pytest.mark.parametrize("node", ["kind-worker", "ip-10-0-0-1.ec2.internal"])
-def test_the_cache_drop_job_is_privileged_pinned_to_its_node_and_owned(node: str) -> None:
+def test_the_cache_drop_job_is_privileged_pinned_and_in_the_operators_namespace(
+    node: str,
+) -> None:
     step = plan(spec_from())[1]
-    job = build_cache_drop_job(RUN, step, node, "dbbench/runner:0.1.0")
+    job = build_cache_drop_job(RUN, step, node, "dbbench/runner:0.1.0", "dbbench-system")
     pod = job["spec"]["template"]["spec"]
     assert pod["nodeName"] == node
     assert pod["containers"][0]["securityContext"]["privileged"] is True
     assert "drop_caches" in pod["containers"][0]["command"][-1]
-    assert job["metadata"]["ownerReferences"][0]["uid"] == RUN.uid
-    assert len(job["metadata"]["name"]) <= 63
+    meta = job["metadata"]
+    # Not in the run's namespace (which may enforce Pod Security baseline), so not
+    # owned (owner references cannot cross namespaces): found by the run's uid label.
+    assert meta["namespace"] == "dbbench-system"
+    assert "ownerReferences" not in meta
+    assert meta["labels"]["dbbench.io/run-uid"] == RUN.uid
+    assert meta["labels"]["dbbench.io/run-namespace"] == RUN.namespace
+    assert job["spec"]["template"]["metadata"]["labels"]["dbbench.io/run-uid"] == RUN.uid
+    assert job["spec"]["ttlSecondsAfterFinished"] > 0
+    assert len(meta["name"]) <= 63
+    other = build_cache_drop_job(RunRef("quick", "team-b", "5678-uid"), step, node, "i", "ns")
+    assert other["metadata"]["name"] != meta["name"]  # one shared namespace, many runs
 
 
 def test_the_step_file_says_where_the_database_runs_and_its_limits() -> None:
@@ -196,3 +216,22 @@ def test_the_step_file_says_where_the_database_runs_and_its_limits() -> None:
     unscheduled = database_host([{"metadata": {"name": "x-0"}, "spec": {}}])
     assert unscheduled.pods[0].node is None
     assert unscheduled.memory_limit_bytes is None
+
+
+def test_the_step_file_carries_the_jobs_deadline_for_upload_retries() -> None:
+    """Runner pods retry uploads until the Job ends: the operator writes that moment
+    (the Job's creation plus its activeDeadlineSeconds) into the step file."""
+    created = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    spec = spec_from()
+    step = plan(spec)[0]
+    access = target_access(RUN, spec, 0)
+    for seconds, expected in ((900, 900), (10, 60)):  # never below the Job's own minimum
+        settings = replace(SETTINGS, deadline_seconds=seconds, created_at=created)
+        job = build_runner_job(RUN, spec, step, access, settings, database_pods={})
+        assert job["spec"]["activeDeadlineSeconds"] == expected
+        wire = build_step_config(spec, step, access, job_deadline=settings.job_deadline).to_wire()
+        assert wire["jobDeadline"] == (created + timedelta(seconds=expected)).isoformat().replace(
+            "+00:00", "Z")  # fmt: skip
+        raw = {**wire, "pod": {**wire["pod"], "index": 0}}
+        parsed = parse_config(json.loads(json.dumps(raw)))
+        assert parsed.job_deadline == created + timedelta(seconds=expected)

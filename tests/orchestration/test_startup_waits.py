@@ -24,12 +24,13 @@ from tests.orchestration.test_operator_lifecycle import (
     operator,
     operator_env,
     phase_of,
+    results_service,
     run_manifest,
     wait_for,
 )
 
 pytestmark = pytest.mark.integration
-__all__ = ["operator_env"]  # the module-scoped fixture, shared
+__all__ = ["operator_env", "results_service"]  # the module-scoped fixtures, shared
 
 NS = "team-a"
 TINY_NODE = "dbbench-tiny"
@@ -184,6 +185,33 @@ def test_requests_that_fit_no_node_of_the_pool_are_refused_at_once(
     other = condition(run_of(kube_cluster, runner_name), "Failed")
     assert other["reason"] == "NoNodeFits"
     assert other["message"].startswith("spec.runner.resources.limits.memory: 64Gi per runner pod")
+
+
+def test_a_targets_own_hardware_is_fitted_to_its_own_pool(
+    kube_cluster: ControlPlane, operator_env: list[str], tiny_node: str
+) -> None:
+    """The run's hardware fits the tiny pool; the second target's own memory does
+    not: refused at once, naming that target's fields and pool."""
+    name = "own-too-big"
+    big = {"resources": {"requests": {"cpu": "1", "memory": "16Gi"}},
+           "nodeSelector": TINY_POOL, "pricePerHour": 0.4}  # fmt: skip
+    targets = [{"name": "small", "engine": "mariadb"},
+               {"name": "large", "engine": "postgresql", "hardware": big}]  # fmt: skip
+    hardware = {"nodeSelector": TINY_POOL, "storage": {"size": "1Gi"},
+                "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}  # fmt: skip
+    manifest = run_manifest(name, NS, targets=targets, hardware=hardware)
+    kube_cluster.kubectl("apply", "-f", "-", input=manifest)
+    with operator(operator_env) as runner:
+        wait_for(lambda: phase_of(kube_cluster, ns=NS, name=name) == "Failed", 30, "Failed")
+    assert runner.exception is None
+    failed = condition(run_of(kube_cluster, name), "Failed")
+    assert failed["reason"] == "NoNodeFits"
+    assert failed["message"].startswith(
+        "spec.targets[1].hardware.resources.requests.memory: 16Gi per database pod fits no "
+        "node of the pool spec.targets[1].hardware.nodeSelector={dbbench.io/test-pool=tiny}"
+    ), failed["message"]
+    assert f"the largest, {tiny_node}, has 4Gi memory allocatable" in failed["message"]
+    assert not children(kube_cluster, name)
 
 
 def test_a_statefulset_that_cannot_create_its_pods_is_named_and_fails_after_the_grace(

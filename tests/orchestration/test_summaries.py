@@ -14,7 +14,6 @@ from dbbench_operator.planning import Step
 from dbbench_operator.summaries import (
     MAX_STATUS_RESULTS,
     compacted,
-    job_state,
     phase_result,
     run_progress,
     saturation,
@@ -129,45 +128,6 @@ def test_run_progress_counts_the_running_step_and_extrapolates_the_eta() -> None
     assert progress.eta is not None
     assert abs((progress.eta - NOW).total_seconds() - 600 * 0.625 / 0.375) < 1
     assert run_progress(0, 4, None, started, NOW).eta is None
-
-
-def pod(exit_code: int, reason: str = "Error", message: str = "") -> dict[str, Any]:
-    return {"metadata": {"name": "quick-step-2-0-abcde"}, "status": {"containerStatuses": [
-        {"state": {"terminated": {"exitCode": exit_code, "reason": reason,
-                                  "message": message}}}]}}  # fmt: skip
-
-
-FAILED_JOB = {"status": {"conditions": [
-    {"type": "Failed", "status": "True", "reason": "PodFailurePolicy"}]}}  # fmt: skip
-
-
-def test_a_failed_runner_says_why_from_its_pod() -> None:
-    state = job_state(step(1), FAILED_JOB, [pod(4, message="database unreachable: 10.0.0.1")])
-    assert state.failed
-    assert state.reason == "DatabaseUnreachable"
-    assert "step 2 (db/p/1): runner pod quick-step-2-0-abcde exited 4" in state.message
-    assert "database unreachable" in state.message
-    assert job_state(step(1), FAILED_JOB, [pod(137, "OOMKilled")]).reason == "RunnerOOMKilled"
-    assert job_state(step(1), FAILED_JOB, [pod(3)]).reason == "ErrorRateExceeded"
-
-
-def test_a_job_past_its_deadline_is_a_timeout_and_a_complete_one_is_finished() -> None:
-    deadline = {"status": {"conditions": [
-        {"type": "Failed", "status": "True", "reason": "DeadlineExceeded"}]}}  # fmt: skip
-    assert job_state(step(0), deadline, []).reason == "Timeout"
-    done = {"status": {"conditions": [{"type": "Complete", "status": "True"}]}}
-    state = job_state(step(0), done, [])
-    assert (state.finished, state.failed) == (True, False)
-    running = job_state(step(0), {"status": {"active": 2}}, [])
-    assert (running.finished, running.failed) == (False, False)
-
-
-def test_stuck_runner_pods_are_named_in_the_message() -> None:
-    waiting = {"metadata": {"name": "p"}, "status": {"containerStatuses": [
-        {"state": {"waiting": {"reason": "ErrImagePull", "message": "not found"}}}]}}  # fmt: skip
-    state = job_state(step(0), {"status": {"active": 1}}, [waiting])
-    assert not state.finished
-    assert "ErrImagePull" in state.message
 
 
 def test_operator_and_results_service_derive_the_same_token() -> None:

@@ -47,17 +47,24 @@ class RunDir:
         return self.root / self.run.namespace / self.run.name / self.run.uid
 
 
-def small_spec(threads: int, repeats: int, price: float | None) -> dict[str, Any]:
-    """An insert + mix + query run on two external MariaDB targets, at test size."""
+def small_spec(
+    threads: int, repeats: int, price: float | None, target_prices: dict[str, float] | None = None
+) -> dict[str, Any]:
+    """An insert + mix + query run on two external MariaDB targets, at test size;
+    `target_prices` give targets a price of their own (`targets[].hardware`)."""
     hardware: dict[str, Any] = {"exclusive": False}
     if price is not None:
         hardware["pricePerHour"] = price
     external = {"uriSecretRef": {"name": "targets", "key": "uri"}}
+    targets: list[dict[str, Any]] = [
+        {"name": "safe", "engine": "mariadb", "durability": "safe", "external": external},
+        {"name": "fast", "engine": "mariadb", "durability": "fast", "external": external},
+    ]
+    for target in targets:
+        if target["name"] in (target_prices or {}):
+            target["hardware"] = {"pricePerHour": (target_prices or {})[target["name"]]}
     return {
-        "targets": [
-            {"name": "safe", "engine": "mariadb", "durability": "safe", "external": external},
-            {"name": "fast", "engine": "mariadb", "durability": "fast", "external": external},
-        ],
+        "targets": targets,
         "hardware": hardware,
         "runner": {"threads": threads, "processes": 1},
         "dataset": {"shape": "indexed4", "records": 1000, "recordSize": 256, "seed": 11},

@@ -266,3 +266,24 @@ def test_a_browser_without_endpoints_is_named(proxied: Proxied) -> None:
         for key in ("resourceVersion", "uid", "creationTimestamp", "managedFields"):
             restored["metadata"].pop(key, None)
         apply(cluster, [restored])
+
+
+def test_a_browser_the_api_server_cannot_connect_to_names_the_network_policy_value(
+    proxied: Proxied,
+) -> None:
+    """Endpoints whose port nothing listens on: what a NetworkPolicy that drops the
+    control plane's connections looks like from the CLI (the proxy cannot connect)."""
+    cluster = proxied.cluster
+    saved = cluster.kubectl("get", "endpoints", BROWSER, "-n", RELEASE_NS, "-o", "json").stdout
+    cluster.kubectl("patch", "endpoints", BROWSER, "-n", RELEASE_NS, "--type=json", "-p",
+                    '[{"op": "replace", "path": "/subsets/0/ports/0/port", "value": 1}]')  # fmt: skip
+    try:
+        answer = as_user(cluster.kubeconfig, "fetch", "baseline", "--out", str(proxied.tmp / "c"))
+        assert answer.returncode == 1
+        assert f"could not connect to svc/{BROWSER}" in answer.stderr, answer.stderr
+        assert "networkPolicy.browserFrom" in answer.stderr
+    finally:
+        restored = json.loads(saved)
+        for key in ("resourceVersion", "uid", "creationTimestamp", "managedFields"):
+            restored["metadata"].pop(key, None)
+        apply(cluster, [restored])

@@ -94,6 +94,26 @@ def test_repeats_side_by_side_and_cost_are_computed_from_the_summaries(
         _close(page.find("cost", "costPerMillion", target=target, phase="oltp"), expected, 4)
 
 
+def test_each_target_is_costed_at_its_own_price(result_sets: ResultSets) -> None:
+    """The candidate run has no run-wide price; target `fast` sets its own
+    (`targets[].hardware.pricePerHour: 0.8`), target `safe` none."""
+    page = parse(write_report(result_sets.candidate.path).read_text())
+    steps = _steps(result_sets.candidate.path)
+    rates = [s["summary"]["throughput"] for s in steps
+             if s["target"] == "fast" and s["phase"] == "oltp"]  # fmt: skip
+    mean = sum(rates) / len(rates)
+    _close(page.find("cost", "pricePerHour", target="fast", phase="oltp"), 0.8, 4)
+    _close(page.find("cost", "hourly", target="fast", phase="oltp"), 0.8, 4)  # one pod
+    _close(page.find("cost", "costPerMillion", target="fast", phase="oltp"),
+           0.8 * 1_000_000 / (mean * 3600), 4)  # fmt: skip
+    for key in ("pricePerHour", "costPerMillion"):
+        assert page.find("cost", key, target="safe", phase="oltp").value is None
+    # The baseline's run-wide price applies to both targets.
+    baseline = parse(write_report(result_sets.baseline.path).read_text())
+    for target in ("safe", "fast"):
+        _close(baseline.find("cost", "pricePerHour", target=target, phase="oltp"), 0.5, 4)
+
+
 def test_environment_names_what_was_measured(result_sets: ResultSets) -> None:
     html = write_report(result_sets.baseline.path).read_text()
     step = _steps(result_sets.baseline.path)[0]

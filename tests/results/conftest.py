@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,20 @@ def request(
         return response.status, response.read()
     finally:
         conn.close()
+
+
+def headers_only(
+    service: ResultsService, method: str, path: str, length: int, token: str
+) -> tuple[int, bytes]:
+    """Send a request's headers announcing `length` bytes, no body; the answer."""
+    with socket.create_connection(("127.0.0.1", service.port), timeout=30) as sock:
+        sock.sendall(
+            f"{method} {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+            f"Content-Length: {length}\r\n\r\n".encode()
+        )
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        return response.status, response.read()
 
 
 def token_for(service: ResultsService, run: Run) -> str:

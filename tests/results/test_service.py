@@ -13,7 +13,7 @@ import pytest
 
 from dbbench_contract.progress import PodProgress
 from dbbench_local.results_service import ResultsService
-from tests.results.conftest import RUN_A, RUN_B, as_json, request, token_for
+from tests.results.conftest import RUN_A, RUN_B, as_json, headers_only, request, token_for
 
 pytestmark = pytest.mark.integration
 
@@ -72,10 +72,15 @@ def test_traversal_and_absolute_paths_are_refused(service: ResultsService, suffi
 
 def test_oversized_uploads_are_refused_and_nothing_is_written(service: ResultsService) -> None:
     token = token_for(service, RUN_A)
-    big = b"0" * (service.max_upload_mb * 1024 * 1024 + 1)
-    status, body = request(service, "PUT", FILE, body=big, token=token)
+    size = service.max_upload_mb * 1024 * 1024 + 1
+    # Headers only: the answer must come without the body being read (a client
+    # still sending when the service closes would see a reset instead).
+    status, body = headers_only(service, "PUT", FILE, size, token)
     assert status == 413
-    assert "exceeds" in as_json(body)["error"]
+    error = as_json(body)
+    assert error["limit"] == "results.maxUploadMB"
+    assert f"{size:,} bytes" in error["error"]
+    assert "raise results.maxUploadMB" in error["error"]
     assert not (service.root / RUN_A.path / "db/load/1/pod-0/summary.json").exists()
 
 

@@ -73,7 +73,7 @@ def run_pods(raw: dict[str, Any], pods: int, out: Path) -> dict[str, Any]:
                 process.wait()
     for process, output in zip(processes, outputs, strict=True):
         assert process.returncode == 0, output
-    return merge(out / "merged", [out / f"pod{i}" for i in range(pods)])
+    return merge(out / "merged", [out / f"pod{i}" for i in range(pods)]).to_wire()
 
 
 def test_the_hot_range_reads_fewer_pages_from_disk_per_operation(

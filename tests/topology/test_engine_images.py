@@ -103,6 +103,7 @@ def test_the_local_installs_values_come_from_the_image_manifest(
         "ferretdb.tar localhost/dbbench/ferretdb-mongodb-standin:1.24.0\n"
         "mariadb.tar localhost/dbbench/mariadb:11.8\n"
         "mysql.tar localhost/dbbench/mysql:9.7\n"
+        "postgresql.tar localhost/dbbench/postgres:17\n"
     )
     values = engine_image_values(manifest)
     assert values == [
@@ -110,6 +111,8 @@ def test_the_local_installs_values_come_from_the_image_manifest(
         "engines.mariadb.version=11.8",
         "engines.mysql.repository=localhost/dbbench/mysql",
         "engines.mysql.version=9.7",
+        "engines.postgresql.repository=localhost/dbbench/postgres",
+        "engines.postgresql.version=17",
     ]
     # As `helm --set-string` passes them: 9.7 stays a string tag, not a number.
     extra = [f"--set-string={v}" for v in values]
@@ -117,6 +120,10 @@ def test_the_local_installs_values_come_from_the_image_manifest(
     assert json.loads(env[ENGINE_IMAGES_ENV])["mysql"] == {
         "repository": "localhost/dbbench/mysql",
         "version": "9.7",
+    }
+    assert json.loads(env[ENGINE_IMAGES_ENV])["postgresql"] == {
+        "repository": "localhost/dbbench/postgres",
+        "version": "17",
     }
     assert engine_image_values(tmp_path / "missing.txt") == []
 

@@ -43,6 +43,7 @@ def test_labels_name_run_and_target() -> None:
         "app.kubernetes.io/component": "mysql",
         "app.kubernetes.io/managed-by": "dbbench",
         "dbbench.io/run": "nightly-compare",
+        "dbbench.io/run-uid": request.run_uid,
         "dbbench.io/target": "mysql-primaryreplica",
     }
 

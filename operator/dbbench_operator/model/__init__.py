@@ -9,7 +9,7 @@ followed by ``check(spec)`` (returns ``Problem``s); status is written as
 from .base import Problem, Rule, SpecError
 from .crd import API_VERSION, CRD_NAME, GROUP, KIND, PLURAL, VERSION, build_crd
 from .phases import Distribution, Mix, Phase
-from .placement import Hardware, Resources, Runner, Storage, Toleration
+from .placement import Hardware, Resources, Runner, Storage, TargetHardware, Toleration
 from .semantics import check, memory_limit, planned_seconds
 from .spec import (
     BENCHMARK_DATABASE,
@@ -85,6 +85,7 @@ __all__ = [
     "Storage",
     "StorageUsage",
     "Target",
+    "TargetHardware",
     "TargetResult",
     "Toleration",
     "build_crd",

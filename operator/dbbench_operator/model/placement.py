@@ -68,6 +68,30 @@ class Toleration(ApiModel):
         default=None, description="For NoExecute: how long the pod stays bound after the taint."
     )
 
+    # The API server's own Pod validation, at admission instead of when the
+    # operator's StatefulSet or Job is refused mid-run.
+    RULES = (
+        Rule(
+            cel="!has(self.tolerationSeconds) || (has(self.effect) && self.effect == 'NoExecute')",
+            message="tolerationSeconds is only valid with effect: NoExecute",
+            field="tolerationSeconds",
+            holds=lambda t: t.toleration_seconds is None or t.effect == "NoExecute",
+        ),
+        Rule(
+            cel="!has(self.operator) || self.operator != 'Exists' || !has(self.value)",
+            message="value must be empty with operator: Exists",
+            field="value",
+            reason="FieldValueForbidden",
+            holds=lambda t: t.operator != "Exists" or t.value is None,
+        ),
+        Rule(
+            cel="has(self.key) || (has(self.operator) && self.operator == 'Exists')",
+            message="a toleration without key must use operator: Exists (it tolerates every taint)",
+            field="operator",
+            holds=lambda t: t.key is not None or t.operator == "Exists",
+        ),
+    )
+
 
 LabelValue = Annotated[str, StringConstraints(max_length=63)]
 NODE_SELECTOR_DOC = (
@@ -93,9 +117,8 @@ class Storage(ApiModel):
     )
 
 
-class Hardware(ApiModel):
-    """Where and with what resources the databases under test run. Every target of
-    the run uses the same hardware, so results are comparable."""
+class _Placement(ApiModel):
+    """The fields a run's `hardware` and a target's own `hardware` share."""
 
     node_selector: dict[str, LabelValue] | None = Field(
         default=None, max_length=16, description=NODE_SELECTOR_DOC
@@ -129,11 +152,6 @@ class Hardware(ApiModel):
             "{cpu: 1, memory: 1Gi} as requests and limits."
         ),
     )
-    storage: Storage = Field(
-        default_factory=Storage,
-        description="Data volume of each database pod (default: 10Gi of the default class).",
-        json_schema_extra=wire_default(Storage),
-    )
     price_per_hour: float | None = Field(
         default=None,
         ge=0,
@@ -142,13 +160,105 @@ class Hardware(ApiModel):
             "results also give cost per million operations."
         ),
     )
+
+
+class TargetHardware(_Placement):
+    """This target's own hardware. Each field set here replaces the run's
+    `spec.hardware` field of the same name as a whole (resources replaces
+    resources with its requests and limits; storage replaces storage, so an
+    unset size is the 10Gi default, not the run's; an empty nodeSelector clears
+    the run's); unset fields come from `spec.hardware`. For engines that need
+    other machines (field benchmark 4: MongoDB on 8 GB, MySQL and PostgreSQL on
+    16 GB) and their own price. Node exclusivity stays the run's
+    (`spec.hardware.exclusive`), over the nodes of all its targets."""
+
+    storage: Storage | None = Field(
+        default=None,
+        description=(
+            "Data volume of each of this target's database pods; replaces "
+            "spec.hardware.storage as a whole."
+        ),
+    )
+
+
+# What a target's own hardware may set only when the target is deployed:
+# {wire name: Python name}, every field but the price.
+_DEPLOYED_HARDWARE = {
+    str(info.alias): name
+    for name, info in TargetHardware.model_fields.items()
+    if name != "price_per_hour"
+}
+
+
+# Cross-field rules of `targets[].hardware`, owned by Target (they read its
+# engine, topology and external fields).
+TARGET_HARDWARE_RULES = (
+    Rule(
+        cel=(
+            "!has(self.external) || !has(self.hardware) || ("
+            + " && ".join(f"!has(self.hardware.{k})" for k in _DEPLOYED_HARDWARE)
+            + ")"
+        ),
+        message=(
+            "an external target's hardware may set only pricePerHour (the price of the "
+            "existing database): nothing is deployed, so remove " + ", ".join(_DEPLOYED_HARDWARE)
+        ),
+        field="hardware",
+        reason="FieldValueForbidden",
+        holds=lambda t: (
+            t.external is None
+            or t.hardware is None
+            or all(getattr(t.hardware, n) is None for n in _DEPLOYED_HARDWARE.values())
+        ),
+    ),
+    Rule(
+        cel=(
+            "!has(self.hardware) || self.topology == 'sharded' || "
+            "(!has(self.hardware.configServerResources) && !has(self.hardware.mongosResources))"
+        ),
+        message=(
+            "hardware.configServerResources and hardware.mongosResources size a sharded "
+            "cluster's config servers and routers: remove them or use topology sharded"
+        ),
+        field="hardware",
+        reason="FieldValueForbidden",
+        holds=lambda t: (
+            t.hardware is None
+            or t.topology == "sharded"
+            or (t.hardware.config_server_resources is None and t.hardware.mongos_resources is None)
+        ),
+    ),
+)
+
+
+class Hardware(_Placement):
+    """Where and with what resources the databases under test run. Every target
+    uses it unless it sets its own `hardware`, which overrides it field by field."""
+
+    storage: Storage = Field(
+        default_factory=Storage,
+        description="Data volume of each database pod (default: 10Gi of the default class).",
+        json_schema_extra=wire_default(Storage),
+    )
     exclusive: bool = Field(
         default=True,
         description=(
             "When true (default), no other BenchmarkRun may use these nodes while this "
-            "run's databases exist: runs wait for each other instead of disturbing results."
+            "run's databases exist: runs wait for each other instead of disturbing results. "
+            "The nodes are those of every target's pool (their own nodeSelector or this one)."
         ),
     )
+
+    def overridden_by(self, own: TargetHardware | None) -> Hardware:
+        """This hardware with every field `own` sets replacing the same field whole."""
+        if own is None:
+            return self
+        update = {
+            name: getattr(own, name)
+            for name in type(own).model_fields
+            if getattr(own, name) is not None
+        }
+        return self.model_copy(update=update)
 
 
 class Runner(ApiModel):

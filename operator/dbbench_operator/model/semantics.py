@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal
 
 from .base import Problem
+from .placement import Hardware
 from .spec import BenchmarkRunSpec
 from .targets import POSTGRES_SETTING_UNITS
 from .units import (
@@ -53,9 +54,9 @@ def planned_seconds(spec: BenchmarkRunSpec) -> float:
     return per_target * len(spec.targets)
 
 
-def memory_limit(spec: BenchmarkRunSpec) -> Decimal | None:
+def memory_limit(hardware: Hardware) -> Decimal | None:
     """Memory of one database container: limits.memory, else requests.memory."""
-    resources = spec.hardware.resources
+    resources = hardware.resources
     if resources is None:
         return None
     for amounts in (resources.limits, resources.requests):
@@ -126,8 +127,8 @@ def _cache_bytes(engine: str, key: str, value: str) -> Decimal | None:
 
 
 def _cache_settings_fit_memory(spec: BenchmarkRunSpec) -> Iterator[Problem]:
-    limit = memory_limit(spec)
     for i, target in enumerate(spec.targets):
+        limit = memory_limit(spec.hardware_of(target))
         for key, value in (target.settings or {}).items():
             field = f"spec.targets[{i}].settings.{key}"
             try:
@@ -141,8 +142,8 @@ def _cache_settings_fit_memory(spec: BenchmarkRunSpec) -> Iterator[Problem]:
                 yield Problem(
                     field,
                     f"{key}={value} ({format_bytes(size)}) does not fit in "
-                    f"hardware.resources memory {format_bytes(limit)}: the server would be "
-                    "OOM-killed; lower it or raise the memory limit",
+                    f"{spec.hardware_path(i, 'resources')} memory {format_bytes(limit)}: the "
+                    "server would be OOM-killed; lower it or raise the memory limit",
                 )
 
 
@@ -195,21 +196,27 @@ def _keys_within_records(spec: BenchmarkRunSpec) -> Iterator[Problem]:
 
 
 def _storage_holds_dataset(spec: BenchmarkRunSpec) -> Iterator[Problem]:
-    deployed = [t for t in spec.targets if t.external is None]
-    if not deployed:
-        return
+    """Each deployed target's data volume (its own storage or the run's) holds its
+    share of the data; one problem per storage field, for the target needing most."""
     inserted = sum(p.operations or spec.dataset.records for p in spec.phases if p.type == "insert")
     records = max(spec.dataset.records, inserted)
-    # Sharded targets spread the data; the least sharded target needs the most.
-    fewest_shards = min(t.shards or 1 for t in deployed)
-    needed = Decimal(records * spec.dataset.approximate_record_bytes) / fewest_shards
-    volume = parse_quantity(spec.hardware.storage.size)
-    if needed > volume:
+    record_bytes = spec.dataset.approximate_record_bytes
+    short: dict[str, tuple[Decimal, str]] = {}
+    for i, target in enumerate(spec.targets):
+        if target.external is not None:
+            continue
+        # Sharded targets spread the data over their shards.
+        needed = Decimal(records * record_bytes) / (target.shards or 1)
+        size = spec.hardware_of(target).storage.size
+        field = spec.hardware_path(i, "storage") + ".size"
+        if needed > parse_quantity(size) and needed > short.get(field, (Decimal(0), ""))[0]:
+            short[field] = (needed, str(size))
+    for field, (needed, size) in short.items():
         yield Problem(
-            "spec.hardware.storage.size",
+            field,
             f"the data alone is about {format_bytes(needed)} per data volume ({records} records "
-            f"x {spec.dataset.approximate_record_bytes} bytes, before indexes) but storage.size is "
-            f"{spec.hardware.storage.size}; raise storage.size",
+            f"x {record_bytes} bytes, before indexes) but storage.size is {size}; raise "
+            "storage.size",
         )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
 from pydantic.config import JsonDict
 from pydantic_core import ErrorDetails
 
@@ -125,8 +126,9 @@ class Results(ApiModel):
         max_length=253,
         description=(
             "PersistentVolumeClaim, in the operator's namespace, owned by the results "
-            "service; results land under <claim>/<namespace>/<run>/<uid>/. Default "
-            "dbbench-results (the chart's claim)."
+            "service; results land under <claim>/<namespace>/<run>/<uid>/. It must be the "
+            "claim of the operator's results service (chart value results.claimName; a run "
+            "naming another is refused). Default dbbench-results (the chart's default)."
         ),
     )
 
@@ -139,14 +141,17 @@ class BenchmarkRunSpec(ApiModel):
         min_length=1,
         max_length=8,
         description=(
-            "Databases under test, benchmarked one after another on the same hardware with "
-            "the same data and phases. Names must be unique."
+            "Databases under test, benchmarked one after another with the same data and "
+            "phases, on spec.hardware unless a target sets its own. Names must be unique."
         ),
         json_schema_extra=_MAP_LIST,
     )
     hardware: Hardware = Field(
         default_factory=Hardware,
-        description="Where the databases run and with what resources.",
+        description=(
+            "Where the databases run and with what resources; a target's own `hardware` "
+            "overrides it field by field."
+        ),
         json_schema_extra=wire_default(Hardware),
     )
     runner: Runner = Field(
@@ -327,6 +332,19 @@ class BenchmarkRunSpec(ApiModel):
             holds=lambda s: parse_duration(s.startup_grace) > 0,
         ),
     )
+
+    def hardware_of(self, target: Target) -> Hardware:
+        """The hardware `target`'s databases run on: the run's, with each field the
+        target's own `hardware` sets replacing the run's whole."""
+        return self.hardware.overridden_by(target.hardware)
+
+    def hardware_path(self, index: int, name: str) -> str:
+        """Wire path of the hardware field (Python name) in force for targets[index]:
+        the target's own when it sets it, else the run's."""
+        own = self.targets[index].hardware
+        if own is not None and getattr(own, name, None) is not None:
+            return f"spec.targets[{index}].hardware.{to_camel(name)}"
+        return f"spec.hardware.{to_camel(name)}"
 
     @field_validator("targets", "phases")
     @classmethod

@@ -228,6 +228,14 @@ class BenchmarkRunStatus(ApiModel):
     results_path: str | None = Field(
         default=None, description="Full results: <claim>/<namespace>/<name>/<uid>/."
     )
+    runner_image: str | None = Field(
+        default=None,
+        max_length=512,
+        description=(
+            "Runner image of every step of this run, fixed when it left Pending (an operator "
+            "upgraded mid-run keeps using it)."
+        ),
+    )
     results_omitted: int | None = Field(
         default=None,
         ge=0,

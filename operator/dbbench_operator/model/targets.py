@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from .base import ApiModel, Rule
+from .placement import TARGET_HARDWARE_RULES, TargetHardware
 
 Engine = Literal["mongodb", "mysql", "mariadb", "postgresql"]
 Topology = Literal["standalone", "replicaSet", "sharded", "primaryReplica"]
@@ -156,8 +157,9 @@ class External(ApiModel):
 
 
 class Target(ApiModel):
-    """One database under test. Targets run one after another on the same hardware,
-    with the same data set, seed and phases, never at the same time."""
+    """One database under test. Targets run one after another, with the same data
+    set, seed and phases, never at the same time; on the run's hardware unless
+    they set their own."""
 
     name: str = Field(
         min_length=1,
@@ -256,6 +258,14 @@ class Target(ApiModel):
             "topology sharded: the field the benchmark collection is sharded on, hashed "
             "(default _id). The operator shards the collection through mongos before the "
             "first step; a collection already sharded on another key fails the run."
+        ),
+    )
+    hardware: TargetHardware | None = Field(
+        default=None,
+        description=(
+            "This target's own hardware (resources, storage, node pool, price): each field "
+            "set replaces spec.hardware's field of the same name as a whole; unset fields "
+            "come from spec.hardware. An external target may set only pricePerHour."
         ),
     )
     external: External | None = Field(
@@ -434,6 +444,7 @@ class Target(ApiModel):
             reason="FieldValueForbidden",
             holds=lambda t: t.external is None or t.settings is None,
         ),
+        *TARGET_HARDWARE_RULES,
         Rule(
             cel="!has(self.external) || (!has(self.image) && !has(self.version))",
             message="image and version must be unset for an external target",

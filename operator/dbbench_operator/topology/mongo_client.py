@@ -1,4 +1,9 @@
-"""`AdminClient` over pymongo, translating its errors to the setup's own."""
+"""`AdminClient` over pymongo, translating its errors to the setup's own.
+
+The translated errors carry the driver exception's type and code only
+(`redaction.driver_error`): pymongo's text names hosts and, for refused
+logins, the user, and it reaches the run's status.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import Any
 from pymongo import MongoClient
 from pymongo.errors import ConnectionFailure, OperationFailure
 
+from dbbench_operator.redaction import driver_error
 from dbbench_operator.topology.mongo_setup import CommandFailedError, UnreachableError
 
 # Internal (keyFile) identity: lets the operator set up --configsvr/--shardsvr
@@ -29,17 +35,17 @@ class PymongoAdmin:
         try:
             return dict(self._client.admin.command(dict(command)))
         except OperationFailure as exc:
-            raise CommandFailedError(int(exc.code or 0), str(exc)) from exc
+            raise CommandFailedError(int(exc.code or 0), driver_error(exc)) from exc
         except ConnectionFailure as exc:
-            raise UnreachableError(str(exc)) from exc
+            raise UnreachableError(driver_error(exc)) from exc
 
     def database_command(self, database: str, command: Mapping[str, Any]) -> dict[str, Any]:
         try:
             return dict(self._client[database].command(dict(command)))
         except OperationFailure as exc:
-            raise CommandFailedError(int(exc.code or 0), str(exc)) from exc
+            raise CommandFailedError(int(exc.code or 0), driver_error(exc)) from exc
         except ConnectionFailure as exc:
-            raise UnreachableError(str(exc)) from exc
+            raise UnreachableError(driver_error(exc)) from exc
 
     def close(self) -> None:
         self._client.close()

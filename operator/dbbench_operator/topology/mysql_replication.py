@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from dbbench_operator.redaction import scrub
 from dbbench_operator.topology import semi_sync as semisync
 from dbbench_operator.topology.mysql_statements import (
     PRIMARY_READ_ONLY_QUERY,
@@ -134,7 +135,9 @@ def misconfiguration(status: dict[str, Any] | None, sql: Dialect, source: Replic
     ]
     problems = [why for ok, why in checks if not ok]
     problems += [
-        f"{kind} error {status.get(f'Last_{kind}_Errno')}: {status.get(f'Last_{kind}_Error')}"
+        # The server's text names the replication user and the source host: scrubbed.
+        f"{kind} error {status.get(f'Last_{kind}_Errno')}: "
+        f"{scrub(str(status.get(f'Last_{kind}_Error')), 300)}"
         for kind in ("IO", "SQL")
         if _int(status.get(f"Last_{kind}_Errno")) not in (0, -1)
     ]

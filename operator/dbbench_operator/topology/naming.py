@@ -58,6 +58,8 @@ def labels(request: TopologyRequest, component: str) -> dict[str, str]:
         "app.kubernetes.io/component": component,
         "app.kubernetes.io/managed-by": MANAGED_BY,
         "dbbench.io/run": _label_value(request.run_name),
+        # What tells this run's pods from an earlier run's of the same name.
+        "dbbench.io/run-uid": _label_value(request.run_uid),
         "dbbench.io/target": _label_value(request.target_name),
     }
 

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Everything `make test`, `make e2e` and `make demo` need, with the slow,
+# independent parts of a first-time build overlapped (`make setup`, run by
+# .ci/run). The result is the same as `make tools cluster-tools images venv`;
+# only the order differs:
+#
+#   lane kube  (CPU-bound):  the Kubernetes binaries (the longest build)
+#   lane go    (CPU-bound):  helm, FerretDB, CoreDNS, local-path; two Go builds
+#              at once fill the cores while the other downloads or links
+#   lane fetch (network and disk): Debian packages, then in parallel
+#              - the MySQL root (debootstrap of sid)
+#              - the images' Debian roots (debootstrap of trixie)
+#              - the virtualenv, then the images' wheels
+#   then       images (podman imports and builds only: their inputs are ready)
+#
+# Each step is one of the idempotent scripts (hack/tools.sh, hack/cluster-tools.sh,
+# hack/cluster/images.sh) with a step argument, so a second run takes seconds.
+# Output lines carry their lane's name; each lane also keeps its own log in
+# $SETUP_LOGS. The first lane to fail stops the others (by their PIDs) and
+# the script exits non-zero, naming it.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export TOOLS_DIR="${TOOLS_DIR:-$ROOT/.tools}"
+export SETUP_LOGS="${SETUP_LOGS:-$ROOT/build/setup-logs}"
+export MAKE="${MAKE:-make}"
+mkdir -p "$SETUP_LOGS"
+
+say() { printf 'setup: %s\n' "$*"; }
+
+# Runs a step, timing it.
+step() {
+  local start=$SECONDS
+  say "$* ..."
+  "$@"
+  say "$*: done in $((SECONDS - start)) s"
+}
+
+lane_kube() {
+  step bash hack/tools.sh kubernetes
+}
+
+lane_go() {
+  step bash hack/tools.sh helm ferretdb
+  step bash hack/cluster-tools.sh go
+}
+
+lane_fetch() {
+  step bash hack/tools.sh debian
+  step bash hack/cluster-tools.sh debian
+  # Network- and disk-bound (debootstrap, pip): they overlap each other too.
+  local mysql roots
+  step bash hack/tools.sh mysql &
+  mysql=$!
+  step bash hack/cluster/images.sh roots &
+  roots=$!
+  step "$MAKE" --no-print-directory venv
+  step bash hack/cluster/images.sh wheels
+  wait "$mysql"
+  wait "$roots"
+}
+
+# Starts a lane in the background, in its own session (so that stopping its
+# group stops its children), its output prefixed with its name and kept in
+# its log; its PID and its exit status go to files next to it.
+start_lane() {
+  local name=$1
+  rm -f "$SETUP_LOGS/$name.pid" "$SETUP_LOGS/$name.status"
+  # The lane runs in a new bash: the functions it needs are exported to it.
+  export -f say step "lane_$name"
+  local status=$SETUP_LOGS/$name.status
+  # The lane writes its status as it exits, even while background steps of its
+  # own still hold its output open (main then stops them).
+  (
+    set +e
+    setsid -w bash -c "set -euo pipefail; cd '$ROOT'; echo \$\$ >'$SETUP_LOGS/$name.pid'
+      trap 'echo \$? >$status' EXIT; lane_$name" 2>&1 |
+      sed -u "s/^/[$name] /" | tee "$SETUP_LOGS/$name.log"
+    code=${PIPESTATUS[0]}
+    [[ -s $status ]] || echo "$code" >"$status" # killed before its trap ran
+  ) &
+}
+
+# Stops what is left of a lane: its whole process group (a failed lane's
+# background steps too).
+stop_lane() {
+  local pid
+  pid=$(cat "$SETUP_LOGS/$1.pid" 2>/dev/null) || return 0
+  kill -- "-$pid" 2>/dev/null || true
+}
+
+main() {
+  local started=$SECONDS name status other
+  local -A running=()
+  say "tools, cluster tools, venv and images into $TOOLS_DIR (logs: $SETUP_LOGS)"
+  # Interrupted (Ctrl-C, a CI timeout): the lanes run in sessions of their own.
+  trap 'for name in "${!running[@]}"; do stop_lane "$name"; done; exit 130' INT TERM
+  for name in kube go fetch; do
+    start_lane "$name"
+    running[$name]=1
+  done
+  while ((${#running[@]})); do
+    sleep 1
+    for name in "${!running[@]}"; do
+      [[ -s $SETUP_LOGS/$name.status ]] || continue
+      status=$(<"$SETUP_LOGS/$name.status")
+      unset "running[$name]"
+      if ((status)); then
+        say "lane $name FAILED (exit $status); stopping the others. Its log: $SETUP_LOGS/$name.log"
+        for other in "$name" "${!running[@]}"; do stop_lane "$other"; done
+        wait || true
+        exit "$status"
+      fi
+      say "lane $name: done at $((SECONDS - started)) s"
+    done
+  done
+  wait
+  trap - INT TERM
+  # Their inputs are all present now: this only imports and builds images, and
+  # checks that every tool is current (seconds when it is).
+  step "$MAKE" --no-print-directory TOOLS_DIR="$TOOLS_DIR" tools cluster-tools images venv
+  say "all done in $((SECONDS - started)) s"
+}
+
+# Sourcing (tests/ci) defines the functions without running anything.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then main "$@"; fi
