@@ -3,6 +3,7 @@
     GET /                                         runs with their status, links to reports
     GET /runs/<ns>/<run>/<uid>/                   the run's report.html (rendered if absent)
     GET /runs/<ns>/<run>/<uid>/files/<path>       one result file
+    GET /compare?run=<ns>/<run>/<uid>&run=...     two or more runs compared (dbbench compare's page)
     GET /api/runs                                 the runs, as JSON
     GET /api/runs/<ns>/<run>/<uid>/files          the run's files, as JSON (for `dbbench fetch`)
     GET /api/runs/<ns>/<run>/<uid>/archive        every file of the run as one tar.gz stream
@@ -32,13 +33,15 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import FrameType
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import ValidationError
 
 from dbbench_contract.layout import POD_PREFIX, SUMMARY
 from dbbench_contract.run_summary import RunSummary
 from dbbench_report import REPORT, ResultsError, read_run, render
+from dbbench_report.compare_page import compare_page
+from dbbench_report.comparing import compare
 from dbbench_results.archive import ARCHIVE_TYPE, run_files, write_archive
 from dbbench_results.limits import Limits
 from dbbench_results.paths import PathRefusedError, RunId, relative
@@ -111,8 +114,18 @@ def scan(root: Path) -> list[RunEntry]:
 
 
 def index_page(entries: list[RunEntry]) -> str:
+    """The runs; finished ones can be ticked and compared (a plain GET form: the
+    action is relative, so it also works behind the API server's service proxy)."""
+
+    def tick(e: RunEntry) -> str:
+        if e.steps_total is None:
+            return "<td></td>"
+        value = escape(f"{e.namespace}/{e.name}/{e.uid}")
+        return f"<td><input type='checkbox' name='run' value='{value}'></td>"
+
     rows = "".join(
-        f"<tr data-run='{escape(e.namespace)}/{escape(e.name)}'><td>{escape(e.namespace)}</td>"
+        f"<tr data-run='{escape(e.namespace)}/{escape(e.name)}'>{tick(e)}"
+        f"<td>{escape(e.namespace)}</td>"
         f"<td><a href='{escape(e.href)}'>{escape(e.name)}</a></td><td>{escape(e.uid)}</td>"
         f"<td data-key='status'>{escape(e.status)}</td>"
         f"<td>{e.steps_done}{'' if e.steps_total is None else f' / {e.steps_total}'}</td>"
@@ -123,9 +136,11 @@ def index_page(entries: list[RunEntry]) -> str:
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>dbbench results"
         "</title><style>body{font-family:system-ui,sans-serif;margin:1.5rem}table{border-"
         "collapse:collapse}td,th{border:1px solid #ddd;padding:.2rem .5rem}</style></head>"
-        "<body><h1>dbbench results</h1><table data-table='runs'><thead><tr><th>namespace</th>"
+        "<body><h1>dbbench results</h1><form method='get' action='compare'>"
+        "<table data-table='runs'><thead><tr><th>compare</th><th>namespace</th>"
         "<th>run</th><th>uid</th><th>status</th><th>steps</th><th>completed</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table></body></html>\n"
+        f"<tbody>{rows}</tbody></table><p><button type='submit'>Compare the ticked runs"
+        "</button> (two or more)</p></form></body></html>\n"
     )
 
 
@@ -248,6 +263,8 @@ class Handler(BaseHTTPRequestHandler):
             return HTTPStatus.NO_CONTENT, b"", "image/x-icon"
         if path == "/":
             return HTTPStatus.OK, index_page(scan(self.root)), "text/html"
+        if path == "/compare":
+            return HTTPStatus.OK, self._compare(), "text/html"
         if path == "/api/runs":
             runs = [{**e.__dict__, "href": e.href} for e in scan(self.root)]
             return HTTPStatus.OK, json.dumps(runs), "application/json"
@@ -269,6 +286,19 @@ class Handler(BaseHTTPRequestHandler):
                 kind = "text/plain"
             return HTTPStatus.OK, file, kind  # sent in chunks by _send
         return HTTPStatus.NOT_FOUND, f"not found: {path}\n", "text/plain"
+
+    def _compare(self) -> str:
+        chosen = parse_qs(urlsplit(self.path).query).get("run") or []
+        if len(chosen) < 2:
+            raise ResultsError("compare needs two or more runs: tick them on the index page")
+        runs = []
+        for value in chosen:
+            parts = value.strip("/").split("/")
+            if len(parts) != 3:
+                raise PathRefusedError(f"run={value!r}: give <namespace>/<run>/<uid>")
+            run = RunId.parse(*parts)
+            runs.append(read_run(self._confined(self.root / run.namespace / run.name / run.uid)))
+        return compare_page(runs, compare(runs))
 
     @staticmethod
     def _list(run_dir: Path) -> list[str]:
