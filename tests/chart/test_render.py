@@ -321,9 +321,7 @@ def test_the_results_service_alone_mounts_the_results_claim() -> None:
     assert results["spec"]["strategy"] == {"type": "Recreate"}  # one writer of an RWO claim
     container, browser = pod["containers"]  # the browser mounts the claim read-only
     assert browser["name"] == "browser"
-    assert {"name": "results", "mountPath": "/results", "readOnly": True} in browser[
-        "volumeMounts"
-    ]
+    assert {"name": "results", "mountPath": "/results", "readOnly": True} in browser["volumeMounts"]
     assert container["image"] == f"dbbench/runner:{APP_VERSION}"
     assert container["command"][:3] == ["python", "-m", "dbbench_results"]
     claims = [v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"]

@@ -275,8 +275,8 @@ def test_a_browser_the_api_server_cannot_connect_to_names_the_network_policy_val
     control plane's connections looks like from the CLI (the proxy cannot connect)."""
     cluster = proxied.cluster
     saved = cluster.kubectl("get", "endpoints", BROWSER, "-n", RELEASE_NS, "-o", "json").stdout
-    cluster.kubectl("patch", "endpoints", BROWSER, "-n", RELEASE_NS, "--type=json", "-p",
-                    '[{"op": "replace", "path": "/subsets/0/ports/0/port", "value": 1}]')  # fmt: skip
+    closed = '[{"op": "replace", "path": "/subsets/0/ports/0/port", "value": 1}]'
+    cluster.kubectl("patch", "endpoints", BROWSER, "-n", RELEASE_NS, "--type=json", "-p", closed)
     try:
         answer = as_user(cluster.kubeconfig, "fetch", "baseline", "--out", str(proxied.tmp / "c"))
         assert answer.returncode == 1
