@@ -2,10 +2,10 @@
 
 Two MariaDB servers (durability safe vs fast, as the report tests' fixture),
 two runs of a longer insert + mix + query benchmark (2 and 4 runner threads,
-2 repeats each, ~10 s phases so that p50/p99 per second has a line to draw),
+2 repeats each, 5-15 s phases so that p50/p99 per second has a line to draw),
 then headless Chromium takes report.png (the top of the two-target run's
 report: summary, distribution, p50/p99 over time) and compare.png (the
-browser's compare view of both runs). About four minutes on 2 cores.
+browser's compare view of both runs). About ten minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -25,18 +25,18 @@ from tests.report.chromium import chromium
 from tests.report.conftest import PROFILES
 from tests.report.generate import generate_run, small_spec
 
-REPORT_HEIGHT = 2900  # px of the report's top: summary, distribution, p50/p99 over time
+REPORT_HEIGHT = 3420  # px of the report's top: summary, distribution, p50/p99 over time
 
 
 def longer(threads: int) -> dict[str, Any]:
     spec = small_spec(threads=threads, repeats=2, price=0.5)
-    spec["dataset"]["records"] = 10_000
+    spec["dataset"]["records"] = 20_000
     for phase in spec["phases"]:
         phase["reportEvery"] = 1000
         if phase["type"] == "mix":
-            phase["operations"] = 12_000
+            phase["operations"] = 60_000
         if phase["type"] == "query":
-            phase["operations"] = 3_000
+            phase["operations"] = 20_000
     return spec
 
 
