@@ -16,7 +16,7 @@ mpl.use("Agg")
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
-from matplotlib.ticker import EngFormatter, FuncFormatter
+from matplotlib.ticker import EngFormatter, FuncFormatter, MaxNLocator
 
 from dbbench_report.figures import Line
 
@@ -139,6 +139,7 @@ def p50_p99_chart(title: str, series: Mapping[str, tuple[Line, Line]]) -> str:
                       marker=dots)  # fmt: skip
         axes.set_title(title)
         axes.set_xlabel("seconds since the phase started")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
         axes.set_ylabel("latency (ms)")
         axes.yaxis.set_major_formatter(_MS)
         axes.set_ylim(bottom=0)
