@@ -144,3 +144,18 @@ app.kubernetes.io/component: results
 {{- define "dbbench.resultsUrl" -}}
 {{- printf "http://%s.%s.svc:%v" (include "dbbench.resultsName" .) .Release.Namespace .Values.results.service.port }}
 {{- end }}
+
+{{/* What `dbbench fetch/report/compare` need to read results through the
+browser's Service (the API server's service proxy); only with the browser. */}}
+{{- define "dbbench.resultsReaderRules" -}}
+{{- if .Values.results.browser.enabled }}
+  - apiGroups: [""]
+    resources: [services]
+    verbs: [get, list]
+  - apiGroups: [""]
+    resources: [services/proxy]
+    # The API server authorizes the proxy by the name in its path, `<name>:<port>`.
+    resourceNames: [{{ include "dbbench.suffixedName" (list . "browser") | quote }}, {{ printf "%s:http" (include "dbbench.suffixedName" (list . "browser")) | quote }}]
+    verbs: [get]
+{{- end }}
+{{- end }}

@@ -2,7 +2,7 @@
 
   dbbench list [-A]                      runs with phase and progress
   dbbench get RUN                        a run's results per target, phase and repeat
-  dbbench fetch RUN --out DIR [--url U]  copy the run's files from the results browser
+  dbbench fetch RUN --out DIR            copy the run's files from the results browser
   dbbench report DIR                     write DIR/report.html from fetched results
   dbbench compare RUN_OR_DIR... [--html F]
                                          one table: ops/s and p99 side by side, steps
@@ -12,8 +12,12 @@
                                          of a workload run with several idModes ranked
 
 Installed as `dbbench` and as `kubectl-dbbench` (so `kubectl dbbench ...` works).
-The results browser URL comes from --url or DBBENCH_URL (default
-http://127.0.0.1:8081, where `kubectl port-forward` puts it; see docs/chart.md).
+Results are read from the chart's results browser through the Kubernetes API
+server (its service proxy, with your kubeconfig and RBAC): nothing to enable or
+forward. The Service is found by its label, cluster-wide when you may list
+Services everywhere, else in your namespace and dbbench-system; name the chart's
+namespace with --results-namespace (DBBENCH_RESULTS_NAMESPACE), or give a
+browser's address with --url (DBBENCH_URL) to bypass the API server.
 """
 
 from __future__ import annotations
@@ -25,13 +29,12 @@ import tempfile
 from pathlib import Path
 
 from dbbench_cli import tables
-from dbbench_cli.fetching import fetch, run_prefix
+from dbbench_cli.fetching import fetch, results_claim, run_prefix
 from dbbench_cli.kube import Api, CliError, connect, finished_run, get_run, list_runs
+from dbbench_cli.results_access import Endpoint, UrlEndpoint, locate
 from dbbench_report import ResultsError, read_run, write_report
 from dbbench_report.compare_page import compare_page
 from dbbench_report.comparing import compare, table
-
-DEFAULT_URL = "http://127.0.0.1:8081"
 
 
 def _common() -> argparse.ArgumentParser:
@@ -43,7 +46,13 @@ def _common() -> argparse.ArgumentParser:
                         help="default: the context's")  # fmt: skip
     common.add_argument(
         "--url", default=argparse.SUPPRESS,
-        help=f"results browser (default $DBBENCH_URL or {DEFAULT_URL})",
+        help="a results browser's address (default $DBBENCH_URL; without one, the "
+             "browser's Service through the Kubernetes API server)",
+    )  # fmt: skip
+    common.add_argument(
+        "--results-namespace", default=argparse.SUPPRESS,
+        help="the chart's namespace, where its results browser runs "
+             "(default $DBBENCH_RESULTS_NAMESPACE; found by label otherwise)",
     )  # fmt: skip
     return common
 
@@ -75,14 +84,25 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args = _parser().parse_args(argv)
     args.kubeconfig = getattr(args, "kubeconfig", None)
     args.namespace = getattr(args, "namespace", None)
-    args.url = getattr(args, "url", None) or os.environ.get("DBBENCH_URL", DEFAULT_URL)
+    args.url = getattr(args, "url", None) or os.environ.get("DBBENCH_URL") or None
+    args.results_namespace = getattr(args, "results_namespace", None) or os.environ.get(
+        "DBBENCH_RESULTS_NAMESPACE"
+    )
     return args
 
 
-def _fetch(api: Api, url: str, name: str, out: Path) -> Path:
+def endpoint(args: argparse.Namespace, api: Api, run: dict[str, object]) -> Endpoint:
+    """--url when given, else the results browser's Service through the API server."""
+    if args.url:
+        if not args.url.startswith(("http://", "https://")):
+            raise CliError(f"--url {args.url!r}: give http://HOST:PORT of the results browser")
+        return UrlEndpoint(args.url)
+    return locate(api, results_claim(run), args.results_namespace)
+
+
+def _fetch(args: argparse.Namespace, api: Api, name: str, out: Path) -> Path:
     run = finished_run(api, name)
-    prefix = run_prefix(run)
-    fetch(url, prefix, out)
+    fetch(endpoint(args, api, run), run_prefix(run), out)
     return out
 
 
@@ -100,7 +120,7 @@ def _compare(args: argparse.Namespace) -> str:
             if os.sep in item or item.startswith("."):
                 raise CliError(f"{item}: no such directory")
             api = api or connect(args.kubeconfig, args.namespace)
-            directories.append(_fetch(api, args.url, item, Path(scratch) / str(index)))
+            directories.append(_fetch(args, api, item, Path(scratch) / str(index)))
         runs = [read_run(d) for d in directories]
         rows = compare(runs)
         out = table(runs, rows)
@@ -120,7 +140,7 @@ def run(args: argparse.Namespace) -> str:
         return tables.runs_table(list_runs(api, args.all_namespaces))
     if args.command == "get":
         return tables.run_table(get_run(api, args.run))
-    out = _fetch(api, args.url, args.run, args.out)
+    out = _fetch(args, api, args.run, args.out)
     return f"fetched {args.run} into {out}\n"
 
 

@@ -1,32 +1,17 @@
-"""Copy a run's files from the results browser (read-only, `kubectl port-forward`)."""
+"""Copy a finished run's files from the results browser: its file list, then
+every file in one tar.gz stream (`GET /api/runs/<prefix>/archive`)."""
 
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
+import shutil
+import tarfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from dbbench_cli.kube import CliError
+from dbbench_cli.results_access import Endpoint
 from dbbench_contract.layout import SUMMARY
-
-TIMEOUT_S = 60
-
-
-def _get(url: str) -> bytes:
-    try:
-        with urllib.request.urlopen(url, timeout=TIMEOUT_S) as answer:  # noqa: S310 - http(s) only
-            data: bytes = answer.read()
-            return data
-    except urllib.error.HTTPError as exc:
-        detail = exc.read().decode(errors="replace").strip()
-        raise CliError(f"{url}: {exc.code} {detail}") from exc
-    except (urllib.error.URLError, OSError) as exc:
-        raise CliError(
-            f"cannot reach the results browser at {url}: {exc}. Forward it first: "
-            "kubectl -n <release namespace> port-forward svc/<release>-dbbench-browser 8081"
-        ) from exc
 
 
 def run_prefix(run: dict[str, Any]) -> str:
@@ -34,20 +19,50 @@ def run_prefix(run: dict[str, Any]) -> str:
     return f"{meta['namespace']}/{meta['name']}/{meta['uid']}"
 
 
-def fetch(base_url: str, prefix: str, out: Path) -> list[str]:
+def results_claim(run: dict[str, Any]) -> str | None:
+    """The claim a run's results are on: the first segment of status.resultsPath."""
+    path = (run.get("status") or {}).get("resultsPath") or ""
+    return path.split("/", 1)[0] or None
+
+
+def _safe(name: str) -> PurePosixPath:
+    relative = PurePosixPath(name)
+    if not name or relative.is_absolute() or ".." in relative.parts:
+        raise CliError(f"the browser sent an unsafe path {name!r}; refusing")
+    return relative
+
+
+def _extract(stream: Any, out: Path) -> set[str]:
+    """Regular files only, each under `out`; anything else is refused."""
+    written: set[str] = set()
+    try:
+        with tarfile.open(fileobj=stream, mode="r|gz") as archive:
+            for member in archive:
+                if not member.isfile():
+                    raise CliError(f"the browser's archive holds {member.name!r}, not a file")
+                target = out.joinpath(*_safe(member.name).parts)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                source = archive.extractfile(member)
+                assert source is not None  # a regular file
+                with target.open("wb") as sink:
+                    shutil.copyfileobj(source, sink)
+                written.add(member.name)
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise CliError(f"the results archive broke off: {exc}; fetch again") from exc
+    return written
+
+
+def fetch(endpoint: Endpoint, prefix: str, out: Path) -> list[str]:
     """Download every file of the run `prefix` (<ns>/<run>/<uid>) into `out`."""
-    if not base_url.startswith(("http://", "https://")):
-        raise CliError(f"--url {base_url!r}: give http://HOST:PORT of the results browser")
-    base = base_url.rstrip("/")
-    files = json.loads(_get(f"{base}/api/runs/{prefix}/files"))
+    files = json.loads(endpoint.get(f"api/runs/{prefix}/files"))
     if SUMMARY not in files:
         raise CliError(f"run {prefix} has no summary.json yet: it has not finished")
-    out.mkdir(parents=True, exist_ok=True)
     for name in files:
-        relative = PurePosixPath(name)
-        if relative.is_absolute() or ".." in relative.parts:
-            raise CliError(f"the browser listed an unsafe path {name!r}; refusing")
-        target = out.joinpath(*relative.parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(_get(f"{base}/runs/{prefix}/files/{name}"))
-    return list(files)
+        _safe(name)
+    out.mkdir(parents=True, exist_ok=True)
+    with endpoint.stream(f"api/runs/{prefix}/archive") as stream:
+        written = _extract(stream, out)
+    missing = sorted(set(files) - written)
+    if missing:
+        raise CliError(f"{endpoint.description} sent no {', '.join(missing[:5])}; fetch again")
+    return sorted(written)

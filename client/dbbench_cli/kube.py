@@ -1,4 +1,5 @@
-"""BenchmarkRuns read from the Kubernetes API (the CLI's only API access: get and list)."""
+"""BenchmarkRuns read from the Kubernetes API (get and list; results go through
+results_access: the results browser's Service, found by label, and its proxy)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ class CliError(Exception):
 class Api:
     objects: Any  # kubernetes.client.CustomObjectsApi
     namespace: str
+    core: Any = None  # kubernetes.client.CoreV1Api (Services of the results browser)
+    client: Any = None  # kubernetes.client.ApiClient (the service proxy)
 
 
 def connect(kubeconfig: str | None, namespace: str | None) -> Api:
@@ -29,7 +32,9 @@ def connect(kubeconfig: str | None, namespace: str | None) -> Api:
     except (config.ConfigException, OSError) as exc:
         raise CliError(f"cannot load kubeconfig: {exc} (set KUBECONFIG or --kubeconfig)") from exc
     current = (context or {}).get("context", {}).get("namespace") or "default"
-    return Api(client.CustomObjectsApi(), namespace or current)
+    api_client = client.ApiClient()
+    return Api(client.CustomObjectsApi(api_client), namespace or current,
+               client.CoreV1Api(api_client), api_client)  # fmt: skip
 
 
 def list_runs(api: Api, all_namespaces: bool) -> list[dict[str, Any]]:

@@ -168,7 +168,7 @@ def summary_table(run: dict[str, Any]) -> str:
         f"BenchmarkRun {meta['namespace']}/{meta['name']}: {status.get('phase')}"
         f" ({status.get('startedAt', '?')} .. {status.get('completedAt', '?')})"
     )
-    footer = f"full results: {status.get('resultsPath', '-')}"
+    footer = f"results on the cluster's results claim: {status.get('resultsPath', '-')}"
     if status.get("phase") == "Failed":
         footer = f"failed: {status.get('message', '')}\n{footer}"
     return "\n".join([title, *lines, footer])

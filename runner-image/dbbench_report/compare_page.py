@@ -21,18 +21,48 @@ from dbbench_report.sections import chart, section
 def _main_table(runs: Sequence[Run], rows: Sequence[Row]) -> str:
     names = labels(runs)
     headers = ["target", "phase", "workload"]
-    for name in names:
-        headers += [f"{name} ops/s", f"{name} p99 (ms)"]
+    for index, _ in enumerate(names):  # short headers: the legend above names the runs
+        headers += [f"#{index + 1} ops/s", f"#{index + 1} p99 ms"]
+        if index:
+            headers += [
+                f"#{index + 1} Δops/s %",
+                f"#{index + 1} Δp99 %",
+                f"#{index + 1} ops/s noise",
+            ]
     body = []
     for r in rows:
         cells = [text(r.target), text(r.phase), text(r.workload.label())]
-        for name, cell in zip(names, r.cells, strict=True):
+        for index, (name, cell) in enumerate(zip(names, r.cells, strict=True)):
             cells += [
                 num(f"throughput.{name}", None if cell is None else cell.throughput.mean),
                 num(f"p99.{name}", None if cell is None else cell.p99.mean, 3),
             ]
+            if index:
+                cells += [num(f"vsFirst.{name}", r.relative(index), 1),
+                          num(f"p99VsFirst.{name}", r.relative(index, "p99"), 1),
+                          text(r.noise(index), f"noise.{name}")]  # fmt: skip
         body.append(row(cells, {"target": r.target, "workload": r.workload.label()}))
-    return table("compare", headers, body)
+    legend = ", ".join(f"#{i + 1} {escape(n)}" for i, n in enumerate(names))
+    note = f"<p>Runs: {legend}; Δ: relative to #1.</p>"
+    return note + table("compare", headers, body)
+
+
+def _charts(runs: Sequence[Run], rows: Sequence[Row]) -> str:
+    """Throughput and p99 of every (target, workload), one bar per run, the
+    repeats' range as error bars."""
+    groups = [f"{r.target}\n{r.phase}" for r in rows]
+    parts = []
+    for figure, ylabel in (("throughput", "ops/s"), ("p99", "p99 (ms)")):
+        bars = {}
+        for index, name in enumerate(labels(runs)):
+            spreads = [None if r.cells[index] is None else getattr(r.cells[index], figure)
+                       for r in rows]  # fmt: skip
+            bars[name] = [(0.0, 0.0, 0.0) if s is None else (s.mean, s.low, s.high)
+                          for s in spreads]  # fmt: skip
+        title = f"{ylabel} per target and phase, run by run (mean, repeats' range)"
+        svg = plots.bar_chart_spread(title, groups, bars, ylabel=ylabel)
+        parts.append(chart(f"compare-{figure}", title, svg, len(runs)))
+    return f'<div class="charts">{"".join(parts)}</div>'
 
 
 MODES_HEADERS = ["rank", "run target", "phase", "idMode", "ops/s", "vs best", "p99 (ms)"]
@@ -62,9 +92,12 @@ def compare_page(runs: Sequence[Run], rows: Sequence[Row]) -> str:
     intro = (
         "<p>Steps line up by what they did (type, idMode, batch size, write concern and "
         "the workload's parameters), not by their phases' names. Figures are means over "
-        "repeats from the merged step summaries.</p>"
+        "repeats from the merged step summaries; <i>noise</i>: the repeats of the two runs "
+        "overlap (min..max), so the difference is not shown to be real.</p>"
     )
-    body = section("compare", "Runs side by side", intro + _main_table(runs, rows))
+    body = section(
+        "compare", "Runs side by side", intro + _charts(runs, rows) + _main_table(runs, rows)
+    )
     found = _modes(runs, rows)
     if found:
         body += section("modes", "Modes of one workload, ranked", found)

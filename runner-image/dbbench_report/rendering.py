@@ -4,29 +4,44 @@ from __future__ import annotations
 
 from html import escape
 
-from dbbench_report import ending, sections
+from dbbench_report import ending, latency_sections, sections, verdict
 from dbbench_report.reading import Run
 
 REPORT = "report.html"
 
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:1.5rem auto;max-width:1200px;color:#222}
-h1{font-size:1.5rem}h2{font-size:1.2rem;border-bottom:1px solid #ccc;padding-bottom:.2rem;
-margin-top:2rem}h3{font-size:1rem}table{border-collapse:collapse;margin:.5rem 0;font-size:.85rem}
-th,td{border:1px solid #ddd;padding:.2rem .45rem;vertical-align:top}th{background:#f3f3f3}
-td.num{text-align:right;font-variant-numeric:tabular-nums}td.na{color:#999;text-align:center}
-figure.chart{margin:1rem 0}figure.chart svg{max-width:100%;height:auto}
-figcaption{font-size:.8rem;color:#555}b.flag{color:#b00}nav a{margin-right:.8rem}
+body{font-family:system-ui,sans-serif;margin:0 auto;padding:0 1.2rem 2rem;max-width:1400px;
+color:#1f2328;font-size:14px;line-height:1.35}
+h1{font-size:1.35rem;margin:.8rem 0 .3rem}h2{font-size:1.1rem;border-bottom:2px solid #d0d7de;
+padding-bottom:.15rem;margin:1.4rem 0 .5rem}h3{font-size:.95rem;margin:.8rem 0 .3rem}
+p{margin:.3rem 0 .5rem;max-width:75rem;color:#444}
+nav:empty{display:none}
+nav{position:sticky;top:0;background:#fff;padding:.35rem 0;border-bottom:1px solid #d0d7de;
+z-index:1;font-size:.85rem}nav a{margin-right:.75rem;color:#0969da;text-decoration:none}
+table{border-collapse:collapse;margin:.4rem 0;font-size:.8rem;display:block;overflow-x:auto;
+max-width:100%}th,td{border:1px solid #d8dee4;padding:.15rem .4rem;vertical-align:top;
+max-width:30rem}th{white-space:nowrap;background:#f6f8fa;font-weight:600}
+tbody tr:nth-child(even){background:#fafbfc}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.na{color:#999;text-align:center}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:.4rem 1rem}
+figure.chart{margin:.3rem 0}figure.chart svg{width:100%;height:auto}
+figcaption{font-size:.75rem;color:#57606a}b.flag{color:#b00}
+.noise.within-noise{color:#9a6700}.noise.beyond-noise{color:#1a7f37;font-weight:600}
+.noise.1-repeat{color:#57606a}
 """
 
 SECTIONS = (
+    ("summary", "Summary", verdict.summary),
     ("overview", "Overview", sections.overview),
     ("ending", "How it ended", ending.section),
+    ("distribution", "Latency distribution", latency_sections.distribution),
+    ("latency-time", "p50/p99 over time", latency_sections.over_time),
     ("throughput", "Throughput and latency", sections.throughput),
     ("side-by-side", "Targets side by side", sections.side_by_side),
     ("disk-reads", "Cache and disk reads", sections.disk_reads),
     ("stability", "Stability", sections.stability),
-    ("latency", "Latency over time", sections.latency_over_time),
+    ("latency", "Mean latency over time", sections.latency_over_time),
     ("storage", "Storage growth", sections.storage),
     ("repeats", "Repeats", sections.repeats),
     ("cost", "Cost", sections.cost),

@@ -25,6 +25,11 @@ def chart(key: str, title: str, svg: str, series: int) -> str:
     )
 
 
+def grid(parts: list[str]) -> str:
+    """The first part (a note) full width, the charts after it two a row on wide screens."""
+    return parts[0] + f'<div class="charts">{"".join(parts[1:])}</div>'
+
+
 def overview(run: Run) -> str:
     meta, spec = run.meta, run.spec
     dataset = spec.get("dataset") or {}
@@ -188,7 +193,7 @@ def stability(run: Run) -> str:
             title, lines, xlabel=f"{unit} {'inserted' if insert else 'done'}", ylabel=f"{unit}/s"
         )
         parts.append(chart(f"stability-{phase}", title, svg, len(lines)))
-    return section("stability", "Stability", "".join(parts))
+    return section("stability", "Stability", grid(parts))
 
 
 def latency_over_time(run: Run) -> str:
@@ -198,9 +203,9 @@ def latency_over_time(run: Run) -> str:
         if not lines:
             continue
         title = f"Latency over time: {phase}"
-        svg = plots.line_chart(title, lines, xlabel="seconds since start", ylabel="mean ms")
+        svg = plots.line_chart(title, lines, xlabel="seconds since start", ylabel="mean (ms)")
         parts.append(chart(f"latency-{phase}", title, svg, len(lines)))
-    return section("latency", "Latency over time", "".join(parts))
+    return section("latency", "Mean latency over time", grid(parts))
 
 
 def storage(run: Run) -> str:

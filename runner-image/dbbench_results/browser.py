@@ -3,8 +3,10 @@
     GET /                                         runs with their status, links to reports
     GET /runs/<ns>/<run>/<uid>/                   the run's report.html (rendered if absent)
     GET /runs/<ns>/<run>/<uid>/files/<path>       one result file
+    GET /compare?run=<ns>/<run>/<uid>&run=...     two or more runs compared (dbbench compare's page)
     GET /api/runs                                 the runs, as JSON
     GET /api/runs/<ns>/<run>/<uid>/files          the run's files, as JSON (for `dbbench fetch`)
+    GET /api/runs/<ns>/<run>/<uid>/archive        every file of the run as one tar.gz stream
     GET /healthz
 
 Nothing else: every other method is 405, every other path 404. Paths are the
@@ -31,13 +33,16 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import FrameType
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import ValidationError
 
 from dbbench_contract.layout import POD_PREFIX, SUMMARY
 from dbbench_contract.run_summary import RunSummary
 from dbbench_report import REPORT, ResultsError, read_run, render
+from dbbench_report.compare_page import compare_page
+from dbbench_report.comparing import compare
+from dbbench_results.archive import ARCHIVE_TYPE, run_files, write_archive
 from dbbench_results.limits import Limits
 from dbbench_results.paths import PathRefusedError, RunId, relative
 from dbbench_results.pool import BoundedHTTPServer
@@ -49,6 +54,7 @@ _RUN = r"/(?P<ns>[^/]+)/(?P<name>[^/]+)/(?P<uid>[^/]+)"
 _REPORT = re.compile(r"^/runs" + _RUN + r"/?$")
 _FILE = re.compile(r"^/runs" + _RUN + r"/files/(?P<path>.+)$")
 _FILES = re.compile(r"^/api/runs" + _RUN + r"/files$")
+_ARCHIVE = re.compile(r"^/api/runs" + _RUN + r"/archive$")
 
 
 @dataclass(frozen=True)
@@ -108,8 +114,18 @@ def scan(root: Path) -> list[RunEntry]:
 
 
 def index_page(entries: list[RunEntry]) -> str:
+    """The runs; finished ones can be ticked and compared (a plain GET form: the
+    action is relative, so it also works behind the API server's service proxy)."""
+
+    def tick(e: RunEntry) -> str:
+        if e.steps_total is None:
+            return "<td></td>"
+        value = escape(f"{e.namespace}/{e.name}/{e.uid}")
+        return f"<td><input type='checkbox' name='run' value='{value}'></td>"
+
     rows = "".join(
-        f"<tr data-run='{escape(e.namespace)}/{escape(e.name)}'><td>{escape(e.namespace)}</td>"
+        f"<tr data-run='{escape(e.namespace)}/{escape(e.name)}'>{tick(e)}"
+        f"<td>{escape(e.namespace)}</td>"
         f"<td><a href='{escape(e.href)}'>{escape(e.name)}</a></td><td>{escape(e.uid)}</td>"
         f"<td data-key='status'>{escape(e.status)}</td>"
         f"<td>{e.steps_done}{'' if e.steps_total is None else f' / {e.steps_total}'}</td>"
@@ -120,9 +136,11 @@ def index_page(entries: list[RunEntry]) -> str:
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>dbbench results"
         "</title><style>body{font-family:system-ui,sans-serif;margin:1.5rem}table{border-"
         "collapse:collapse}td,th{border:1px solid #ddd;padding:.2rem .5rem}</style></head>"
-        "<body><h1>dbbench results</h1><table data-table='runs'><thead><tr><th>namespace</th>"
+        "<body><h1>dbbench results</h1><form method='get' action='compare'>"
+        "<table data-table='runs'><thead><tr><th>compare</th><th>namespace</th>"
         "<th>run</th><th>uid</th><th>status</th><th>steps</th><th>completed</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table></body></html>\n"
+        f"<tbody>{rows}</tbody></table><p><button type='submit'>Compare the ticked runs"
+        "</button> (two or more)</p></form></body></html>\n"
     )
 
 
@@ -151,6 +169,9 @@ class Handler(BaseHTTPRequestHandler):
     do_PUT = do_POST = do_DELETE = do_PATCH = do_OPTIONS = _refuse  # noqa: N815
 
     def _serve(self, *, head: bool) -> None:
+        if match := _ARCHIVE.match(unquote(urlsplit(self.path).path)):
+            self._archive(match, head=head)
+            return
         try:
             status, body, kind = self._route(unquote(urlsplit(self.path).path))
         except PathRefusedError as exc:
@@ -200,6 +221,31 @@ class Handler(BaseHTTPRequestHandler):
         if not head:
             self.wfile.write(data)
 
+    def _archive(self, match: re.Match[str], *, head: bool) -> None:
+        """The run's files as a tar.gz stream: its length is unknown ahead, so the
+        body ends with the connection (HTTP/1.1 without Content-Length)."""
+        try:
+            run_dir = self._run_dir(match)
+            names = self._list(run_dir)
+        except PathRefusedError as exc:
+            self._send(HTTPStatus.BAD_REQUEST, f"path refused: {exc}\n".encode(), "text/plain",
+                       head=head)  # fmt: skip
+            return
+        except ResultsError as exc:
+            self._send(HTTPStatus.NOT_FOUND, f"{exc}\n".encode(), "text/plain", head=head)
+            return
+        self.close_connection = True
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", ARCHIVE_TYPE)
+        self.send_header("Connection", "close")
+        self.send_header("X-Dbbench-Files", str(len(names)))
+        self.end_headers()
+        if not head:
+            # The deadline grows with what is sent, as for one file (_send_file).
+            size = sum((run_dir / n).stat().st_size for n in names if (run_dir / n).is_file())
+            self.server.watchdog.watch(self.connection, self.limits.transfer_seconds(size))
+            write_archive(run_dir, names, self.wfile)
+
     def _run_dir(self, match: re.Match[str]) -> Path:
         run = RunId.parse(match["ns"], match["name"], match["uid"])
         return self._confined(self.root / run.namespace / run.name / run.uid)
@@ -217,6 +263,8 @@ class Handler(BaseHTTPRequestHandler):
             return HTTPStatus.NO_CONTENT, b"", "image/x-icon"
         if path == "/":
             return HTTPStatus.OK, index_page(scan(self.root)), "text/html"
+        if path == "/compare":
+            return HTTPStatus.OK, self._compare(), "text/html"
         if path == "/api/runs":
             runs = [{**e.__dict__, "href": e.href} for e in scan(self.root)]
             return HTTPStatus.OK, json.dumps(runs), "application/json"
@@ -239,12 +287,24 @@ class Handler(BaseHTTPRequestHandler):
             return HTTPStatus.OK, file, kind  # sent in chunks by _send
         return HTTPStatus.NOT_FOUND, f"not found: {path}\n", "text/plain"
 
+    def _compare(self) -> str:
+        chosen = parse_qs(urlsplit(self.path).query).get("run") or []
+        if len(chosen) < 2:
+            raise ResultsError("compare needs two or more runs: tick them on the index page")
+        runs = []
+        for value in chosen:
+            parts = value.strip("/").split("/")
+            if len(parts) != 3:
+                raise PathRefusedError(f"run={value!r}: give <namespace>/<run>/<uid>")
+            run = RunId.parse(*parts)
+            runs.append(read_run(self._confined(self.root / run.namespace / run.name / run.uid)))
+        return compare_page(runs, compare(runs))
+
     @staticmethod
     def _list(run_dir: Path) -> list[str]:
         if not run_dir.is_dir():
             raise ResultsError(f"no such run: {run_dir.name}")
-        names = (p.relative_to(run_dir) for p in run_dir.rglob("*") if p.is_file())
-        return sorted(str(n) for n in names if not any(s.startswith(".") for s in n.parts))
+        return run_files(run_dir)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         log.info("%s " + format, self.address_string(), *args)

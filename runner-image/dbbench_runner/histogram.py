@@ -36,6 +36,13 @@ def index_of(value: int) -> int:
     return SUB_COUNT + (shift - 1) * HALF + (value >> shift) - HALF
 
 
+def bucket_of(value: int) -> int:
+    """The bucket a recorded value lands in, clamped as `record_value` clamps it."""
+    if value < SUB_COUNT:
+        return max(value, LOWEST_US)
+    return index_of(min(value, HIGHEST_US))
+
+
 def lowest_of(index: int) -> int:
     """The smallest value in a bucket."""
     if index < SUB_COUNT:
@@ -120,6 +127,14 @@ class LatencyHistogram:
         histogram.max_value = max_value
         return histogram
 
+    @classmethod
+    def from_counts(cls, counts: dict[int, int]) -> LatencyHistogram:
+        """From sparse {bucket index: count} (a second's counts); max is its top bucket's."""
+        histogram = cls.from_pairs(sorted(counts.items()), 0)
+        top = max((i for i, c in counts.items() if c), default=None)
+        histogram.max_value = 0 if top is None else highest_of(top)
+        return histogram
+
     def to_hdr(self) -> HdrHistogram:
         hdr = HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS)
         for index, count in self.buckets():
@@ -128,6 +143,12 @@ class LatencyHistogram:
 
     @classmethod
     def from_hdr(cls, hdr: HdrHistogram) -> LatencyHistogram:
+        if hdr.counts_len == SIZE and hdr.sub_bucket_count == SUB_COUNT:
+            # The same bucket layout (see the module's doc): copy the counts; walking
+            # hdrh's recorded iterator costs ~100 ms per histogram, this ~3 ms.
+            counts = hdr.counts
+            pairs = [(i, c) for i, c in enumerate(counts[:SIZE]) if c]
+            return cls.from_pairs(pairs, hdr.get_max_value() if pairs else 0)
         histogram = cls()
         for item in hdr.get_recorded_iterator():
             histogram.record_value(item.value_iterated_to, item.count_at_value_iterated_to)

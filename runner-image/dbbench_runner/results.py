@@ -2,11 +2,13 @@
 
 summary.json             totals, per-type latency (ms), errors by type, status
 environment.json         versions, settings in force, data-to-memory ratio, pod, node
-histograms/<op>.hlog     HDR histogram log (hdrh encoding), microseconds
+histograms/<op>.hlog     HDR interval log (hdrh encoding, microseconds), one interval per
+                         wall-clock second (dbbench_contract.latency_log)
 checkpoints.csv          raw (epoch, operations, records, latency) marks: what merge re-windows
 series-ops.csv           per reportEvery records (insert) or operations: rates and mean
                          latency over each window (stability; see dbbench_runner.series)
-series-seconds.csv       per wall-clock second and operation type
+series-seconds.csv       per wall-clock second and operation type: count, errors, mean,
+                         p50, p99 and max latency
 storage.csv              storage samples with the exact record count (dbbench_runner.storage)
 """
 
@@ -24,6 +26,11 @@ from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogWriter
 
 from dbbench_contract.environment import Environment, MergedEnvironment
+from dbbench_contract.latency_log import (
+    MAX_VALUE_UNIT_RATIO,
+    SERIES_SECONDS_COLUMNS,
+    parse_interval_log,
+)
 from dbbench_contract.layout import (
     CHECKPOINTS,
     ENVIRONMENT,
@@ -227,6 +234,43 @@ def _applied(meta: RunMeta, storage: list[StorageRow]) -> tuple[int | None, int]
     return last.sample.engine_records, max(0, last.records - last.sample.engine_records)
 
 
+def _second_row(second: int, kind: str, bucket: SecondBucket) -> list[object]:
+    row: list[object] = [
+        second,
+        kind,
+        bucket.operations,
+        bucket.errors,
+        f"{bucket.latency_sum_us / bucket.operations / 1000:.4f}",
+        bucket.latency_sum_us,
+    ]
+    if sum(bucket.counts.values()) != bucket.operations:
+        # A pod's files from a runner without per-second histograms were merged in.
+        return [*row, "", "", ""]
+    latency = latency_ms(bucket.histogram())
+    return [*row, f"{latency.p50:.3f}", f"{latency.p99:.3f}", f"{latency.max:.3f}"]
+
+
+def _interval_log(meta: RunMeta, m: Measurements, kind: str, total: LatencyHistogram) -> str:
+    """One interval per second when the seconds' histograms add up to the total;
+    otherwise (older pods' files in a merge) the whole measured part as one."""
+    buffer = io.StringIO()
+    log = HistogramLogWriter(buffer)
+    log.output_comment(f"dbbench {meta.target}/{meta.phase} operation={kind} unit=us")
+    log.output_legend()
+    seconds = sorted((s, b) for (s, k), b in m.seconds.items() if k == kind)
+    if sum(sum(b.counts.values()) for _, b in seconds) == total.get_total_count():
+        for second, bucket in seconds:
+            log.output_interval_histogram(
+                bucket.histogram().to_hdr(), second, second + 1,
+                max_value_unit_ratio=MAX_VALUE_UNIT_RATIO,
+            )  # fmt: skip
+    else:
+        log.output_interval_histogram(
+            total.to_hdr(), meta.started, meta.ended, max_value_unit_ratio=MAX_VALUE_UNIT_RATIO
+        )
+    return buffer.getvalue()
+
+
 def write_results(
     out: Path,
     meta: RunMeta,
@@ -239,14 +283,7 @@ def write_results(
 ) -> StepSummary:
     summary = summarize(meta, m, storage, client, counters)
     for kind, histogram in m.histograms.items():
-        buffer = io.StringIO()
-        log = HistogramLogWriter(buffer)
-        log.output_comment(f"dbbench {meta.target}/{meta.phase} operation={kind} unit=us")
-        log.output_legend()
-        log.output_interval_histogram(
-            histogram.to_hdr(), meta.started, meta.ended, max_value_unit_ratio=1000.0
-        )
-        atomic_write(out / histogram_file(kind), buffer.getvalue())
+        atomic_write(out / histogram_file(kind), _interval_log(meta, m, kind, histogram))
     marks = m.checkpoints.marks()
     atomic_write(
         out / CHECKPOINTS,
@@ -272,24 +309,8 @@ def write_results(
             _series_rows(series),
         ),
     )
-    seconds_rows: list[list[object]] = [
-        [
-            second,
-            kind,
-            b.operations,
-            b.errors,
-            f"{b.latency_sum_us / b.operations / 1000:.4f}",
-            b.latency_sum_us,
-        ]
-        for (second, kind), b in sorted(m.seconds.items())
-    ]
-    atomic_write(
-        out / SERIES_SECONDS,
-        _csv(
-            ["epochSecond", "operation", "operations", "errors", "meanLatencyMs", "latencySumUs"],
-            seconds_rows,
-        ),
-    )
+    seconds_rows = [_second_row(second, kind, b) for (second, kind), b in sorted(m.seconds.items())]
+    atomic_write(out / SERIES_SECONDS, _csv(list(SERIES_SECONDS_COLUMNS), seconds_rows))
     atomic_write(out / STORAGE, _csv(STORAGE_HEADER, csv_rows(storage)))
     atomic_write(out / ENVIRONMENT, json.dumps(environment.to_wire(), indent=2, sort_keys=True))
     atomic_write(out / SUMMARY, json.dumps(summary.to_wire(), indent=2))
@@ -298,15 +319,25 @@ def write_results(
 
 def read_histograms(directory: Path) -> dict[str, LatencyHistogram]:
     """Each .hlog's interval histograms, added together, by operation type."""
-    histograms: dict[str, LatencyHistogram] = {}
+    return {kind: total for kind, (total, _) in read_interval_histograms(directory).items()}
+
+
+def read_interval_histograms(
+    directory: Path,
+) -> dict[str, tuple[LatencyHistogram, dict[int, LatencyHistogram]]]:
+    """By operation type: the sum of its .hlog's intervals, and its 1-second
+    intervals by epoch second (none in files of older runners)."""
+    found: dict[str, tuple[LatencyHistogram, dict[int, LatencyHistogram]]] = {}
     for path in sorted((directory / HISTOGRAMS).glob("*.hlog")):
-        total = HdrHistogram(1, 3_600_000_000, 3)
-        for line in path.read_text().splitlines():
-            if not line or line.startswith(("#", '"')):
-                continue
-            total.add(HdrHistogram.decode(line.rsplit(",", 1)[1].encode()))
-        histograms[path.stem] = LatencyHistogram.from_hdr(total)
-    return histograms
+        total = LatencyHistogram()
+        seconds: dict[int, LatencyHistogram] = {}
+        for interval in parse_interval_log(path.read_text()):
+            histogram = LatencyHistogram.from_hdr(HdrHistogram.decode(interval.encoded.encode()))
+            total.add(histogram)
+            if interval.is_second:
+                seconds.setdefault(interval.second, LatencyHistogram()).add(histogram)
+        found[path.stem] = (total, seconds)
+    return found
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -318,7 +349,8 @@ def read_measurements(directory: Path) -> Measurements:
     """Rebuild what a pod measured from its files (for merge)."""
     summary = read_summary(directory)
     m = Measurements(series_unit=summary.series_unit)
-    m.histograms = read_histograms(directory)
+    intervals = read_interval_histograms(directory)
+    m.histograms = {kind: total for kind, (total, _) in intervals.items()}
     # Unapplied w:0 writes are found from the storage samples, again at each merge.
     m.errors.update({k: n for k, n in summary.errors_by_type.items() if k != UNAPPLIED})
     for kind, values in summary.operations_by_type.items():
@@ -334,8 +366,11 @@ def read_measurements(directory: Path) -> Measurements:
         ]
     )
     for row in _rows(directory / SERIES_SECONDS):
-        m.seconds[(int(row["epochSecond"]), row["operation"])] = SecondBucket(
-            int(row["operations"]), int(row["errors"]), int(row["latencySumUs"])
+        second, kind = int(row["epochSecond"]), row["operation"]
+        histogram = intervals.get(kind, (None, {}))[1].get(second)
+        counts = {} if histogram is None else dict(histogram.buckets())
+        m.seconds[(second, kind)] = SecondBucket(
+            int(row["operations"]), int(row["errors"]), int(row["latencySumUs"]), counts
         )
     return m
 

@@ -1,5 +1,6 @@
-"""The results browser in the chart: off by default; when enabled, a read-only
-container in the results pod (claim mounted readOnly) and a ClusterIP Service."""
+"""The results browser in the chart: on by default (the CLI reads results through
+it), a read-only container in the results pod (claim mounted readOnly), a
+ClusterIP Service the CLI finds by label, and who may read through it."""
 
 from __future__ import annotations
 
@@ -8,14 +9,43 @@ from tests.chart.helm import by_kind, one, render, template
 ENABLED = {"results": {"browser": {"enabled": True}}}
 
 
-def test_off_by_default() -> None:
+def test_on_by_default_and_can_be_turned_off() -> None:
     manifests = render()
     pod = one(manifests, "Deployment", component="results")["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["containers"]] == ["results", "browser"]
+    service = one(manifests, "Service", component="results-browser")
+    assert service["metadata"]["annotations"] == {
+        "dbbench.io/results-claim": "dbbench-results",
+        "dbbench.io/reader-role": "dbbench-results-reader",
+    }
+    off = render({"results": {"browser": {"enabled": False}}})
+    pod = one(off, "Deployment", component="results")["spec"]["template"]["spec"]
     assert [c["name"] for c in pod["containers"]] == ["results"]
     components = [s["metadata"]["labels"].get("app.kubernetes.io/component")
-                  for s in by_kind(manifests, "Service")]  # fmt: skip
-    services = [c for c in components if c == "results-browser"]
-    assert services == []
+                  for s in by_kind(off, "Service")]  # fmt: skip
+    assert "results-browser" not in components
+
+
+def test_results_readers_are_bound_in_the_release_namespace() -> None:
+    readers = [{"kind": "Group", "name": "team-a"},
+               {"kind": "ServiceAccount", "name": "ci", "namespace": "ci-ns"},
+               {"kind": "ServiceAccount", "name": "local"}]  # fmt: skip
+    manifests = render({"rbac": {"resultsReaders": readers}})
+    binding = next(b for b in by_kind(manifests, "RoleBinding")
+                   if b["metadata"]["name"] == "dbbench-results-readers")  # fmt: skip
+    assert binding["metadata"]["namespace"] == "dbbench-system"
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                  "name": "dbbench-results-reader"}  # fmt: skip
+    assert binding["subjects"] == [
+        {"kind": "Group", "name": "team-a", "apiGroup": "rbac.authorization.k8s.io"},
+        {"kind": "ServiceAccount", "name": "ci", "namespace": "ci-ns"},
+        {"kind": "ServiceAccount", "name": "local", "namespace": "dbbench-system"},
+    ]
+    assert template({"rbac": {"resultsReaders": [{"kind": "Robot", "name": "x"}]}},
+                    check=False).returncode != 0  # fmt: skip
+    none = render()
+    assert all(b["metadata"]["name"] != "dbbench-results-readers"
+               for b in by_kind(none, "RoleBinding"))  # fmt: skip
 
 
 def test_enabled_browser_is_read_only_and_reached_through_its_service() -> None:

@@ -106,3 +106,22 @@ def test_only_the_runs_runners_its_members_and_the_operator_reach_a_database() -
     assert not ingress_allowed([policy], database, stranger, namespace("team-b"), 3306)
     impostor = {"metadata": {**operator["metadata"], "namespace": "team-b"}}
     assert not ingress_allowed([policy], database, impostor, namespace("team-b"), 3306)
+
+
+def test_the_browser_port_opens_only_to_the_peers_named_in_browser_from() -> None:
+    """The API server's service proxy (the CLI's way in) connects from the control
+    plane: networkPolicy.browserFrom names it; by default no pod reaches the port."""
+    assert not any(
+        any(p.get("port") == "browser" for p in rule.get("ports") or [])
+        for policy in by_kind(chart(), "NetworkPolicy")
+        for rule in policy["spec"]["ingress"]
+    )
+    control_plane = [{"ipBlock": {"cidr": "10.0.0.10/32"}}]
+    manifests = chart({"networkPolicy": {"browserFrom": control_plane}})
+    (policy,) = by_kind(manifests, "NetworkPolicy")
+    opened = [r for r in policy["spec"]["ingress"] if r["ports"][0]["port"] == "browser"]
+    assert opened == [{"ports": [{"port": "browser", "protocol": "TCP"}], "from": control_plane}]
+    results = pod_of(one(manifests, "Deployment", component="results"), "dbbench-system")
+    ports = {p["name"]: p["containerPort"] for c in results["spec"]["containers"]
+             for p in c.get("ports") or []}  # fmt: skip
+    assert ports["browser"] == 8081  # the named port exists on the pod

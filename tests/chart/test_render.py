@@ -45,13 +45,21 @@ def expected(scope: str, **when: bool) -> dict[tuple[str, str], set[str]]:
 OPERATOR_RULES = expected("runs", networkPolicy=True)
 
 
-def rule_table(role: dict[str, Any]) -> dict[tuple[str, str], set[str]]:
-    """(apiGroup, resource) -> verbs; fails on wildcards or resourceNames."""
+# The API server authorizes a service proxy request by the name in its path,
+# `<service>:<port>` (seen on the real API server: tests/report/test_cli_proxy.py).
+BROWSER_ONLY = {"services/proxy": ["dbbench-browser", "dbbench-browser:http"]}
+
+
+def rule_table(
+    role: dict[str, Any], names: dict[str, list[str]] | None = None
+) -> dict[tuple[str, str], set[str]]:
+    """(apiGroup, resource) -> verbs; fails on wildcards, and on resourceNames
+    other than `names` (resource -> the names its rule must be limited to)."""
     table: dict[tuple[str, str], set[str]] = {}
     for rule in role["rules"]:
-        assert "resourceNames" not in rule
         for group in rule["apiGroups"]:
             for resource in rule["resources"]:
+                assert rule.get("resourceNames") == (names or {}).get(resource), rule
                 assert "*" not in (group, resource, *rule["verbs"]), rule
                 table.setdefault((group, resource), set()).update(rule["verbs"])
     return table
@@ -134,11 +142,19 @@ def test_operator_role_is_exactly_the_reviewed_set(watch: list[str]) -> None:
     manifests = render({"watchNamespaces": watch})
     assert rule_table(role_named(manifests, "operator")) == OPERATOR_RULES
     for role in by_kind(manifests, "ClusterRole"):
-        verbs = set().union(*rule_table(role).values())
+        verbs = set().union(*rule_table(role, BROWSER_ONLY).values())
         assert not verbs & {"escalate", "bind", "impersonate"}, role["metadata"]["name"]
 
 
-def test_aggregated_roles_add_only_benchmarkruns() -> None:
+# What `dbbench fetch/report/compare` need: find the results browser's Service by
+# label, and GET through the API server's service proxy to that Service only.
+RESULTS_READER_RULES = {
+    ("", "services"): {"get", "list"},
+    ("", "services/proxy"): {"get"},
+}
+
+
+def test_aggregated_roles_add_only_benchmarkruns_and_reading_results() -> None:
     manifests = render()
     edit, view = role_named(manifests, "edit"), role_named(manifests, "view")
     edit_labels = edit["metadata"]["labels"]
@@ -147,9 +163,10 @@ def test_aggregated_roles_add_only_benchmarkruns() -> None:
     assert "rbac.authorization.k8s.io/aggregate-to-view" not in edit_labels
     assert view["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-view"] == "true"
     assert not any(k.endswith(("-admin", "-edit")) for k in view["metadata"]["labels"])
-    # Nothing but BenchmarkRuns flows into the built-in roles: the built-in
-    # edit role gains no Secrets, pods or operator objects through us.
-    assert rule_table(edit) == {
+    # Nothing but BenchmarkRuns and reading the results browser flows into the
+    # built-in roles: the built-in edit role gains no Secrets, pods or operator
+    # objects through us, and services/proxy only on the browser's Service.
+    assert rule_table(edit, BROWSER_ONLY) == {
         ("dbbench.io", "benchmarkruns"): {
             "get",
             "list",
@@ -160,11 +177,23 @@ def test_aggregated_roles_add_only_benchmarkruns() -> None:
             "delete",
         },
         ("dbbench.io", "benchmarkruns/status"): {"get", "list", "watch"},
+        **RESULTS_READER_RULES,
     }
-    assert rule_table(view) == {
+    assert rule_table(view, BROWSER_ONLY) == {
+        ("dbbench.io", "benchmarkruns"): {"get", "list", "watch"},
+        ("dbbench.io", "benchmarkruns/status"): {"get", "list", "watch"},
+        **RESULTS_READER_RULES,
+    }
+    reader = one(manifests, "Role")
+    assert reader["metadata"]["name"] == "dbbench-results-reader"
+    assert rule_table(reader, BROWSER_ONLY) == RESULTS_READER_RULES
+    # Without the browser there is nothing to read through: no proxy rights at all.
+    off = render({"results": {"browser": {"enabled": False}}})
+    assert rule_table(role_named(off, "view")) == {
         ("dbbench.io", "benchmarkruns"): {"get", "list", "watch"},
         ("dbbench.io", "benchmarkruns/status"): {"get", "list", "watch"},
     }
+    assert by_kind(off, "Role") == []
     without = render({"rbac": {"aggregateToDefaultRoles": False}})
     assert {r["metadata"]["name"] for r in by_kind(without, "ClusterRole")} == {
         "dbbench-cluster",
@@ -290,7 +319,9 @@ def test_the_results_service_alone_mounts_the_results_claim() -> None:
     results = one(manifests, "Deployment", component="results")
     pod = results["spec"]["template"]["spec"]
     assert results["spec"]["strategy"] == {"type": "Recreate"}  # one writer of an RWO claim
-    (container,) = pod["containers"]
+    container, browser = pod["containers"]  # the browser mounts the claim read-only
+    assert browser["name"] == "browser"
+    assert {"name": "results", "mountPath": "/results", "readOnly": True} in browser["volumeMounts"]
     assert container["image"] == f"dbbench/runner:{APP_VERSION}"
     assert container["command"][:3] == ["python", "-m", "dbbench_results"]
     claims = [v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"]

@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-_LISTENING = re.compile(r"browsing .* on 127\.0\.0\.1:(\d+)")
+_LISTENING = re.compile(r"browsing .* on ([0-9.]+):(\d+)")
 
 
 @contextmanager
-def browser_server(root: Path, log: Path) -> Iterator[str]:
+def browser_server(root: Path, log: Path, host: str = "127.0.0.1") -> Iterator[str]:
     """Start `python -m dbbench_results.browser --root ROOT --port 0`; yield its URL.
 
     Its log goes to a file (a pipe nobody drains would block it once full).
@@ -22,7 +22,7 @@ def browser_server(root: Path, log: Path) -> Iterator[str]:
     with log.open("w") as sink:
         process = subprocess.Popen(
             [sys.executable, "-m", "dbbench_results.browser", "--root", str(root),
-             "--host", "127.0.0.1", "--port", "0"],
+             "--host", host, "--port", "0"],
             stdout=sink, stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:
@@ -35,7 +35,7 @@ def browser_server(root: Path, log: Path) -> Iterator[str]:
                 raise RuntimeError(f"browser did not start within 30 s: {log.read_text()}")
             time.sleep(0.1)
             match = _LISTENING.search(log.read_text())
-        yield f"http://127.0.0.1:{match.group(1)}"
+        yield f"http://{host}:{match.group(2)}"
     finally:
         process.terminate()
         try:

@@ -18,6 +18,8 @@ from selenium.webdriver.common.by import By
 from tests.report.browser_server import browser_server
 from tests.report.chromium import chromium, console_errors
 from tests.report.conftest import ResultSets
+from tests.report.pages import parse
+from tests.report.test_compare import _by_hand
 
 pytestmark = pytest.mark.integration
 
@@ -68,7 +70,7 @@ def test_index_lists_runs_and_a_report_opens(url: str, tmp_path: Path) -> None:
         assert running.text == "in progress"
         rows["bench/baseline"].find_element(By.LINK_TEXT, "baseline").click()
         assert driver.title == "dbbench report: bench/baseline"
-        assert len(driver.find_elements(By.CSS_SELECTOR, "figure.chart svg")) == 9
+        assert len(driver.find_elements(By.CSS_SELECTOR, "figure.chart svg")) == 17
         assert console_errors(driver) == []
 
 
@@ -103,3 +105,41 @@ def test_files_and_listing_serve_what_is_on_the_claim(url: str, result_sets: Res
     with urllib.request.urlopen(f"{url}/runs/{prefix}/files/safe/oltp/2/summary.json") as answer:
         served = answer.read()
     assert served == (result_sets.baseline.path / "safe/oltp/2/summary.json").read_bytes()
+
+
+def test_ticked_runs_are_compared_in_the_browser(
+    url: str, tmp_path: Path, result_sets: ResultSets
+) -> None:
+    """Tick two finished runs on the index, press Compare: dbbench compare's page,
+    its numbers the step summaries' means (as `dbbench compare` prints them)."""
+    with chromium(tmp_path / "profile") as driver:
+        driver.get(url + "/")
+        found = driver.find_elements(By.CSS_SELECTOR, "table[data-table=runs] tbody tr")
+        rows = {r.get_attribute("data-run"): r for r in found}
+        assert rows["bench/running"].find_elements(By.CSS_SELECTOR, "input") == []
+        for name in ("bench/baseline", "bench/candidate"):
+            rows[name].find_element(By.CSS_SELECTOR, "input[name=run]").click()
+        driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        assert driver.title == "dbbench compare: bench/baseline, bench/candidate"
+        html = driver.page_source
+        assert len(driver.find_elements(By.CSS_SELECTOR, "figure.chart svg")) == 2
+        assert console_errors(driver) == []
+    page = parse(html)
+    for name, run_dir in (("bench/baseline", result_sets.baseline.path),
+                          ("bench/candidate", result_sets.candidate.path)):  # fmt: skip
+        rates, p99s = _by_hand(run_dir, "fast", "oltp")
+        mix = [c for c in page.cells if c.table == "compare" and c.row.get("target") == "fast"
+               and c.row.get("workload", "").startswith("mix")]  # fmt: skip
+        ops = next(c for c in mix if c.key == f"throughput.{name}")
+        p99 = next(c for c in mix if c.key == f"p99.{name}")
+        assert float(ops.value or "nan") == pytest.approx(sum(rates) / len(rates), rel=1e-12)
+        assert float(p99.value or "nan") == pytest.approx(sum(p99s) / len(p99s), rel=1e-12)
+
+
+def test_compare_needs_two_runs_inside_the_root(url: str) -> None:
+    one = "/compare?run=bench/baseline/0b7e1c2a-0000-4000-8000-000000000001"
+    status, body = raw_request(url, "GET", one)
+    assert status == 404
+    assert "two or more runs" in body
+    status, _ = raw_request(url, "GET", "/compare?run=../../x&run=bench/baseline/y")
+    assert status in (400, 404)

@@ -16,8 +16,9 @@ from tests.report.pages import Cell, parse
 
 pytestmark = pytest.mark.integration
 
-SECTIONS = ["overview", "throughput", "side-by-side", "disk-reads", "stability", "latency",
-            "storage", "repeats", "cost", "environment"]  # fmt: skip
+SECTIONS = ["summary", "overview", "distribution", "latency-time", "throughput", "side-by-side",
+            "disk-reads", "stability", "latency", "storage", "repeats", "cost",
+            "environment"]  # fmt: skip
 
 
 def _close(cell: Cell, expected: float, digits: int) -> None:
@@ -41,12 +42,15 @@ def test_every_section_and_chart_is_present(result_sets: ResultSets) -> None:
     path = write_report(result_sets.baseline.path)
     page = parse(path.read_text())
     assert page.sections == SECTIONS
-    expected_charts = {"side-by-side": 2, "disk-reads": 2, "storage": 6}
+    expected_charts = {"summary-throughput": 2, "summary-p99": 2, "side-by-side": 2,
+                       "disk-reads": 2, "storage": 6}  # fmt: skip
     for phase in ("load", "oltp", "queries"):
         # insert runs once per target; the others twice (repeats: 2), one line each
         lines = 2 if phase == "load" else 4
         expected_charts[f"stability-{phase}"] = lines
         expected_charts[f"latency-{phase}"] = lines
+        expected_charts[f"distribution-{phase}"] = lines
+        expected_charts[f"p99-{phase}"] = 4  # p50 and p99 of each target's repeat 1
     assert page.charts == expected_charts
     assert page.external == [], "a report must not load anything at view time"
     assert "<script" not in path.read_text()

@@ -33,19 +33,22 @@ def test_report_renders_without_console_errors_and_charts_draw(
         assert driver.title == "dbbench report: bench/baseline"
         headings = [h.text for h in driver.find_elements(By.TAG_NAME, "h2")]
         assert headings == [
-            "Overview", "Throughput and latency per target and phase", "Targets side by side",
-            "Cache and disk reads", "Stability", "Latency over time", "Storage growth",
-            "Repeats: mean and spread",
-            "Cost", "Environment",
+            "Summary: who won each phase", "Overview", "Latency distribution",
+            "p50 and p99 over time", "Throughput and latency per target and phase",
+            "Targets side by side", "Cache and disk reads", "Stability", "Mean latency over time",
+            "Storage growth", "Repeats: mean and spread", "Cost", "Environment",
         ]  # fmt: skip
         charts = driver.find_elements(By.CSS_SELECTOR, "figure.chart")
-        assert len(charts) == 9
+        assert len(charts) == 17
         svg_titles = {
             t.text for t in driver.find_elements(By.CSS_SELECTOR, "figure.chart svg text")
         }
         assert "Stability: load (records/s per window of 150 records)" in svg_titles
         assert "Storage growth: data, index and on-disk size vs records" in svg_titles
         assert "Disk reads per operation by phase and target (mean over repeats)" in svg_titles
+        assert "Latency by percentile: oltp" in svg_titles
+        assert "p50 and p99 per second: oltp" in svg_titles
+        assert "ops/s by phase and target (mean, repeats' range)" in svg_titles
         for figure in charts:
             svg = figure.find_element(By.TAG_NAME, "svg")
             assert svg.size["width"] > 300, figure.text

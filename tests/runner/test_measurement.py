@@ -1,16 +1,27 @@
 from __future__ import annotations
 
+import csv
+import io
 import json
 import random
 from dataclasses import replace
 from pathlib import Path
 
+from hdrh.log import HistogramLogWriter
+
 from dbbench_contract.environment import Environment, RunnerPod, TargetInfo
+from dbbench_contract.latency_log import parse_interval_log
 from dbbench_runner.drivers.base import StorageSample
 from dbbench_runner.measurement import Measurements, latency_ms, new_histogram
 from dbbench_runner.merge import merge
 from dbbench_runner.operations import Status
-from dbbench_runner.results import RunMeta, read_histograms, read_measurements, write_results
+from dbbench_runner.results import (
+    RunMeta,
+    read_histograms,
+    read_interval_histograms,
+    read_measurements,
+    write_results,
+)
 from dbbench_runner.storage import StorageRow
 
 from .helpers import check_results
@@ -148,4 +159,88 @@ def test_a_phase_that_measured_nothing_fails_saying_why(tmp_path: Path) -> None:
     idle = replace(meta((1,), 1000.0, 1010.0), expects_operations=False)
     assert write_results(tmp_path / "c", idle, Measurements(), storage, env()).status == (
         "succeeded"
+    )
+
+
+def _seconds_csv(path: Path) -> dict[tuple[int, str], dict[str, str]]:
+    with path.open(newline="") as handle:
+        return {(int(r["epochSecond"]), r["operation"]): r for r in csv.DictReader(handle)}
+
+
+def test_per_second_percentiles_merge_exactly_across_pods(tmp_path: Path) -> None:
+    """Two pods share the same seconds (every other operation each): the merged
+    per-second p50/p99 are those of one runner that did everything, from interval
+    histograms added bucket by bucket, never averaged."""
+    values = latencies(9000, seed=5)
+    single = Measurements()
+    pods = [Measurements(), Measurements()]
+    for index, value in enumerate(values):
+        kind = "read" if index % 4 else "update"
+        epoch = 2000.0 + index / 3000  # three seconds
+        single.record(kind, value, OK, epoch)
+        pods[index % 2].record(kind, value, OK, epoch)
+    for index, m in enumerate(pods):
+        write_results(tmp_path / f"pod{index}", meta((index,), 2000.0, 2003.0), m, [], env(index))
+    merge(tmp_path / "merged", [tmp_path / "pod0", tmp_path / "pod1"])
+    rows = _seconds_csv(tmp_path / "merged" / "series-seconds.csv")
+    assert set(rows) == set(single.seconds)
+    for key, bucket in single.seconds.items():
+        expected = latency_ms(bucket.histogram())
+        assert float(rows[key]["p50LatencyMs"]) == round(expected.p50, 3), key
+        assert float(rows[key]["p99LatencyMs"]) == round(expected.p99, 3), key
+        assert float(rows[key]["maxLatencyMs"]) == round(expected.max, 3), key
+    # What one pod saw differs from the whole in some second (else the test proves nothing).
+    pod_rows = _seconds_csv(tmp_path / "pod0" / "series-seconds.csv")
+    assert any(pod_rows[k]["p99LatencyMs"] != rows[k]["p99LatencyMs"] for k in rows)
+    # The merged .hlog: one 1-second interval per second, adding up to the total.
+    text = (tmp_path / "merged" / "histograms" / "read.hlog").read_text()
+    intervals = parse_interval_log(text)
+    assert [i.second for i in intervals] == [2000, 2001, 2002]
+    assert all(i.is_second for i in intervals)
+    total, seconds = read_interval_histograms(tmp_path / "merged")["read"]
+    assert total.equals(single.histograms["read"])
+    for second, histogram in seconds.items():
+        assert histogram.counts == single.seconds[(second, "read")].histogram().counts
+
+
+def test_files_without_per_second_histograms_still_merge_their_totals(tmp_path: Path) -> None:
+    """A pod written by an older runner (one interval for the whole phase, no
+    percentile columns) merged with a new one: totals stay exact, the merged log
+    falls back to one interval, and the percentile columns of its seconds are empty."""
+    old, new = Measurements(), Measurements()
+    fill(old, latencies(2000, seed=7), 3000.0)
+    fill(new, latencies(2000, seed=8), 3000.0)
+    for index, m in enumerate((old, new)):
+        write_results(tmp_path / f"pod{index}", meta((index,), 3000.0, 3001.0), m, [], env(index))
+    # Rewrite pod0 as the old runner wrote it.
+    pod0 = tmp_path / "pod0"
+    for path in (pod0 / "histograms").glob("*.hlog"):
+        kind = path.stem
+        buffer = io.StringIO()
+        HistogramLogWriter(buffer).output_interval_histogram(
+            old.histograms[kind].to_hdr(), 3000.0, 3002.5, max_value_unit_ratio=1000.0
+        )
+        path.write_text(buffer.getvalue())
+    seconds_csv = pod0 / "series-seconds.csv"
+    with seconds_csv.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    columns = ["epochSecond", "operation", "operations", "errors", "meanLatencyMs", "latencySumUs"]
+    with seconds_csv.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    merge(tmp_path / "merged", [pod0, tmp_path / "pod1"])
+    both = Measurements()
+    both.add(old)
+    both.add(new)
+    merged = read_histograms(tmp_path / "merged")
+    for kind, histogram in both.histograms.items():
+        assert merged[kind].equals(histogram)
+        intervals = parse_interval_log(
+            (tmp_path / "merged" / "histograms" / f"{kind}.hlog").read_text()
+        )
+        assert len(intervals) == 1
+    assert all(
+        r["p99LatencyMs"] == ""
+        for r in _seconds_csv(tmp_path / "merged" / "series-seconds.csv").values()
     )
