@@ -318,7 +318,8 @@ def database_count(kube: Kube, name: str, table: str, key: str) -> tuple[int, in
     sql = f"SELECT COUNT(*), COUNT(DISTINCT `{key}`) FROM dbbench.`{table}`"
     out = kube.kubectl(
         "exec", "-n", RUNS_NS, pod["metadata"]["name"], "-c", container, "--", "bash", "-c",
-        f'mariadb -uroot -p"$MARIADB_ROOT_PASSWORD" -N -B -e "{sql}"',
+        # Single quotes: the SQL's backticks would be command substitutions in "...".
+        f"mariadb -uroot -p\"$MARIADB_ROOT_PASSWORD\" -N -B -e '{sql}'",
     ).stdout  # fmt: skip
     rows, distinct = out.split()
     return int(rows), int(distinct)
