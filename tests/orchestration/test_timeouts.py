@@ -56,17 +56,25 @@ def silent_api(
 ) -> Iterator[SilentServer]:
     """The operator's client points at an API server that accepts and never answers."""
     scheme = getattr(request, "param", "http")
-    with SilentServer() as server:
-        path = kubeconfig(tmp_path / "kubeconfig", f"{scheme}://127.0.0.1:{server.port}")
-        monkeypatch.setenv("KUBECONFIG", str(path))
-        monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    with (
+        SilentServer() as server,
+        client_pointed_at(monkeypatch, tmp_path, f"{scheme}://127.0.0.1:{server.port}"),
+    ):
+        yield server
+
+
+@contextlib.contextmanager
+def client_pointed_at(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str) -> Iterator[None]:
+    """The operator's cached client talks to ``url`` for the block, and is rebuilt after."""
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig(tmp_path / "kubeconfig", url)))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    kube.api_client.cache_clear()
+    kube.dynamic.cache_clear()
+    try:
+        yield
+    finally:
         kube.api_client.cache_clear()
         kube.dynamic.cache_clear()
-        try:
-            yield server
-        finally:
-            kube.api_client.cache_clear()
-            kube.dynamic.cache_clear()
 
 
 def timed(fn: Any) -> tuple[float, BaseException | None]:
@@ -252,18 +260,14 @@ def throttling_api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[
     server = _Throttling()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    path = kubeconfig(tmp_path / "kubeconfig", f"http://127.0.0.1:{server.server_address[1]}")
-    monkeypatch.setenv("KUBECONFIG", str(path))
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    kube.api_client.cache_clear()
-    kube.dynamic.cache_clear()
     try:
-        yield
+        with client_pointed_at(
+            monkeypatch, tmp_path, f"http://127.0.0.1:{server.server_address[1]}"
+        ):
+            yield
     finally:
         server.shutdown()
         server.server_close()
-        kube.api_client.cache_clear()
-        kube.dynamic.cache_clear()
 
 
 def _passes_over_two_minutes(settings: OperatorSettings) -> list[Any]:
