@@ -75,6 +75,13 @@ images: cluster-tools venv ## Build the images: archives in .cluster/images (loc
 setup: ## tools, cluster-tools, venv and images at once: the slow first-time parts overlap (CI)
 	TOOLS_DIR=$(TOOLS_DIR) bash hack/setup.sh
 
+.PHONY: free-build-caches
+free-build-caches: ## After setup on a throwaway machine (CI): delete Go, pip and apt download/build caches (GBs)
+	-command -v go >/dev/null && go clean -cache -modcache
+	-$(PY) -m pip cache purge >/dev/null 2>&1
+	-command -v apt-get >/dev/null && apt-get clean
+	df -h . /tmp
+
 .PHONY: cluster-up
 cluster-up: images venv ## Start the real single-node cluster (root); prints `export KUBECONFIG=...`
 	$(PY) hack/cluster.py up

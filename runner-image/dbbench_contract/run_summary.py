@@ -96,10 +96,17 @@ def _r(value: float | None, digits: int) -> float:
     return round(float(value or 0.0), digits)
 
 
+# Phase types whose steps can write records: their count is shown even when it
+# is 0 (a mix whose few operations drew no insert), so that an absent count
+# means "this phase writes nothing", never "nothing was written".
+RECORD_WRITING_TYPES = frozenset({"insert", "mix"})
+
+
 def step_result(name: str, repeat: int, merged: StepSummary) -> StepResult:
     """A merged step summary, compact and rounded, as the status and the run's
     summary.json show it (pure)."""
     latency = merged.latency_ms
+    writes = merged.type in RECORD_WRITING_TYPES or merged.records > 0
     storage = merged.storage
     counters = merged.server_counters
     return StepResult(
@@ -108,10 +115,10 @@ def step_result(name: str, repeat: int, merged: StepSummary) -> StepResult:
         status=merged.status,
         operations=merged.operations,
         errors=merged.errors,
-        records=merged.records or None,
+        records=merged.records if writes else None,
         duration_seconds=_r(merged.duration_seconds, 3),
         throughput=_r(merged.throughput, 1),
-        records_per_second=_r(merged.records_per_second, 1) if merged.records else None,
+        records_per_second=_r(merged.records_per_second, 1) if writes else None,
         latency_ms=LatencyMs(
             p50=_r(latency.p50, 3),
             p95=_r(latency.p95, 3),

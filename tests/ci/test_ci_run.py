@@ -67,14 +67,14 @@ def targets(outcome: Outcome) -> list[str]:
 def test_every_stage_passing_passes_and_the_demo_ran(tmp_path: Path) -> None:
     outcome = run_ci(tmp_path)
     assert outcome.status == 0, outcome.stderr
-    assert targets(outcome) == ["setup", "test", "demo", "cluster-down"]
+    assert targets(outcome) == ["setup", "free-build-caches", "test", "demo", "cluster-down"]
 
 
 def test_a_failing_demo_fails_ci_naming_it_and_the_cluster_is_taken_down(tmp_path: Path) -> None:
     outcome = run_ci(tmp_path, fail="demo")
     assert outcome.status != 0
     assert "CI FAILED: make demo exited 2" in outcome.stderr
-    assert targets(outcome) == ["setup", "test", "demo", "cluster-down"]
+    assert targets(outcome) == ["setup", "free-build-caches", "test", "demo", "cluster-down"]
 
 
 def test_a_demo_whose_cluster_cannot_come_up_fails_ci(tmp_path: Path) -> None:

@@ -249,17 +249,30 @@ def test_field4_targets_ran_on_their_own_hardware(kube: Kube, finished: dict[str
     assert "(FerretDB v1.24.0)" in standin["server"]["version"]
 
 
-def test_field4_storage_counts_every_record_the_mix_inserted(finished: dict[str, Any]) -> None:
+def test_field4_storage_counts_every_record_the_mix_inserted(
+    kube: Kube, finished: dict[str, Any]
+) -> None:
     """After the 85:15:5 phase each target holds the load plus exactly the records
-    the mix inserted; the read-only phase adds none."""
+    the mix inserted (the status shows the count, 0 included); the read-only phase
+    adds none. The relational targets insert hundreds in 30 s; the stand-in's
+    reads are table scans of 20,000 documents, so its few operations may draw no
+    insert, and then its storage must still hold exactly the load."""
     loaded = FIELD4_SPEC["dataset"]["records"]
-    for target in finished["statuses"][FIELD4_RUN]["targets"]:
+    status = finished["statuses"][FIELD4_RUN]
+    for target in status["targets"]:
+        name = target["name"]
         phases = {p["name"]: p for p in target["phases"]}
-        inserted = phases["oltp-primary"]["records"]
-        assert inserted > 0, (target["name"], phases["oltp-primary"])
-        for name in ("oltp-primary", "read-only-primary"):
-            storage = phases[name]["storage"]
-            assert storage["records"] == loaded + inserted, (target["name"], name, storage)
+        oltp = phases["oltp-primary"]
+        summary = results_json(kube, status, f"{name}/oltp-primary/1/summary.json")
+        inserts = summary["operationsByType"].get("insert", {"rows": 0})
+        assert "records" in oltp, (name, oltp)
+        inserted = oltp["records"]
+        assert inserted == inserts["rows"] == summary["records"], (name, oltp, summary)
+        if name != "mongo-standin":
+            assert inserted > 0, (name, summary["operationsByType"])
+        for phase in ("oltp-primary", "read-only-primary"):
+            storage = phases[phase]["storage"]
+            assert storage["records"] == loaded + inserted, (name, phase, storage)
 
 
 def test_field4_report_compares_the_three_and_costs_each_target(
