@@ -59,6 +59,20 @@ def test_a_phase_result_is_the_merged_summary_compacted() -> None:
     assert "operationsByType" not in result
 
 
+def test_a_mix_that_wrote_no_record_says_0_and_a_read_phase_says_nothing() -> None:
+    """(Before: `records` was dropped when 0, so a mix whose few operations drew no
+    insert looked like a phase that writes nothing.)"""
+    no_insert = {**MERGED, "records": 0, "recordsPerSecond": 0.0,
+                 "operationsByType": {"read": {"operations": 123456}}}  # fmt: skip
+    for phase_type in ("mix", "insert"):
+        result = result_of(step(0), {**no_insert, "type": phase_type})
+        assert (result["records"], result["recordsPerSecond"]) == (0, 0.0), phase_type
+    for phase_type in ("pointReads", "query"):
+        result = result_of(step(0), {**no_insert, "type": phase_type})
+        assert "records" not in result, phase_type
+        assert "recordsPerSecond" not in result, phase_type
+
+
 def test_a_client_bound_step_names_its_pods_and_asks_for_more_runners() -> None:
     pods = [
         {**USAGE, "pod": 0, "demand": 0.97, "bound": True},
