@@ -163,6 +163,25 @@ def test_a_second_pass_executes_nothing(group: Group) -> None:
     assert group.executed() == []
 
 
+def test_a_pass_that_changes_synchronous_standby_names_is_not_ready_until_in_effect(
+    group: Group,
+) -> None:
+    """pg_reload_conf() only signals the server: the pass that sets the value waits
+    for a later pass to read it in effect. (Before: the same pass said Ready, and a
+    full `make test` once read the old value right after it.)"""
+    assert group.until_ready().ready
+    group.forget()
+    changing = group.one_pass(synchronous=True)
+    assert not changing.ready
+    assert changing.reason == "WaitingForSettings", changing
+    assert "synchronous_standby_names set to 'ANY 1" in changing.message
+    assert any("ALTER SYSTEM SET synchronous_standby_names" in s for s in group.executed())
+    result = group.until_ready(synchronous=True)
+    assert result.ready, result.message
+    names = group.sessions[0].query("SHOW synchronous_standby_names")
+    assert names == [{"synchronous_standby_names": 'ANY 1 ("pg-1", "pg-2")'}]
+
+
 def test_strict_has_a_synchronous_standby_and_commits_wait_for_one(group: Group) -> None:
     result = group.until_ready(synchronous=True)
     assert result.ready, result.message

@@ -120,7 +120,12 @@ def ensure_streaming(
     upstream = pg.Upstream(primary.host, primary.port, creds.user, creds.password)
     changed = {m.name: _ensure_standby(m, upstream) for m in standbys}
     wanted = pg.synchronous_standby_names(names if synchronous else [])
-    _set(primary.session, pg.SYNC_STANDBY_NAMES, wanted)
+    if _set(primary.session, pg.SYNC_STANDBY_NAMES, wanted):
+        # pg_reload_conf() only signals: sessions take the value a moment later.
+        # Ready is reported once a later pass reads it in effect, never before
+        # (a step must not start while commits still wait, or do not yet wait).
+        detail = f"synchronous_standby_names set to {wanted!r}; waiting for the reload"
+        return ReplicationReadiness(False, "WaitingForSettings", detail, ())
     position = pg.parse_lsn(str(_scalar(primary.session, pg.CURRENT_LSN)))
     sync_states = {
         row["application_name"]: row["sync_state"] for row in primary.session.query(pg.REPLICATION)
