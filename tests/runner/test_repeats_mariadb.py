@@ -100,7 +100,12 @@ def test_repeat_two_writes_no_value_already_stored(
     table, key, columns = generator.table, generator.key_column, generator.update_columns
 
     def repeat(number: int) -> None:
-        config = step(target, shape, RECORDS, updates, table=small, repeat=number, phaseIndex=2)
+        # Repeat 2 is replayed from the general log, which is in arrival order:
+        # with two connections, two updates of one row can commit in the other
+        # order (seen once in `make test`), so that repeat runs on one.
+        threads = 2 if number == 1 else 1
+        config = step(target, shape, RECORDS, updates, table=small, repeat=number, phaseIndex=2,
+                      threads=threads)  # fmt: skip
         assert run_step(config, tmp_path / f"r{number}") == 0
 
     def stored() -> dict[object, dict[str, object]]:
