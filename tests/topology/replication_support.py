@@ -16,6 +16,7 @@ from dbbench_operator.topology.mysql_replication import (
     ReplicationReadiness,
     ensure_replication,
 )
+from dbbench_operator.topology.mysql_statements import dialect
 from dbbench_operator.topology.sql_session import ConnectorSession
 
 CREDS = ReplicationCredentials(user="dbbench_repl", password="s3cret-repl.pw")
@@ -72,6 +73,35 @@ def until_ready(
         if result.ready or failed or time.monotonic() > deadline:
             return result
         time.sleep(0.3)
+
+
+def break_replica(
+    session: RecordingSession,
+    statements: Sequence[str],
+    engine: Literal["mariadb", "mysql"],
+    timeout: float = 60,
+) -> None:
+    """Break a replica with `statements`; when they end by restarting its threads,
+    wait until the IO thread has failed.
+
+    Right after START the IO thread is `Connecting` with no error yet, and a pass
+    rightly leaves such a replica alone (mysql_replication._io_connecting). Under
+    load its first attempt can take seconds (seen once in make test), and the
+    tests mean a replica that has failed, not one on its way.
+    """
+    for statement in statements:
+        session.inner.execute(statement)
+    if not statements[-1].startswith("START"):
+        return
+    status_query = dialect(engine).replica_status
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = session.inner.query(status_query)
+        errno = int(rows[0].get("Last_IO_Errno") or 0) if rows else 0
+        if errno not in (0, -1):
+            return
+        assert time.monotonic() < deadline, f"the IO thread did not fail in {timeout} s: {rows}"
+        time.sleep(0.2)
 
 
 def write_and_read(

@@ -21,6 +21,7 @@ from tests.topology.conftest import make_request
 from tests.topology.replication_support import (
     CREDS,
     RecordingSession,
+    break_replica,
     members,
     until_ready,
     write_and_read,
@@ -110,9 +111,7 @@ def test_second_pass_changes_nothing(group: Any) -> None:
 def test_broken_replica_is_repaired_by_next_pass(group: Any, breakage: list[str]) -> None:
     servers, sessions = group
     assert _until_ready(servers, sessions).ready
-    broken = sessions[2]
-    for statement in breakage:
-        broken.inner.execute(statement)
+    break_replica(sessions[2], breakage, "mariadb")
     primary, replicas = members(servers, sessions)
     seen = ensure_replication(primary, replicas, CREDS, "mariadb")
     assert seen.replicas[1].reconfigured

@@ -24,6 +24,7 @@ from tests.fixtures.mysql import MySQLServer
 from tests.topology.replication_support import (
     CREDS,
     RecordingSession,
+    break_replica,
     members,
     until_ready,
     write_and_read,
@@ -124,9 +125,7 @@ def test_second_pass_changes_nothing(group: Group) -> None:
 def test_broken_replica_is_repaired_by_next_pass(group: Group, breakage: list[str]) -> None:
     _, sessions = group
     assert _until_ready(group).ready
-    broken = sessions[2]
-    for statement in breakage:
-        broken.inner.execute(statement)
+    break_replica(sessions[2], breakage, "mysql")
     primary, replicas = members(*group)
     seen = ensure_replication(primary, replicas, CREDS, "mysql")
     assert seen.replicas[1].reconfigured
