@@ -3,6 +3,8 @@
 
 --debug (or DBBENCH_DEBUG=1) also shows third-party libraries' log lines
 (the database connectors'); without it they show warnings and errors only.
+--metrics-port serves live metrics in the Prometheus text format at /metrics
+while the step runs, and --metrics-linger seconds after it (docs/metrics.md).
 
 Exit codes: 0 ok, 2 invalid config, 3 error rate above maxErrorRate,
 4 database unreachable, 5 a worker crashed, 6 results upload failed (job).
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from dbbench_runner.config import ConfigError, load_config
 from dbbench_runner.drivers import DatabaseUnreachableError
+from dbbench_runner.exporting import Endpoint, serving, step_labels
 from dbbench_runner.logs import DEBUG_ENV, configure_logging
 from dbbench_runner.merge import merge
 from dbbench_runner.running import EXIT_CONFIG, EXIT_UNREACHABLE, RunFailedError, run_step
@@ -27,12 +30,24 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--debug", action="store_true", help=f"log every library's lines too (or {DEBUG_ENV}=1)"
     )
+    metrics = argparse.ArgumentParser(add_help=False)
+    metrics.add_argument(
+        "--metrics-port", type=int, default=0, help="serve /metrics on this port (0: none)"
+    )
+    metrics.add_argument(
+        "--metrics-linger",
+        type=float,
+        default=0.0,
+        help="keep serving this many seconds after the phase, for a last scrape",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="run one step against one target", parents=[common])
+    run = commands.add_parser(
+        "run", help="run one step against one target", parents=[common, metrics]
+    )
     run.add_argument("--config", type=Path, required=True)
     run.add_argument("--out", type=Path, required=True)
     job = commands.add_parser(
-        "job", help="run one step as a pod of a Kubernetes Job", parents=[common]
+        "job", help="run one step as a pod of a Kubernetes Job", parents=[common, metrics]
     )
     job.add_argument("--config", type=Path, required=True)
     job.add_argument("--out", type=Path, required=True)
@@ -45,21 +60,23 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     configure_logging(debug=args.debug)
-    if args.command == "job":
-        from dbbench_runner.job import run_job  # noqa: PLC0415 - only pods in a Job need it
-
-        return run_job(args.config, args.out)
     if args.command == "merge":
         summary = merge(args.out, list(args.inputs))
         print(f"merged {len(args.inputs)} result directories: {summary.operations} ops")
         return 0
-    return _run(args.config, args.out)
+    endpoint = Endpoint(args.metrics_port, args.metrics_linger)
+    if args.command == "job":
+        from dbbench_runner.job import run_job  # noqa: PLC0415 - only pods in a Job need it
+
+        return run_job(args.config, args.out, metrics=endpoint)
+    return _run(args.config, args.out, endpoint)
 
 
-def _run(config_path: Path, out: Path) -> int:
+def _run(config_path: Path, out: Path, endpoint: Endpoint) -> int:
     try:
         config = load_config(config_path)
-        return run_step(config, out)
+        with serving(endpoint, step_labels(config)) as live:
+            return run_step(config, out, live)
     except ConfigError as exc:  # also found when running, e.g. a driver not installed
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
