@@ -57,6 +57,10 @@ class JobSettings:
     results_url: str
     deadline_seconds: int  # what is left of spec.timeout: no Job outlives its run
     created_at: datetime | None = None  # when the Job is made (the pass's clock)
+    # The runner's /metrics (0: none) and how long it is served after the phase,
+    # so that a scrape sees the final figures (docs/metrics.md).
+    metrics_port: int = 0
+    metrics_linger: float = 0.0
 
     @property
     def active_deadline_seconds(self) -> int:
@@ -295,6 +299,19 @@ def _env(run: RunRef, step: Step, settings: JobSettings) -> list[dict[str, Any]]
     ]  # fmt: skip
 
 
+def _runner_args(settings: JobSettings) -> list[str]:
+    args = ["job", "--config", f"{STEP_DIR}/step.yaml", "--out", "/work/out"]
+    if settings.metrics_port:
+        args += ["--metrics-port", str(settings.metrics_port),
+                 "--metrics-linger", f"{settings.metrics_linger:g}"]  # fmt: skip
+    return args
+
+
+def _ports(settings: JobSettings) -> list[dict[str, Any]]:
+    """The `metrics` port a PodMonitor selects by name."""
+    return [{"name": "metrics", "containerPort": settings.metrics_port, "protocol": "TCP"}]
+
+
 def _pod_spec(
     run: RunRef, spec: BenchmarkRunSpec, step: Step, access: TargetAccess, settings: JobSettings
 ) -> dict[str, Any]:
@@ -312,7 +329,7 @@ def _pod_spec(
             "name": "runner",
             "image": settings.image,
             "imagePullPolicy": settings.pull_policy,
-            "args": ["job", "--config", f"{STEP_DIR}/step.yaml", "--out", "/work/out"],
+            "args": _runner_args(settings),
             "env": _env(run, step, settings),
             "volumeMounts": _mounts(access),
             "terminationMessagePolicy": "FallbackToLogsOnError",
@@ -323,6 +340,8 @@ def _pod_spec(
         }],
         "volumes": _volumes(run, step, access),
     }  # fmt: skip
+    if settings.metrics_port:
+        pod["containers"][0]["ports"] = _ports(settings)
     if runner.resources is not None:
         resources = runner.resources.model_dump(by_alias=True, exclude_none=True)
         pod["containers"][0]["resources"] = resources

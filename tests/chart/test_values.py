@@ -133,4 +133,5 @@ def test_package_holds_the_chart_and_not_the_sources(tmp_path: Path) -> None:
         "crds",
         "README.md",
         ".helmignore",
+        "dashboards",
     }, sorted(top)
