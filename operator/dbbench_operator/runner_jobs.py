@@ -296,15 +296,20 @@ def _env(run: RunRef, step: Step, settings: JobSettings) -> list[dict[str, Any]]
             "name": credentials_secret_name(run), "key": RESULTS_TOKEN_KEY}}},
         {"name": "DBBENCH_RUNNER_IMAGE", "value": settings.image},
         {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+        *_metrics_env(settings),
     ]  # fmt: skip
 
 
-def _runner_args(settings: JobSettings) -> list[str]:
-    args = ["job", "--config", f"{STEP_DIR}/step.yaml", "--out", "/work/out"]
-    if settings.metrics_port:
-        args += ["--metrics-port", str(settings.metrics_port),
-                 "--metrics-linger", f"{settings.metrics_linger:g}"]  # fmt: skip
-    return args
+def _metrics_env(settings: JobSettings) -> list[dict[str, Any]]:
+    """The runner's /metrics, in its environment rather than its arguments: a run
+    keeps the runner image it started with, and an older runner ignores variables
+    it does not know where it would refuse an unknown flag."""
+    if not settings.metrics_port:
+        return []
+    return [
+        {"name": "DBBENCH_RUNNER_METRICS_PORT", "value": str(settings.metrics_port)},
+        {"name": "DBBENCH_RUNNER_METRICS_LINGER", "value": f"{settings.metrics_linger:g}"},
+    ]
 
 
 def _ports(settings: JobSettings) -> list[dict[str, Any]]:
@@ -329,7 +334,7 @@ def _pod_spec(
             "name": "runner",
             "image": settings.image,
             "imagePullPolicy": settings.pull_policy,
-            "args": _runner_args(settings),
+            "args": ["job", "--config", f"{STEP_DIR}/step.yaml", "--out", "/work/out"],
             "env": _env(run, step, settings),
             "volumeMounts": _mounts(access),
             "terminationMessagePolicy": "FallbackToLogsOnError",

@@ -3,8 +3,9 @@
 
 --debug (or DBBENCH_DEBUG=1) also shows third-party libraries' log lines
 (the database connectors'); without it they show warnings and errors only.
---metrics-port serves live metrics in the Prometheus text format at /metrics
-while the step runs, and --metrics-linger seconds after it (docs/metrics.md).
+--metrics-port (or DBBENCH_RUNNER_METRICS_PORT, set by the operator in a Job) serves
+live metrics in the Prometheus text format at /metrics while the step runs,
+and --metrics-linger (DBBENCH_RUNNER_METRICS_LINGER) seconds after it (docs/metrics.md).
 
 Exit codes: 0 ok, 2 invalid config, 3 error rate above maxErrorRate,
 4 database unreachable, 5 a worker crashed, 6 results upload failed (job).
@@ -13,12 +14,19 @@ Exit codes: 0 ok, 2 invalid config, 3 error rate above maxErrorRate,
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from dbbench_runner.config import ConfigError, load_config
 from dbbench_runner.drivers import DatabaseUnreachableError
-from dbbench_runner.exporting import Endpoint, serving, step_labels
+from dbbench_runner.exporting import (
+    METRICS_LINGER_ENV,
+    METRICS_PORT_ENV,
+    Endpoint,
+    serving,
+    step_labels,
+)
 from dbbench_runner.logs import DEBUG_ENV, configure_logging
 from dbbench_runner.merge import merge
 from dbbench_runner.running import EXIT_CONFIG, EXIT_UNREACHABLE, RunFailedError, run_step
@@ -32,13 +40,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     metrics = argparse.ArgumentParser(add_help=False)
     metrics.add_argument(
-        "--metrics-port", type=int, default=0, help="serve /metrics on this port (0: none)"
+        "--metrics-port",
+        type=int,
+        default=int(os.environ.get(METRICS_PORT_ENV) or 0),
+        help=f"serve /metrics on this port (0: none; or {METRICS_PORT_ENV})",
     )
     metrics.add_argument(
         "--metrics-linger",
         type=float,
-        default=0.0,
-        help="keep serving this many seconds after the phase, for a last scrape",
+        default=float(os.environ.get(METRICS_LINGER_ENV) or 0),
+        help="keep serving this many seconds after the phase, for a last scrape "
+        f"(or {METRICS_LINGER_ENV})",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(

@@ -54,6 +54,10 @@ RUNNER_METRICS = (
     PHASE_ENDED,
 )
 STEP_LABELS = ("run", "target", "phase", "repeat")
+# What the operator sets in a runner Job (the flags' defaults), as the chart sets
+# them in the operator's own environment.
+METRICS_PORT_ENV = "DBBENCH_RUNNER_METRICS_PORT"
+METRICS_LINGER_ENV = "DBBENCH_RUNNER_METRICS_LINGER"
 
 
 @dataclass(frozen=True)

@@ -63,12 +63,14 @@ def test_every_program_serves_metrics_on_a_port_named_metrics() -> None:
     results = results_container(manifests)
     assert ports(results)["metrics"] == 9300
     assert "--metrics-port=9300" in results["command"]
-    # The operator puts the port on the runner pods it creates, and tells the runner.
+    # The operator puts the port on the runner pods it creates, and tells the runner
+    # in its environment (the runner's flags default to it).
     _, runner = runner_pod_labels_and_container(env)
     assert ports(runner) == {"metrics": 9300}
-    args = runner["args"]
-    assert args[args.index("--metrics-port") + 1] == "9300"
-    assert args[args.index("--metrics-linger") + 1] == "20"
+    runner_env = env_of(runner)
+    assert runner_env["DBBENCH_RUNNER_METRICS_PORT"] == "9300"
+    assert runner_env["DBBENCH_RUNNER_METRICS_LINGER"] == "20"
+    assert not [a for a in runner["args"] if a.startswith("--metrics")]
 
 
 def test_pod_monitors_only_when_enabled_and_the_api_exists() -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import random
 from collections import deque
 
+import pytest
 from prometheus_client.exposition import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
 
+from dbbench_runner import cli
 from dbbench_runner.exporting import LE_SECONDS, LiveCollector, StepLabels, run_name
 from dbbench_runner.histogram import LatencyHistogram, bucket_of
 from dbbench_runner.live_metrics import LiveTotals, drain_seconds, percentile_us
@@ -116,3 +118,16 @@ def test_the_run_label_is_the_run_name() -> None:
     assert run_name("team-a/nightly/0b6c") == "nightly"
     assert run_name(None) == ""
     assert run_name("odd") == ""
+
+
+def test_a_job_pod_takes_its_metrics_port_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The operator sets the port in a runner Job's environment, not its arguments
+    (a run keeps its runner image; an older runner would refuse an unknown flag)."""
+    monkeypatch.setenv("DBBENCH_RUNNER_METRICS_PORT", "9100")
+    monkeypatch.setenv("DBBENCH_RUNNER_METRICS_LINGER", "15")
+    args = cli._parser().parse_args(["job", "--config", "step.yaml", "--out", "out"])
+    assert (args.metrics_port, args.metrics_linger) == (9100, 15.0)
+    args = cli._parser().parse_args(["run", "--config", "s", "--out", "o", "--metrics-port", "0"])
+    assert args.metrics_port == 0
