@@ -39,10 +39,10 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     timeout = OperatorSettings.from_env().api_timeout
     settings.networking.request_timeout = timeout
     settings.networking.connect_timeout = min(10.0, timeout)
-    port = OperatorSettings.from_env().metrics_port
-    if port:
+    operator = OperatorSettings.from_env()
+    if operator.metrics_port:
         METRICS.runs.clear()  # the watch is about to list every run
-        METRICS.serve(port)
+        METRICS.serve(operator.metrics_port, operator.metrics_address)
 
 
 @kopf.on.login()

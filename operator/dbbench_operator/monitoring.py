@@ -8,6 +8,7 @@ from the passes: a pass runs only while a run needs one.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -19,6 +20,8 @@ from prometheus_client.registry import Collector
 
 from dbbench_operator.lifecycle import RunPhase
 from dbbench_operator.reconciling import current_phase
+
+log = logging.getLogger(__name__)
 
 RUNS = "dbbench_operator_runs"
 RECONCILE_DURATION = "dbbench_operator_reconcile_duration_seconds"
@@ -98,10 +101,17 @@ class OperatorMetrics:
 
     def serve(self, port: int, addr: str = "0.0.0.0") -> None:  # noqa: S104 - a pod's port
         """Serve /metrics on a daemon thread for the life of the process (once: kopf
-        calls startup handlers again when an operator is restarted in-process)."""
+        calls startup handlers again when an operator is restarted in-process).
+
+        A port that cannot be bound is logged, not raised: kopf would retry its
+        startup forever, and no run would be served for want of metrics."""
         if self._serving == port:
             return
-        _start_http_server(port, addr=addr, registry=self.registry)
+        try:
+            _start_http_server(port, addr=addr, registry=self.registry)
+        except OSError as exc:
+            log.error("/metrics not served on %s:%d: %s", addr, port, exc)  # noqa: TRY400
+            return
         self._serving = port
 
 

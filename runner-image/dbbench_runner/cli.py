@@ -21,6 +21,7 @@ from pathlib import Path
 from dbbench_runner.config import ConfigError, load_config
 from dbbench_runner.drivers import DatabaseUnreachableError
 from dbbench_runner.exporting import (
+    METRICS_ADDRESS_ENV,
     METRICS_LINGER_ENV,
     METRICS_PORT_ENV,
     Endpoint,
@@ -52,6 +53,11 @@ def _parser() -> argparse.ArgumentParser:
         help="keep serving this many seconds after the phase, for a last scrape "
         f"(or {METRICS_LINGER_ENV})",
     )
+    metrics.add_argument(
+        "--metrics-address",
+        default=os.environ.get(METRICS_ADDRESS_ENV) or "0.0.0.0",  # noqa: S104 - the pod's port
+        help=f"address /metrics binds (default: all; or {METRICS_ADDRESS_ENV})",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(
         "run", help="run one step against one target", parents=[common, metrics]
@@ -76,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         summary = merge(args.out, list(args.inputs))
         print(f"merged {len(args.inputs)} result directories: {summary.operations} ops")
         return 0
-    endpoint = Endpoint(args.metrics_port, args.metrics_linger)
+    endpoint = Endpoint(args.metrics_port, args.metrics_linger, args.metrics_address)
     if args.command == "job":
         from dbbench_runner.job import run_job  # noqa: PLC0415 - only pods in a Job need it
 

@@ -58,6 +58,7 @@ STEP_LABELS = ("run", "target", "phase", "repeat")
 # them in the operator's own environment.
 METRICS_PORT_ENV = "DBBENCH_RUNNER_METRICS_PORT"
 METRICS_LINGER_ENV = "DBBENCH_RUNNER_METRICS_LINGER"
+METRICS_ADDRESS_ENV = "DBBENCH_RUNNER_METRICS_ADDRESS"  # tests: loopback
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class StepLabels:
 class Endpoint:
     port: int = 0  # 0: no endpoint
     linger: float = 0.0  # seconds served after the phase ended
+    address: str = "0.0.0.0"  # noqa: S104 - the pod's own port; tests bind loopback
 
 
 def run_name(run: str | None) -> str:
@@ -161,7 +163,7 @@ def serving(endpoint: Endpoint, labels: StepLabels) -> Iterator[LiveTotals | Non
     totals = LiveTotals()
     registry = CollectorRegistry(auto_describe=False)
     registry.register(LiveCollector(totals, labels))
-    server, thread = start_http_server(endpoint.port, registry=registry)
+    server, thread = start_http_server(endpoint.port, addr=endpoint.address, registry=registry)
     try:
         yield totals
         if totals.ended_at is not None:

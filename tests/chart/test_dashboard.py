@@ -20,13 +20,17 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from dbbench_local.ports import free_port
 from dbbench_local.results_service import start_results_service
-from dbbench_operator.monitoring import OperatorMetrics
+from dbbench_operator.monitoring import OPERATOR_METRICS, OperatorMetrics
+from dbbench_results.metering import RESULTS_METRICS
+from dbbench_runner.exporting import RUNNER_METRICS
 from dbbench_runner.running import run_step
 from tests.chart.helm import CHART
 from tests.fixtures.mariadb import MariaDBServer
 from tests.runner.helpers import mariadb_target, step
 
 DASHBOARD = json.loads((CHART / "dashboards" / "dbbench.json").read_text())
+METRICS_DOC = (CHART / "docs" / "metrics.md").read_text()
+EVERY_METRIC = (*RUNNER_METRICS, *OPERATOR_METRICS, *RESULTS_METRICS)
 # A name followed by a selector or a range: `metric{...}` / `metric[5m]`; and the
 # metric of label_values(metric, label).
 SELECTOR = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\s*[{\[]")
@@ -71,6 +75,11 @@ def test_the_dashboard_is_well_formed() -> None:
     assert "p99 latency per target" in titles
 
 
+def test_every_metric_is_documented() -> None:
+    for name in EVERY_METRIC:
+        assert f"`{name}`" in METRICS_DOC, f"docs/metrics.md does not list {name}"
+
+
 @pytest.mark.integration
 def test_every_metric_in_the_dashboard_is_exposed_by_a_real_endpoint(
     mariadb: MariaDBServer, tmp_path: Path
@@ -87,7 +96,8 @@ def test_every_metric_in_the_dashboard_is_exposed_by_a_real_endpoint(
     port = free_port()
     command = [sys.executable, "-m", "dbbench_runner", "run", "--config",
                str(tmp_path / "step.yaml"), "--out", str(tmp_path / "out"),
-               "--metrics-port", str(port), "--metrics-linger", "30"]  # fmt: skip
+               "--metrics-port", str(port), "--metrics-linger", "30",
+               "--metrics-address", "127.0.0.1"]  # fmt: skip
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as runner:
         try:
             deadline = time.monotonic() + 60
@@ -113,6 +123,8 @@ def test_every_metric_in_the_dashboard_is_exposed_by_a_real_endpoint(
     operator.serve(port, addr="127.0.0.1")
     exposed |= sample_names(f"http://127.0.0.1:{port}/metrics")
 
+    for name in EVERY_METRIC:  # what docs/metrics.md lists is what a scrape shows
+        assert any(n == name or n.startswith(f"{name}_") for n in exposed), name
     used = set().union(*(metric_names(q) for q in queries()))
     assert used, "no metric found in the dashboard's queries"
     assert used <= exposed, f"not exposed: {sorted(used - exposed)}"

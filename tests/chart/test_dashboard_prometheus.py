@@ -137,7 +137,8 @@ def test_a_real_prometheus_scrapes_the_endpoints_and_evaluates_the_dashboard(
     out = tmp_path / "out"
     command = [sys.executable, "-m", "dbbench_runner", "run", "--config",
                str(tmp_path / "step.yaml"), "--out", str(out),
-               "--metrics-port", str(runner_port), "--metrics-linger", "60"]  # fmt: skip
+               "--metrics-port", str(runner_port), "--metrics-linger", "60",
+               "--metrics-address", "127.0.0.1"]  # fmt: skip
     try:
         with (
             prometheus(jobs, tmp_path / "prometheus") as url,

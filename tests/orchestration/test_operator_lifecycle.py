@@ -127,8 +127,11 @@ def operator_env(
         "DBBENCH_WATCH_NAMESPACES": ",".join(WATCHED),
         "DBBENCH_PASS_ERROR_LIMIT": "3",
         "DBBENCH_PASS_ERROR_WINDOW": "3",
-        # The chart's port is fixed; here any free one (the operator runs in-process).
+        # The chart's port is fixed; here any free one (the operator runs in-process),
+        # on loopback like the probe: a port free on 127.0.0.1 may be taken on another
+        # address of the machine (a local cluster's node IP).
         "DBBENCH_METRICS_PORT": str(free_port()),
+        "DBBENCH_METRICS_ADDRESS": "127.0.0.1",
     }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)

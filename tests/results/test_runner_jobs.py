@@ -152,7 +152,8 @@ def test_a_job_pod_serves_metrics_from_its_environment_until_after_its_upload(
     port = free_port()
     uploaded = service.root / RUN_A.path / STEP / "pod-0" / "summary.json"
     with job(service, config, tmp_path / "pod", 0, DBBENCH_RUNNER_METRICS_PORT=str(port),
-             DBBENCH_RUNNER_METRICS_LINGER="60") as proc:  # fmt: skip
+             DBBENCH_RUNNER_METRICS_LINGER="60",
+             DBBENCH_RUNNER_METRICS_ADDRESS="127.0.0.1") as proc:  # fmt: skip
         try:
             deadline = time.monotonic() + 120
             while not uploaded.is_file():

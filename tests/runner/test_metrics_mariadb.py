@@ -84,7 +84,8 @@ def test_metrics_follow_the_phase_and_end_equal_to_its_summary(
     path.write_text(yaml.safe_dump(config))
     out, port = tmp_path / "run", free_port()
     command = [sys.executable, "-m", "dbbench_runner", "run", "--config", str(path), "--out",
-               str(out), "--metrics-port", str(port), "--metrics-linger", "20"]  # fmt: skip
+               str(out), "--metrics-port", str(port), "--metrics-linger", "20",
+               "--metrics-address", "127.0.0.1"]  # fmt: skip
     during: list[tuple[float, float, Samples]] = []
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
         try:
