@@ -7,6 +7,7 @@ claim's figures are read (statvfs) when scraped, never kept.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,6 +15,8 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+log = logging.getLogger(__name__)
 
 UPLOADS = "dbbench_results_uploads"
 UPLOAD_BYTES = "dbbench_results_upload_bytes"
@@ -87,5 +90,9 @@ class ResultsMetrics:
         self.merge_seconds.observe(seconds)
 
     def serve(self, host: str, port: int) -> None:
-        """Serve /metrics on a daemon thread for the life of the process."""
-        start_http_server(port, addr=host, registry=self.registry)
+        """Serve /metrics on a daemon thread for the life of the process; a port that
+        cannot be bound is logged, and the service goes on taking uploads."""
+        try:
+            start_http_server(port, addr=host, registry=self.registry)
+        except OSError as exc:
+            log.error("/metrics not served on %s:%d: %s", host, port, exc)  # noqa: TRY400

@@ -8,6 +8,7 @@ read them from RUNNER_METRICS.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from bisect import bisect_left
@@ -29,6 +30,8 @@ from dbbench_runner.config import StepConfig
 from dbbench_runner.histogram import highest_of
 from dbbench_runner.live_metrics import LiveTotals, Snapshot, percentile_us
 from dbbench_runner.measurement import SecondBucket
+
+log = logging.getLogger(__name__)
 
 # Histogram bounds: 1-2-3-5-7 per decade from 100 µs to 70 s, fine enough for
 # histogram_quantile to place p99 within a step of the exact value (which
@@ -156,14 +159,22 @@ class LiveCollector(Collector):
 def serving(endpoint: Endpoint, labels: StepLabels) -> Iterator[LiveTotals | None]:
     """Serve /metrics on the endpoint's port (0: no endpoint, None is yielded) while
     the block runs, and `linger` seconds after the phase ended, so that a scraper
-    sees the final figures before the pod goes (the upload's time counts)."""
+    sees the final figures before the pod goes (the upload's time counts).
+
+    A port that cannot be bound is logged and the step runs without it: the
+    metrics must never cost a measurement."""
     if endpoint.port == 0:
         yield None
         return
     totals = LiveTotals()
     registry = CollectorRegistry(auto_describe=False)
     registry.register(LiveCollector(totals, labels))
-    server, thread = start_http_server(endpoint.port, addr=endpoint.address, registry=registry)
+    try:
+        server, thread = start_http_server(endpoint.port, addr=endpoint.address, registry=registry)
+    except OSError as exc:
+        log.error("/metrics not served on %s:%d: %s", endpoint.address, endpoint.port, exc)  # noqa: TRY400
+        yield None
+        return
     try:
         yield totals
         if totals.ended_at is not None:

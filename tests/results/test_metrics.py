@@ -4,6 +4,7 @@ real runner's files are uploaded and merged (and refused, and merged too early).
 from __future__ import annotations
 
 import os
+import socket
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -82,3 +83,22 @@ def test_uploads_merges_and_the_claim_are_counted(
     stat = os.statvfs(service.root)
     assert samples["dbbench_results_claim_capacity_bytes"][""] == stat.f_blocks * stat.f_frsize
     assert 0 < samples["dbbench_results_claim_free_bytes"][""] <= stat.f_blocks * stat.f_frsize
+
+
+def test_a_taken_metrics_port_leaves_the_service_taking_uploads(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        workdir = tmp_path_factory.mktemp("results")
+        service = start_results_service(workdir, extra_args=("--metrics-port", str(port)))
+        try:
+            path = f"/v1/runs/{RUN_A.path}/files/db/load/1/pod-0/x.txt"
+            assert (
+                request(service, "PUT", path, body=b"x", token=token_for(service, RUN_A))[0] == 201
+            )
+        finally:
+            service.stop()
+    assert f"/metrics not served on 127.0.0.1:{port}" in service.log.read_text()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import random
+import socket
 from collections import deque
 
 import pytest
@@ -11,7 +13,14 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
 
 from dbbench_runner import cli
-from dbbench_runner.exporting import LE_SECONDS, LiveCollector, StepLabels, run_name
+from dbbench_runner.exporting import (
+    LE_SECONDS,
+    Endpoint,
+    LiveCollector,
+    StepLabels,
+    run_name,
+    serving,
+)
 from dbbench_runner.histogram import LatencyHistogram, bucket_of
 from dbbench_runner.live_metrics import LiveTotals, drain_seconds, percentile_us
 from dbbench_runner.measurement import Measurements, SecondBucket
@@ -131,3 +140,14 @@ def test_a_job_pod_takes_its_metrics_port_from_the_environment(
     assert (args.metrics_port, args.metrics_linger) == (9100, 15.0)
     args = cli._parser().parse_args(["run", "--config", "s", "--out", "o", "--metrics-port", "0"])
     assert args.metrics_port == 0
+
+
+def test_a_taken_port_costs_the_endpoint_not_the_step(caplog: pytest.LogCaptureFixture) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        endpoint = Endpoint(port=port, address="127.0.0.1")
+        with caplog.at_level(logging.ERROR), serving(endpoint, LABELS) as live:
+            assert live is None  # the step runs on, unmeasured by /metrics
+    assert f"/metrics not served on 127.0.0.1:{port}" in caplog.text
