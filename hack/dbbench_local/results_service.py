@@ -63,7 +63,11 @@ class ResultsService:
                 ],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
-        self._wait_ready()
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop(kill=True)  # never leave a half-started service behind
+            raise
         return self
 
     def _in_cgroup(self) -> list[str]:
