@@ -20,8 +20,10 @@ K8S_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-pro
 # postgresql-15 (bookworm's server, with pgbench and pg_basebackup): the runner's
 # PostgreSQL contract, the streaming-replication tests and `make bench`; libpq-dev:
 # the bench compiles psycopg's C build (psycopg-c) against it.
+# prometheus: a real Prometheus scrapes the /metrics endpoints and evaluates the
+# chart's dashboard queries (tests/chart/test_dashboard_prometheus.py).
 DEBIAN_PACKAGES=(etcd-server mariadb-server mariadb-client sysbench libmariadb-dev pkg-config
-  chromium chromium-driver postgresql-15 libpq-dev)
+  chromium chromium-driver postgresql-15 libpq-dev prometheus)
 # Oracle MySQL is only in Debian's unstable suite: it runs from a chroot of it.
 MYSQL_ROOT="$TOOLS_DIR/mysql-root"
 MYSQL_SUITE="sid"
@@ -49,7 +51,7 @@ install_debian_packages() {
   apt-get -o DPkg::Lock::Timeout=600 update -qq
   apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # The packages start their own services; tests start private instances instead.
-  for svc in etcd mariadb postgresql; do
+  for svc in etcd mariadb postgresql prometheus; do
     service "$svc" stop >/dev/null 2>&1 || true
   done
 }

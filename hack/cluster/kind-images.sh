@@ -13,7 +13,7 @@ python3 -m pip download --quiet --dest build/wheels --only-binary=:all: \
   --platform manylinux_2_17_x86_64 \
   'setuptools>=75' kopf==1.45.2 kubernetes==37.0.2 pymongo==4.20.0 \
   mysql-connector-python==26.10.0 psycopg==3.3.8 psycopg-binary==3.3.8 pydantic==2.14.3 \
-  PyYAML==6.0.3
+  PyYAML==6.0.3 prometheus-client==0.26.0
 (cd runner-image && ./download-wheels.sh)
 echo "kind-images: docker build dbbench/operator:$VERSION and dbbench/runner:$VERSION (a few minutes the first time)"
 docker build -t "dbbench/operator:$VERSION" .

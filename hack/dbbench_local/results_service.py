@@ -63,7 +63,11 @@ class ResultsService:
                 ],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
-        self._wait_ready()
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop(kill=True)  # never leave a half-started service behind
+            raise
         return self
 
     def _in_cgroup(self) -> list[str]:
@@ -73,6 +77,10 @@ class ResultsService:
             return []
         return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(self.cgroup)]
 
+    def _metrics_ports(self) -> set[int]:
+        args = list(self.extra_args)
+        return {int(args[i + 1]) for i, a in enumerate(args[:-1]) if a == "--metrics-port"}
+
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
@@ -80,7 +88,8 @@ class ResultsService:
             if self._process.poll() is not None:
                 raise RuntimeError(f"results service exited: {self.log.read_text()[-2000:]}")
             if not self.port:
-                ports = listening_ports(self._process.pid)
+                # The API's port: the one it listens on besides a --metrics-port.
+                ports = listening_ports(self._process.pid) - self._metrics_ports()
                 if not ports:
                     time.sleep(0.05)
                     continue

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from datetime import UTC, datetime
 from typing import Any
 
 import kopf
 
+from dbbench_operator.monitoring import METRICS
 from dbbench_operator.naming import GROUP, PLURAL, VERSION, RunRef
 from dbbench_operator.reconciling import deleted, needs_pass, reconcile_within
 from dbbench_operator.settings import OperatorSettings
@@ -37,6 +39,10 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     timeout = OperatorSettings.from_env().api_timeout
     settings.networking.request_timeout = timeout
     settings.networking.connect_timeout = min(10.0, timeout)
+    operator = OperatorSettings.from_env()
+    if operator.metrics_port:
+        METRICS.runs.clear()  # the watch is about to list every run
+        METRICS.serve(operator.metrics_port, operator.metrics_address)
 
 
 @kopf.on.login()
@@ -64,11 +70,19 @@ def reconcile_run(
 ) -> None:  # fmt: skip
     """Advance the run by one idempotent pass and record what happened."""
     settings = OperatorSettings.from_env()
+    started = time.monotonic()
     outcome = reconcile_within(RunRef.from_meta(meta), spec, status, datetime.now(UTC), settings)
+    METRICS.passed(time.monotonic() - started, outcome.failed)
     patch.status.update(outcome.status)
     for kind, reason, message in outcome.events:
         kopf.event(body, type=kind, reason=reason, message=message)
         logger.info("%s: %s", reason, message)
+
+
+@kopf.on.event(GROUP, VERSION, PLURAL)
+def run_seen(*, event: kopf.RawEvent, meta: kopf.Meta, status: kopf.Status, **_: Any) -> None:
+    """Every run the watch shows, ended ones too: /metrics counts runs by phase."""
+    METRICS.runs.seen(str(meta.get("uid")), status, deleted=event.get("type") == "DELETED")
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL)

@@ -178,6 +178,8 @@ def _start(ctx: Context, step: Step, here: str, base: Advance) -> Advance:
         results_url=settings.results_url,
         deadline_seconds=ctx.deadline_seconds,
         created_at=ctx.now,
+        metrics_port=settings.runner_metrics_port,
+        metrics_linger=settings.runner_metrics_linger,
     )
     table = collecting.table_before(settings, run, spec, ctx.steps, step)
     running.start(run, spec, step, target_access(run, spec, index), job_settings, table=table)

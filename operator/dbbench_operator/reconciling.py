@@ -89,6 +89,7 @@ class Outcome:
 
     status: dict[str, Any] = field(default_factory=dict)
     events: tuple[Event, ...] = ()
+    failed: str | None = None  # a failed pass's reason (the operator's /metrics counts them)
 
 
 def results_claim_problems(
@@ -443,7 +444,8 @@ def _pass_failed(p: Pass, exc: BaseException) -> Outcome:
     since = parse_stamp(p.raw_status.get("failingSince")) or p.now
     window = (p.now - since).total_seconds()
     if count >= p.settings.pass_error_limit and window >= p.settings.pass_error_window:
-        return _conclude(p, fail(reason, f"{message} ({count} attempts over {window:.0f}s)"))
+        ended = _conclude(p, fail(reason, f"{message} ({count} attempts over {window:.0f}s)"))
+        return replace(ended, failed=reason)
     retrying = f"{message} (attempt {count}; retrying)"
     status = {
         "failedPasses": count,
@@ -452,7 +454,7 @@ def _pass_failed(p: Pass, exc: BaseException) -> Outcome:
         "conditions": _merged(p, p.raw_status, RECONCILED, "False", reason, retrying),
     }
     event: tuple[Event, ...] = (("Warning", reason, retrying),) if count == 1 else ()
-    return Outcome(status, event)
+    return Outcome(status, event, failed=reason)
 
 
 def _api_server_busy(p: Pass, message: str) -> Outcome:
@@ -462,5 +464,6 @@ def _api_server_busy(p: Pass, message: str) -> Outcome:
     would add load). spec.timeout still bounds the run: it is checked before any
     call of a pass."""
     waiting = f"{message} (busy or unavailable API server; retrying, not counted as failed)"
-    condition = _merged(p, p.raw_status, RECONCILED, "False", "ApiServerUnavailable", waiting)
-    return Outcome({"message": waiting, "conditions": condition})
+    reason = "ApiServerUnavailable"
+    condition = _merged(p, p.raw_status, RECONCILED, "False", reason, waiting)
+    return Outcome({"message": waiting, "conditions": condition}, failed=reason)

@@ -57,6 +57,10 @@ class JobSettings:
     results_url: str
     deadline_seconds: int  # what is left of spec.timeout: no Job outlives its run
     created_at: datetime | None = None  # when the Job is made (the pass's clock)
+    # The runner's /metrics (0: none) and how long it is served after the phase,
+    # so that a scrape sees the final figures (docs/metrics.md).
+    metrics_port: int = 0
+    metrics_linger: float = 0.0
 
     @property
     def active_deadline_seconds(self) -> int:
@@ -292,7 +296,25 @@ def _env(run: RunRef, step: Step, settings: JobSettings) -> list[dict[str, Any]]
             "name": credentials_secret_name(run), "key": RESULTS_TOKEN_KEY}}},
         {"name": "DBBENCH_RUNNER_IMAGE", "value": settings.image},
         {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+        *_metrics_env(settings),
     ]  # fmt: skip
+
+
+def _metrics_env(settings: JobSettings) -> list[dict[str, Any]]:
+    """The runner's /metrics, in its environment rather than its arguments: a run
+    keeps the runner image it started with, and an older runner ignores variables
+    it does not know where it would refuse an unknown flag."""
+    if not settings.metrics_port:
+        return []
+    return [
+        {"name": "DBBENCH_RUNNER_METRICS_PORT", "value": str(settings.metrics_port)},
+        {"name": "DBBENCH_RUNNER_METRICS_LINGER", "value": f"{settings.metrics_linger:g}"},
+    ]
+
+
+def _ports(settings: JobSettings) -> list[dict[str, Any]]:
+    """The `metrics` port a PodMonitor selects by name."""
+    return [{"name": "metrics", "containerPort": settings.metrics_port, "protocol": "TCP"}]
 
 
 def _pod_spec(
@@ -323,6 +345,8 @@ def _pod_spec(
         }],
         "volumes": _volumes(run, step, access),
     }  # fmt: skip
+    if settings.metrics_port:
+        pod["containers"][0]["ports"] = _ports(settings)
     if runner.resources is not None:
         resources = runner.resources.model_dump(by_alias=True, exclude_none=True)
         pod["containers"][0]["resources"] = resources

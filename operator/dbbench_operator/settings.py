@@ -115,6 +115,12 @@ class OperatorSettings:
     cluster_domain: str = "cluster.local"
     # Each engine's image when a target sets no `image` (chart values `engines`).
     engine_images: Mapping[str, EngineImage] = field(default_factory=lambda: BUILT_IN_ENGINE_IMAGES)
+    # /metrics ports (0: none): the operator's own, and the one its runner pods
+    # serve, with how long they keep serving after their phase (docs/metrics.md).
+    metrics_port: int = 0
+    metrics_address: str = "0.0.0.0"  # noqa: S104 - a pod's own port; tests bind loopback
+    runner_metrics_port: int = 0
+    runner_metrics_linger: float = 0.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> OperatorSettings:
@@ -140,6 +146,10 @@ class OperatorSettings:
             watch_namespaces=tuple(
                 ns for ns in env.get("DBBENCH_WATCH_NAMESPACES", "").split(",") if ns
             ),
+            metrics_port=int(env.get("DBBENCH_METRICS_PORT") or 0),
+            metrics_address=env.get("DBBENCH_METRICS_ADDRESS") or defaults.metrics_address,
+            runner_metrics_port=int(env.get("DBBENCH_RUNNER_METRICS_PORT") or 0),
+            runner_metrics_linger=float(env.get("DBBENCH_RUNNER_METRICS_LINGER") or 0),
         )
 
     def operator_peer(self) -> OperatorPeer:

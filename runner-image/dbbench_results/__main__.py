@@ -1,4 +1,8 @@
-"""python -m dbbench_results --root DIR --key-file FILE [--host H] [--port P] [limits]
+"""python -m dbbench_results --root DIR --key-file FILE [--host H] [--port P]
+[--metrics-port M] [limits]
+
+--metrics-port serves /metrics (uploads, merges, the claim's usage) apart
+from the API (docs/metrics.md); 0, the default, serves none.
 
 Each limit has a chart value (docs/results.md) and an environment variable
 (DBBENCH_RESULTS_<NAME>) for running it by hand.
@@ -44,6 +48,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--key-file", type=Path, required=True, help="file holding the service key")
     parser.add_argument("--host", default="0.0.0.0")  # noqa: S104 - a Service fronts it
     parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        default=int(_env_default("METRICS_PORT", 0)),
+        help="serve /metrics on this port (0: none)",
+    )
     for flag, kind, default, chart_value in _LIMITS:
         env = flag.upper().replace("-", "_")
         parser.add_argument(
@@ -77,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{args.key_file}: the service key must be at least 16 bytes")
     config = Config(Store(args.root), key, limits_from(args))
     server = make_server(args.host, args.port, config)
+    if args.metrics_port:
+        config.metrics.serve(args.host, args.metrics_port)
 
     def stop(signum: int, frame: FrameType | None) -> None:
         del signum, frame

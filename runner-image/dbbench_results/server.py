@@ -19,6 +19,7 @@ import logging
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
@@ -29,6 +30,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from dbbench_contract.tokens import token_matches
 from dbbench_results.limits import Limits, Quotas, RefusedError, check_free_space, check_size
 from dbbench_results.limits import free_bytes as claim_free_bytes
+from dbbench_results.metering import ResultsMetrics
 from dbbench_results.paths import PathRefusedError, RunId, relative, step_dir
 from dbbench_results.pool import BoundedHTTPServer
 from dbbench_results.reports import is_run_summary, render_in_background
@@ -54,9 +56,11 @@ class Config:
     key: bytes
     limits: Limits = field(default_factory=Limits)
     quotas: Quotas = field(init=False)
+    metrics: ResultsMetrics = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "quotas", Quotas(self.limits))
+        object.__setattr__(self, "metrics", ResultsMetrics(self.store.root))
 
 
 class HttpError(RefusedError):
@@ -155,6 +159,7 @@ class Handler(BaseHTTPRequestHandler):
             self.config.quotas.reserve(run_dir, str(run.prefix), length, replaced)
         except RefusedError:
             self.close_connection = True  # the body is not read: close instead of draining
+            self.config.metrics.uploaded("refused")
             raise
         written = 0
         try:
@@ -163,10 +168,12 @@ class Handler(BaseHTTPRequestHandler):
         except (IncompleteUploadError, OSError) as exc:
             self.close_connection = True
             log.warning("upload of %s/%s not stored: %s", run.prefix, path, exc)
+            self.config.metrics.uploaded("failed")
             raise HttpError(HTTPStatus.BAD_REQUEST, f"upload not stored: {exc}") from exc
         finally:
             self.config.quotas.settle(run_dir, length, stored=written, replaced=replaced)
             self._deadline(limits.request_timeout_s)
+        self.config.metrics.uploaded("stored", written)
         if is_run_summary(path):
             render_in_background(run_dir)
         return HTTPStatus.CREATED, {"path": str(path), "bytes": written}
@@ -179,13 +186,17 @@ class Handler(BaseHTTPRequestHandler):
 
     def _merge(self, run: RunId, directory: Path, pods: int) -> dict[str, Any]:
         self._deadline(None)  # the service's own work: the socket timeout still bounds the answer
+        started, outcome = time.monotonic(), "failed"
         try:
             with _merges:
                 merged = merge_step(directory, pods).to_wire()
+            outcome = "merged"
         except StepIncompleteError as exc:
+            outcome = "incomplete"
             raise HttpError(HTTPStatus.CONFLICT, str(exc)) from exc
         finally:
             self.config.quotas.forget(self.config.store.run_dir(run))
+            self.config.metrics.merged(outcome, time.monotonic() - started)
         return merged
 
     # -- helpers ----------------------------------------------------------------

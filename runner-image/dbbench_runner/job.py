@@ -24,6 +24,8 @@ from pathlib import Path
 
 from dbbench_runner.config import ConfigError, StepConfig, load_config
 from dbbench_runner.drivers import DatabaseUnreachableError
+from dbbench_runner.exporting import Endpoint, run_name, serving, step_labels
+from dbbench_runner.live_metrics import LiveTotals
 from dbbench_runner.results import read_summary
 from dbbench_runner.running import (
     EXIT_CONFIG,
@@ -59,9 +61,9 @@ def destination_from(env: Mapping[str, str]) -> Destination:
     )
 
 
-def _run(config: StepConfig, out: Path) -> tuple[int, str]:
+def _run(config: StepConfig, out: Path, live: LiveTotals | None) -> tuple[int, str]:
     try:
-        code = run_step(config, out)
+        code = run_step(config, out, live)
     except ConfigError as exc:
         return EXIT_CONFIG, f"invalid config: {exc}"
     except DatabaseUnreachableError as exc:
@@ -73,23 +75,31 @@ def _run(config: StepConfig, out: Path) -> tuple[int, str]:
     return code, ""
 
 
-def run_job(config_path: Path, out: Path, env: Mapping[str, str] | None = None) -> int:
+def run_job(
+    config_path: Path,
+    out: Path,
+    env: Mapping[str, str] | None = None,
+    metrics: Endpoint | None = None,
+) -> int:
     env = os.environ if env is None else env
+    metrics = Endpoint() if metrics is None else metrics
     try:
         destination = destination_from(env)
         config = load_config(config_path, pod_index=destination.pod)
     except (ConfigError, ValueError) as exc:
         return _terminate(EXIT_CONFIG, f"invalid config: {exc}")
     out.mkdir(parents=True, exist_ok=True)
-    with ProgressForwarder(destination, out, config.progress_every):
-        code, reason = _run(config, out)
-    if code != EXIT_OK:
-        # Whatever was written still goes up: a failed phase's errors are results too.
-        (out / "failure.json").write_text(json.dumps({"exitCode": code, "reason": reason}))
-    try:
-        count = upload_results(destination, out, config.job_deadline)
-    except UploadFailedError as exc:
-        return _terminate(EXIT_UPLOAD_FAILED, f"results upload failed: {exc}")
+    # The upload runs while /metrics lingers: its time counts toward the linger.
+    with serving(metrics, step_labels(config, run_name(destination.run))) as live:
+        with ProgressForwarder(destination, out, config.progress_every):
+            code, reason = _run(config, out, live)
+        if code != EXIT_OK:
+            # Whatever was written still goes up: a failed phase's errors are results too.
+            (out / "failure.json").write_text(json.dumps({"exitCode": code, "reason": reason}))
+        try:
+            count = upload_results(destination, out, config.job_deadline)
+        except UploadFailedError as exc:
+            return _terminate(EXIT_UPLOAD_FAILED, f"results upload failed: {exc}")
     log.info("uploaded %d result files", count)
     return _terminate(code, reason) if code != EXIT_OK else EXIT_OK
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import time
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator
 from dbbench_runner.drivers import Driver
-from dbbench_runner.measurement import Measurements
+from dbbench_runner.measurement import Measurements, SecondBucket
 from dbbench_runner.operations import Insert
 from dbbench_runner.series import series_unit
 from dbbench_runner.timing import TimedDriver
@@ -38,6 +40,12 @@ class Progress:
     errors: int = 0
     p99_ms: float = 0.0
     finished: bool = False
+    # Whole seconds' buckets (operation type, bucket) not yet forwarded to the
+    # parent's live metrics: a bucket is final once its second has passed, so
+    # the worker's reporting thread reads it without a lock (deque appends and
+    # pops are atomic).
+    seconds: deque[tuple[str, SecondBucket]] = field(default_factory=deque)
+    forwarded: int = 0  # entries of Measurements.seconds already put in `seconds`
 
 
 def checkpoint_granularity(config: StepConfig) -> int:
@@ -89,20 +97,31 @@ def run_connection(
         if isinstance(operation, Insert):
             measurements.inserted(operation.last_number, status.rows)
         if now >= next_publish:
-            _publish(progress, measurements)
+            _publish(progress, measurements, time.monotonic() + clock.epoch_offset)
             next_publish = now + PUBLISH_EVERY_S
     # Within the measured window: unacknowledged writes count once applied.
     driver.drain()
     measurements.flush(time.monotonic() + clock.epoch_offset)
-    _publish(progress, measurements)
+    _publish(progress, measurements, None)
     progress.finished = True
     return measurements
 
 
-def _publish(progress: Progress, measurements: Measurements) -> None:
+def _publish(progress: Progress, measurements: Measurements, epoch: float | None) -> None:
+    """Once a second (never per operation): totals, and the seconds that have ended
+    before `epoch` (all of them when None: the loop is over)."""
     # Written by this thread only; readers see whole ints (the GIL).
     progress.operations = measurements.operations
     progress.records = measurements.records["insert"]
     progress.written = measurements.written_records
     progress.errors = measurements.error_count
     progress.p99_ms = measurements.p99_ms()
+    # Later operations end after `epoch` (same clock): earlier seconds are final.
+    # The dict is in time order (seconds only grow), so stop at the first open one.
+    current = None if epoch is None else int(epoch)
+    pending = itertools.islice(measurements.seconds.items(), progress.forwarded, None)
+    for (second, kind), bucket in pending:
+        if current is not None and second >= current:
+            break
+        progress.seconds.append((kind, bucket))
+        progress.forwarded += 1

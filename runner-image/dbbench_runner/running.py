@@ -21,6 +21,7 @@ from dbbench_runner.cpu_budget import cpu_budget
 from dbbench_runner.datasets import DatasetGenerator, generator_for
 from dbbench_runner.drivers import CounterSample, DatabaseUnreachableError, Driver, open_driver
 from dbbench_runner.keyspace import split, worker_index
+from dbbench_runner.live_metrics import LiveTotals
 from dbbench_runner.measurement import Measurements
 from dbbench_runner.progress import progress_line, report
 from dbbench_runner.results import ENVIRONMENT, PROGRESS, RunMeta, atomic_write, write_results
@@ -62,6 +63,7 @@ class Watch:
     # The server's disk-read counter at the measured part's start (taken once).
     disk_reads_before: CounterSample | None = None
     disk_reads_sampled: bool = False
+    live: LiveTotals | None = None  # the pod's /metrics (exporting.py), when served
 
     def handle(self, message: tuple[Any, ...]) -> None:
         kind, process = message[0], message[1]
@@ -72,9 +74,13 @@ class Watch:
             self.failed.add(process)
         elif kind == "progress":
             self.progress[process] = (message[2], message[3], message[4], message[5], message[6])
+            if self.live is not None:
+                self.live.add(process, message[7], message[5])
         elif kind == "done":
             self.done[process] = Measurements.from_wire(message[2])
             self.usage[process] = ProcessUsage(*message[3])
+            if self.live is not None:
+                self.live.finish(process, self.done[process])
 
     def totals(self) -> list[tuple[int, int, float, int, int]]:
         """Each process's latest figures (final ones for finished processes)."""
@@ -102,9 +108,9 @@ def expected_pod_operations(config: StepConfig) -> int | None:
     return None
 
 
-def run_step(config: StepConfig, out: Path) -> int:
+def run_step(config: StepConfig, out: Path, live: LiveTotals | None = None) -> int:
     """Run the step; returns the process exit code (results are written in all cases but
-    unreachable databases and crashed workers)."""
+    unreachable databases and crashed workers). `live`: what the pod's /metrics shows."""
     out.mkdir(parents=True, exist_ok=True)
     dataset = generator_for(config.dataset, config.phase.id_mode)
     control = open_driver(config, dataset, control=True)
@@ -123,7 +129,7 @@ def run_step(config: StepConfig, out: Path) -> int:
         log.info("%s %s; client %s", info.engine, info.version, info.client)
         parent_cpu = process_cpu_seconds()
         measurements, started, ended, stopped, usage, disk_reads = _run_workers(
-            config, control, storage, out, processes
+            config, control, storage, out, processes, live=live
         )
         parent_cpu = process_cpu_seconds() - parent_cpu
         # After the last write: this sample's count is exact.
@@ -188,6 +194,8 @@ def _run_workers(
     storage: list[StorageRow],
     out: Path,
     processes: int,
+    *,
+    live: LiveTotals | None,
 ) -> tuple[Measurements, float, float, bool, list[ProcessUsage], CounterWindow | None]:
     ctx = multiprocessing.get_context("spawn")
     messages: Any = ctx.Queue()
@@ -201,7 +209,7 @@ def _run_workers(
         ctx.Process(target=worker_main, args=(plan, messages, go, stop, clock_box), daemon=True)
         for plan in plans
     ]
-    watch = Watch(processes)
+    watch = Watch(processes, live=live)
     previous = signal.signal(signal.SIGTERM, _stop_handler(stop))
     try:
         for child in children:
@@ -233,6 +241,8 @@ def _run_workers(
             stop=stop,
         )
         ended = time.time()
+        if live is not None:
+            live.end()
         disk_reads = window(watch.disk_reads_before, _disk_reads(control))
     finally:
         signal.signal(signal.SIGTERM, previous)

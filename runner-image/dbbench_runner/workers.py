@@ -2,9 +2,11 @@
 
 Several processes per pod keep the GIL from capping throughput. Messages to
 the parent go through one queue: ("ready", n), ("failed", n, text),
-("progress", n, ops, errors, p99, records, written),
+("progress", n, ops, errors, p99, records, written, seconds),
 ("done", n, wire measurements, (cpu, wait, wall)): the last is the process's
-client usage over the phase (client_usage.py).
+client usage over the phase (client_usage.py). `seconds` holds the whole
+seconds that ended since the previous message, summed by operation type (the
+parent's live metrics, live_metrics.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import generator_for
 from dbbench_runner.drivers import Driver, open_driver
 from dbbench_runner.keyspace import worker_index
+from dbbench_runner.live_metrics import SecondsWire, drain_seconds
 from dbbench_runner.logs import configure_logging
 from dbbench_runner.loop import PhaseClock, Progress, run_connection
 from dbbench_runner.measurement import Measurements
@@ -113,6 +116,7 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
                 max((p.p99_ms for p in progresses), default=0.0),
                 sum(p.records for p in progresses),
                 sum(p.written for p in progresses),
+                _seconds(progresses),
             )
         )
     cpu = process_cpu_seconds() - cpu_at_go
@@ -128,6 +132,10 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
     for measurements in results:
         total.add(measurements)
     queue.put(("done", plan.process, total.to_wire(), usage))
+
+
+def _seconds(progresses: list[Progress]) -> SecondsWire:
+    return drain_seconds(p.seconds for p in progresses)
 
 
 def _close(drivers: list[tuple[int, Driver]]) -> None:

@@ -98,6 +98,10 @@ def test_schema_types_every_value() -> None:
         ({"service": {"port": 0}}, "port"),
         ({"resources": {"requests": {"cpu": "lots"}}}, "cpu"),
         ({"watchNamespace": ["team-a"]}, "watchNamespace"),  # a typo is not ignored
+        ({"metrics": {"port": 0}}, "port"),
+        ({"metrics": {"runnerLingerSeconds": -1}}, "runnerLingerSeconds"),
+        ({"metrics": {"podMonitor": {"interval": "every minute"}}}, "interval"),
+        ({"metrics": {"dashboard": {"labels": {"grafana_dashboard": 1}}}}, "grafana_dashboard"),
     ],
 )
 def test_schema_rejects_bad_values(values: dict[str, Any], field: str) -> None:
@@ -133,4 +137,5 @@ def test_package_holds_the_chart_and_not_the_sources(tmp_path: Path) -> None:
         "crds",
         "README.md",
         ".helmignore",
+        "dashboards",
     }, sorted(top)

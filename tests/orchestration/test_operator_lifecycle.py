@@ -11,6 +11,7 @@ import base64
 import json
 import os
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -126,6 +127,11 @@ def operator_env(
         "DBBENCH_WATCH_NAMESPACES": ",".join(WATCHED),
         "DBBENCH_PASS_ERROR_LIMIT": "3",
         "DBBENCH_PASS_ERROR_WINDOW": "3",
+        # The chart's port is fixed; here any free one (the operator runs in-process),
+        # on loopback like the probe: a port free on 127.0.0.1 may be taken on another
+        # address of the machine (a local cluster's node IP).
+        "DBBENCH_METRICS_PORT": str(free_port()),
+        "DBBENCH_METRICS_ADDRESS": "127.0.0.1",
     }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
@@ -137,6 +143,22 @@ def operator_env(
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def scrape_metrics(port: int) -> dict[str, list[tuple[dict[str, str], float]]] | None:
+    """The samples of the operator's /metrics by name; None while it does not answer."""
+    from prometheus_client.parser import text_string_to_metric_families  # noqa: PLC0415
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return None
+    samples: dict[str, list[tuple[dict[str, str], float]]] = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            samples.setdefault(s.name, []).append((s.labels, s.value))
+    return samples
 
 
 def operator(args: list[str]) -> Any:
@@ -427,6 +449,48 @@ def test_an_api_refusal_becomes_a_condition_then_fails_the_run(
     failed = condition(run, "Failed")
     assert failed["reason"] == "KubernetesApiError"
     assert "attempts over" in failed["message"]
+
+
+def test_operator_metrics_count_runs_by_phase_passes_and_failed_passes(
+    kube_cluster: ControlPlane, operator_env: list[str]
+) -> None:
+    """/metrics scraped over HTTP: runs by phase equal the API's, failed passes are
+    counted by reason, and every pass is timed."""
+    ns, name = "team-b", "metrics-refused"
+    no_values = {"key": "k", "operator": "In"}  # refused by the API server (422), as above
+    terms = {"nodeSelectorTerms": [{"matchExpressions": [no_values]}]}
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": terms}}
+    hardware = {"affinity": affinity, "exclusive": False, "storage": {"size": "1Gi"}}
+    kube_cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns, hardware=hardware))
+    port = int(os.environ["DBBENCH_METRICS_PORT"])
+
+    def phases_in_the_api() -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for namespace in WATCHED:
+            runs = get_json(kube_cluster, "br", "-n", namespace) or {"items": []}
+            for run in runs["items"]:
+                phase = run.get("status", {}).get("phase") or "Pending"
+                counts[phase] = counts.get(phase, 0) + 1
+        return counts
+
+    with operator(operator_env):
+        before = wait_for(lambda: scrape_metrics(port), 30, "the operator's /metrics")
+        wait_for(lambda: phase_of(kube_cluster, ns, name) == "Failed", 60, "Failed")
+        time.sleep(2)  # the watch event of the last status patch
+        after = scrape_metrics(port)
+        expected = phases_in_the_api()
+    runs = {labels["phase"]: value for labels, value in after["dbbench_operator_runs"]}
+    assert {phase: int(n) for phase, n in runs.items() if n} == expected
+    assert set(runs) == {"Pending", "Provisioning", "Running", "Collecting", "Succeeded", "Failed"}
+
+    def failed(samples: dict[str, list[tuple[dict[str, str], float]]]) -> float:
+        return next(v for labels, v in samples["dbbench_operator_reconcile_errors_total"]
+                    if labels["reason"] == "KubernetesApiError")  # fmt: skip
+
+    assert failed(after) - failed(before) >= 3  # DBBENCH_PASS_ERROR_LIMIT passes, then Failed
+    (count,) = [v for _, v in after["dbbench_operator_reconcile_duration_seconds_count"]]
+    (first,) = [v for _, v in before["dbbench_operator_reconcile_duration_seconds_count"]]
+    assert count >= first + 3
 
 
 def test_external_target_with_a_missing_secret_waits_naming_the_field(

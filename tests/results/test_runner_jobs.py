@@ -7,11 +7,14 @@ import json
 import os
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from dbbench_local.results_service import ResultsService
 from dbbench_runner.merge import merge
@@ -132,3 +135,40 @@ def test_a_wrong_token_fails_the_upload_in_bounded_time(
     assert proc.returncode == 6, output
     assert "HTTP 403" in output
     assert not (service.root / RUN_A.path).exists()
+
+
+def test_a_job_pod_serves_metrics_from_its_environment_until_after_its_upload(
+    service: ResultsService, mariadb: MariaDBServer, tmp_path: Path
+) -> None:
+    """What the operator sets in a runner Job: the port and linger in the environment,
+    the run's name from DBBENCH_RUN in the labels; the figures are still served once
+    the files are uploaded, and equal the uploaded summary."""
+    target = mariadb_target(mariadb, "jobs_metrics")
+    load = step_file(tmp_path, target, {"name": "load", "type": "insert", "batchSize": 50}, 1)
+    loading = job(service, load, tmp_path / "load", 0, DBBENCH_STEP="maria/load/1")
+    assert loading.wait(timeout=180) == 0
+    mix = {"name": "oltp", "type": "mix", "mix": {"read": 80, "update": 20}, "operations": 2000}
+    config = step_file(tmp_path, target, mix, 1)
+    port = free_port()
+    uploaded = service.root / RUN_A.path / STEP / "pod-0" / "summary.json"
+    with job(service, config, tmp_path / "pod", 0, DBBENCH_RUNNER_METRICS_PORT=str(port),
+             DBBENCH_RUNNER_METRICS_LINGER="60",
+             DBBENCH_RUNNER_METRICS_ADDRESS="127.0.0.1") as proc:  # fmt: skip
+        try:
+            deadline = time.monotonic() + 120
+            while not uploaded.is_file():
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "no upload"
+                time.sleep(0.2)
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                text = r.read().decode()
+        finally:
+            proc.kill()
+    summary = json.loads(uploaded.read_text())
+    samples = [s for f in text_string_to_metric_families(text) for s in f.samples
+               if s.name == "dbbench_runner_operations_total"]  # fmt: skip
+    assert {s.labels["operation"]: s.value for s in samples} == {
+        kind: v["operations"] for kind, v in summary["operationsByType"].items()
+    }
+    assert {(s.labels["run"], s.labels["target"], s.labels["phase"], s.labels["repeat"])
+            for s in samples} == {(RUN_A.name, "mariadb", "oltp", "1")}  # fmt: skip

@@ -1,0 +1,130 @@
+"""The Grafana dashboard: well-formed, and every metric its queries name is one that
+the real endpoints expose (a runner pod against MariaDB, the results service, the
+operator's registry served over HTTP)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+
+from dbbench_local.ports import free_port
+from dbbench_local.results_service import start_results_service
+from dbbench_operator.monitoring import OPERATOR_METRICS, OperatorMetrics
+from dbbench_results.metering import RESULTS_METRICS
+from dbbench_runner.exporting import RUNNER_METRICS
+from dbbench_runner.running import run_step
+from tests.chart.helm import CHART
+from tests.fixtures.mariadb import MariaDBServer
+from tests.runner.helpers import mariadb_target, step
+
+DASHBOARD = json.loads((CHART / "dashboards" / "dbbench.json").read_text())
+METRICS_DOC = (CHART / "docs" / "metrics.md").read_text()
+EVERY_METRIC = (*RUNNER_METRICS, *OPERATOR_METRICS, *RESULTS_METRICS)
+# A name followed by a selector or a range: `metric{...}` / `metric[5m]`; and the
+# metric of label_values(metric, label).
+SELECTOR = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\s*[{\[]")
+LABEL_VALUES = re.compile(r"label_values\(\s*([a-zA-Z_:][a-zA-Z0-9_:]*)")
+
+
+def queries() -> list[str]:
+    exprs = [t["expr"] for p in DASHBOARD["panels"] for t in p.get("targets", [])]
+    variables = [v["query"]["query"] for v in DASHBOARD["templating"]["list"]
+                 if v["type"] == "query"]  # fmt: skip
+    return exprs + variables
+
+
+def metric_names(query: str) -> set[str]:
+    names = set(SELECTOR.findall(query)) | set(LABEL_VALUES.findall(query))
+    return {n for n in names if not n.startswith("$")}
+
+
+def sample_names(url: str) -> set[str]:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        text = response.read().decode()
+    return {s.name for f in text_string_to_metric_families(text) for s in f.samples}
+
+
+def test_the_dashboard_is_well_formed() -> None:
+    assert DASHBOARD["uid"]
+    assert DASHBOARD["title"]
+    assert DASHBOARD["schemaVersion"] >= 36
+    ids = [p["id"] for p in DASHBOARD["panels"]]
+    assert len(ids) == len(set(ids))
+    for panel in DASHBOARD["panels"]:
+        grid = panel["gridPos"]
+        assert grid["x"] + grid["w"] <= 24
+        for target in panel.get("targets", []):
+            assert target["datasource"]["uid"] == "${datasource}"
+            assert target["refId"]
+            assert target["expr"].count("(") == target["expr"].count(")")
+            # Each dbbench metric is written as a selector, so the check below sees it.
+            assert set(re.findall(r"dbbench_\w+", target["expr"])) <= metric_names(target["expr"])
+    titles = " ".join(p["title"] for p in DASHBOARD["panels"])
+    assert "Throughput per target" in titles
+    assert "p99 latency per target" in titles
+
+
+def test_every_metric_is_documented() -> None:
+    for name in EVERY_METRIC:
+        assert f"`{name}`" in METRICS_DOC, f"docs/metrics.md does not list {name}"
+
+
+@pytest.mark.integration
+def test_every_metric_in_the_dashboard_is_exposed_by_a_real_endpoint(
+    mariadb: MariaDBServer, tmp_path: Path
+) -> None:
+    exposed: set[str] = set()
+    # A runner pod: a short phase with a lingering endpoint, scraped after it.
+    target = mariadb_target(mariadb, f"d_{uuid.uuid4().hex[:12]}")
+    assert run_step(step(target, "ycsb", 200, {"type": "insert"}), tmp_path / "load") == 0
+    config: dict[str, Any] = {
+        "target": target, "dataset": {"shape": "ycsb", "records": 200},
+        "phase": {"name": "reads", "type": "mix", "mix": {"read": 1}, "operations": 300},
+    }  # fmt: skip
+    (tmp_path / "step.yaml").write_text(yaml.safe_dump(config))
+    port = free_port()
+    command = [sys.executable, "-m", "dbbench_runner", "run", "--config",
+               str(tmp_path / "step.yaml"), "--out", str(tmp_path / "out"),
+               "--metrics-port", str(port), "--metrics-linger", "30",
+               "--metrics-address", "127.0.0.1"]  # fmt: skip
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as runner:
+        try:
+            deadline = time.monotonic() + 60
+            while not (tmp_path / "out" / "summary.json").exists():
+                assert runner.poll() is None, runner.communicate()
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+            exposed |= sample_names(f"http://127.0.0.1:{port}/metrics")
+        finally:
+            runner.kill()
+    # The results service, as the chart runs it.
+    port = free_port()
+    service = start_results_service(tmp_path / "results", extra_args=("--metrics-port", str(port)))
+    try:
+        exposed |= sample_names(f"http://127.0.0.1:{port}/metrics")
+    finally:
+        service.stop()
+    # The operator's registry over HTTP (kopf's startup serves it; the lifecycle
+    # tests scrape it there).
+    operator = OperatorMetrics()
+    operator.passed(0.2, None)
+    port = free_port()
+    operator.serve(port, addr="127.0.0.1")
+    exposed |= sample_names(f"http://127.0.0.1:{port}/metrics")
+
+    for name in EVERY_METRIC:  # what docs/metrics.md lists is what a scrape shows
+        assert any(n == name or n.startswith(f"{name}_") for n in exposed), name
+    used = set().union(*(metric_names(q) for q in queries()))
+    assert used, "no metric found in the dashboard's queries"
+    assert used <= exposed, f"not exposed: {sorted(used - exposed)}"
