@@ -115,7 +115,10 @@ def job_state(step: Step, job: Mapping[str, Any], pods: Sequence[Mapping[str, An
     """Where a runner Job stands, and why the step failed (from its pods) if it did."""
     conditions = _true_conditions(job)
     where = f"step {step.index + 1} ({step.target}/{step.phase}/{step.repeat})"
-    failed_condition = conditions.get("Failed")
+    # Since Kubernetes 1.31 a failing Job gets FailureTarget (with the reason) at once
+    # and Failed only once its pods have terminated; in between its pods are being
+    # deleted, and the reason is the Job's, not a deletion.
+    failed_condition = conditions.get("Failed") or conditions.get("FailureTarget")
     if failed_condition is not None and failed_condition.get("reason") == "DeadlineExceeded":
         return JobState(True, True, "Timeout", f"{where}: runner Job ran into spec.timeout")
     failed_pods = int((job.get("status") or {}).get("failed") or 0)

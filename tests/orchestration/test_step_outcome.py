@@ -116,6 +116,19 @@ def test_a_job_past_its_deadline_is_a_timeout_and_a_complete_one_is_finished() -
     assert (running.finished, running.failed) == (False, False)
 
 
+def test_a_job_failing_on_its_deadline_is_a_timeout_while_its_pods_terminate() -> None:
+    """Kubernetes >= 1.31: FailureTarget first, Failed once the pods have ended. A pass
+    in between sees the pods deleting (seen on the node under load: RunnerDeleted)."""
+    failing = {"status": {"active": 1, "conditions": [
+        {"type": "FailureTarget", "status": "True", "reason": "DeadlineExceeded"}]}}  # fmt: skip
+    state = job_state(step(0), failing, [pod("r-0", deleting=True)])
+    assert (state.finished, state.failed, state.reason) == (True, True, "Timeout")
+    exited = {"status": {"active": 1, "conditions": [
+        {"type": "FailureTarget", "status": "True", "reason": "PodFailurePolicy"}]}}  # fmt: skip
+    pods = [pod("r-0", exit_code=3), pod("r-1", deleting=True)]
+    assert "r-0" in job_state(step(0), exited, pods).message
+
+
 def test_stuck_runner_pods_are_named_in_the_message() -> None:
     waiting = {"metadata": {"name": "p"}, "status": {"containerStatuses": [
         {"state": {"waiting": {"reason": "ErrImagePull", "message": "not found"}}}]}}  # fmt: skip
