@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.wait import WebDriverWait
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -56,3 +59,14 @@ def chromium(profile: Path) -> Iterator[webdriver.Chrome]:
 
 def console_errors(driver: webdriver.Chrome) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+
+
+def wait_for_title(driver: webdriver.Chrome, title: str, timeout: float = 30) -> None:
+    """Wait until the page after a click or submit is the one titled `title`.
+
+    A click returns once the browser has taken it, not always once the next page
+    has loaded: under load the old page's title was read (seen once in make test).
+    """
+    with suppress(TimeoutException):  # the assertion below says what was there instead
+        WebDriverWait(driver, timeout).until(expected_conditions.title_is(title))
+    assert driver.title == title

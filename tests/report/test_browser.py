@@ -16,7 +16,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from tests.report.browser_server import browser_server
-from tests.report.chromium import chromium, console_errors
+from tests.report.chromium import chromium, console_errors, wait_for_title
 from tests.report.conftest import ResultSets
 from tests.report.pages import parse
 from tests.report.test_compare import _by_hand
@@ -69,7 +69,7 @@ def test_index_lists_runs_and_a_report_opens(url: str, tmp_path: Path) -> None:
         running = rows["bench/running"].find_element(By.CSS_SELECTOR, "[data-key=status]")
         assert running.text == "in progress"
         rows["bench/baseline"].find_element(By.LINK_TEXT, "baseline").click()
-        assert driver.title == "dbbench report: bench/baseline"
+        wait_for_title(driver, "dbbench report: bench/baseline")
         assert len(driver.find_elements(By.CSS_SELECTOR, "figure.chart svg")) == 17
         assert console_errors(driver) == []
 
@@ -120,7 +120,7 @@ def test_ticked_runs_are_compared_in_the_browser(
         for name in ("bench/baseline", "bench/candidate"):
             rows[name].find_element(By.CSS_SELECTOR, "input[name=run]").click()
         driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-        assert driver.title == "dbbench compare: bench/baseline, bench/candidate"
+        wait_for_title(driver, "dbbench compare: bench/baseline, bench/candidate")
         html = driver.page_source
         assert len(driver.find_elements(By.CSS_SELECTOR, "figure.chart svg")) == 2
         assert console_errors(driver) == []
