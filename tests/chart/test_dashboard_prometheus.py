@@ -6,16 +6,10 @@ valid PromQL that Prometheus evaluates, the runner panels to data per target."""
 from __future__ import annotations
 
 import json
-import shutil
-import signal
 import subprocess
 import sys
 import time
-import urllib.parse
-import urllib.request
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +22,7 @@ from dbbench_operator.monitoring import OperatorMetrics
 from dbbench_runner.running import run_step
 from tests.chart.helm import CHART
 from tests.fixtures.mariadb import MariaDBServer
+from tests.fixtures.prometheus import prometheus, query
 from tests.runner.helpers import mariadb_target, step
 
 pytestmark = pytest.mark.integration
@@ -36,51 +31,15 @@ DASHBOARD = json.loads((CHART / "dashboards" / "dbbench.json").read_text())
 SCRAPE_S = 1
 
 
-def prometheus_binary() -> str:
-    found = shutil.which("prometheus")
-    if found is None:
-        pytest.fail("prometheus not found: run `make tools` (Debian's prometheus package)")
-    return found
-
-
-@contextmanager
-def prometheus(targets: dict[str, int], workdir: Path) -> Iterator[str]:
-    """A private Prometheus scraping 127.0.0.1:<port> per job every second; its URL."""
-    config = {
+def static_config(targets: dict[str, int]) -> dict[str, Any]:
+    """Scrape 127.0.0.1:<port> per job every second."""
+    return {
         "global": {"scrape_interval": f"{SCRAPE_S}s", "evaluation_interval": f"{SCRAPE_S}s"},
         "scrape_configs": [
             {"job_name": job, "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]}
             for job, port in targets.items()
         ],
     }
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "prometheus.yml").write_text(yaml.safe_dump(config))
-    port = free_port()
-    with (workdir / "prometheus.log").open("wb") as log:
-        process = subprocess.Popen(
-            [prometheus_binary(), f"--config.file={workdir / 'prometheus.yml'}",
-             f"--storage.tsdb.path={workdir / 'data'}", f"--web.listen-address=127.0.0.1:{port}"],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait(lambda: ready(url), 30, "Prometheus to be ready")
-        yield url
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def ready(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
 
 
 def wait(predicate: Any, timeout: float, what: str) -> Any:
@@ -90,17 +49,6 @@ def wait(predicate: Any, timeout: float, what: str) -> Any:
             return value
         time.sleep(0.5)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-
-
-def query(url: str, expr: str, at: float | None = None) -> list[dict[str, Any]]:
-    params = {"query": expr, **({} if at is None else {"time": f"{at:.3f}"})}
-    with urllib.request.urlopen(
-        f"{url}/api/v1/query?{urllib.parse.urlencode(params)}", timeout=10
-    ) as response:
-        answer = json.loads(response.read())
-    assert answer["status"] == "success", (expr, answer)
-    result: list[dict[str, Any]] = answer["data"]["result"]
-    return result
 
 
 def dashboard_queries() -> list[tuple[str, str]]:
@@ -141,7 +89,7 @@ def test_a_real_prometheus_scrapes_the_endpoints_and_evaluates_the_dashboard(
                "--metrics-address", "127.0.0.1"]  # fmt: skip
     try:
         with (
-            prometheus(jobs, tmp_path / "prometheus") as url,
+            prometheus(static_config(jobs), tmp_path / "prometheus", timeout=30) as url,
             subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as runner,
         ):
             try:

@@ -13,11 +13,8 @@ scrapes the pods directly, as one inside the cluster would.
 from __future__ import annotations
 
 import json
-import shutil
-import signal
 import subprocess
 import threading
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Sequence
@@ -25,10 +22,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import yaml
+from dbbench_local.install import Kube
+from tests.fixtures.prometheus import prometheus, query
 
-from dbbench_local.install import Kube, wait_for
-from dbbench_local.ports import free_port
+__all__ = ["by_labels", "discovering", "prometheus", "query", "scrape_config", "targets"]
 
 LIVE_POD_PHASES = ("Pending", "Running")
 
@@ -101,52 +98,6 @@ def discovering(
     finally:
         stop.set()
         thread.join(timeout=60)
-
-
-@contextmanager
-def prometheus(config: dict[str, Any], workdir: Path) -> Iterator[str]:
-    """Prometheus with this configuration while the block runs; its URL."""
-    binary = shutil.which("prometheus")
-    assert binary is not None, "prometheus not found: run `make tools` (Debian's package)"
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "prometheus.yml").write_text(yaml.safe_dump(config))
-    url = f"http://127.0.0.1:{free_port()}"
-    with (workdir / "prometheus.log").open("wb") as log:
-        process = subprocess.Popen(
-            [binary, f"--config.file={workdir / 'prometheus.yml'}",
-             f"--storage.tsdb.path={workdir / 'data'}",
-             f"--web.listen-address={url.removeprefix('http://')}"],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-    try:
-        wait_for(lambda: _ready(url) or process.poll() is not None, 60, "Prometheus", every=0.5)
-        assert process.poll() is None, (workdir / "prometheus.log").read_text()[-3000:]
-        yield url
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _ready(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as response:
-            return bool(response.status == 200)
-    except OSError:
-        return False
-
-
-def query(url: str, expr: str) -> list[dict[str, Any]]:
-    """An instant query at the current time: its vector's samples."""
-    params = urllib.parse.urlencode({"query": expr, "time": f"{time.time():.3f}"})
-    with urllib.request.urlopen(f"{url}/api/v1/query?{params}", timeout=10) as response:
-        answer = json.loads(response.read())
-    assert answer["status"] == "success", (expr, answer)
-    result: list[dict[str, Any]] = answer["data"]["result"]
-    return result
 
 
 def by_labels(result: list[dict[str, Any]], *labels: str) -> dict[tuple[str, ...], float]:
