@@ -6,7 +6,7 @@
 # outside the Debian archive, PyPI and the Go module proxy.
 #
 # Usage: hack/tools.sh [STEP...]   STEP in: debian kubernetes helm mysql ferretdb
-# (default: all of them, in that order).
+# dashboard-check (default: all of them, in that order).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,6 +32,8 @@ MYSQL_ROOT_PACKAGES="mysql-server-core,mysql-client-core"
 FERRETDB_MODULE="github.com/FerretDB/FerretDB"
 FERRETDB_VERSION="v1.24.0"
 FERRETDB_PATCH="$ROOT/hack/ferretdb-w0.patch"
+# The Grafana dashboard validator (hack/dashboard-check, Grafana Foundation SDK).
+DASHBOARD_CHECK_DIR="$ROOT/hack/dashboard-check"
 
 log() { printf 'tools: %s\n' "$*"; }
 mkdir -p "$BIN"
@@ -167,8 +169,23 @@ build_ferretdb() {
   touch "$stamp_file"
 }
 
+build_dashboard_check() {
+  local stamp_file stamp
+  stamp="$(cat "$DASHBOARD_CHECK_DIR"/go.mod "$DASHBOARD_CHECK_DIR"/go.sum "$DASHBOARD_CHECK_DIR"/*.go |
+    sha256sum | cut -c1-16)"
+  stamp_file="$BIN/.dashboard-check-$stamp"
+  if [[ -x "$BIN/dashboard-check" && -f "$stamp_file" ]]; then
+    log "dashboard-check present"
+    return
+  fi
+  log "building dashboard-check (Grafana Foundation SDK, about a minute the first time)"
+  (cd "$DASHBOARD_CHECK_DIR" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$BIN/dashboard-check" .)
+  rm -f "$BIN"/.dashboard-check-*
+  touch "$stamp_file"
+}
+
 steps=("$@")
-((${#steps[@]})) || steps=(debian kubernetes helm mysql ferretdb)
+((${#steps[@]})) || steps=(debian kubernetes helm mysql ferretdb dashboard-check)
 for step in "${steps[@]}"; do
   case "$step" in
     debian) install_debian_packages && link_etcd ;;
@@ -176,7 +193,8 @@ for step in "${steps[@]}"; do
     helm) install_helm ;;
     mysql) build_mysql_root ;;
     ferretdb) build_ferretdb ;;
-    *) log "unknown step '$step' (debian kubernetes helm mysql ferretdb)"; exit 2 ;;
+    dashboard-check) build_dashboard_check ;;
+    *) log "unknown step '$step' (debian kubernetes helm mysql ferretdb dashboard-check)"; exit 2 ;;
   esac
 done
 log "ready in $BIN"
