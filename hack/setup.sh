@@ -5,7 +5,8 @@
 # only the order differs:
 #
 #   lane kube  (CPU-bound):  the Kubernetes binaries (the longest build)
-#   lane go    (CPU-bound):  helm, FerretDB, CoreDNS, local-path; two Go builds
+#   lane go    (CPU-bound):  helm, FerretDB, the dashboard validator, the PodMonitor
+#              CRD, CoreDNS, local-path; two Go builds
 #              at once fill the cores while the other downloads or links
 #   lane fetch (network and disk): Debian packages, then in parallel
 #              - the MySQL root (debootstrap of sid)
@@ -42,7 +43,7 @@ lane_kube() {
 }
 
 lane_go() {
-  step bash hack/tools.sh helm ferretdb
+  step bash hack/tools.sh helm ferretdb dashboard-check podmonitor-crd
   step bash hack/cluster-tools.sh go
 }
 

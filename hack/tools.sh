@@ -6,7 +6,7 @@
 # outside the Debian archive, PyPI and the Go module proxy.
 #
 # Usage: hack/tools.sh [STEP...]   STEP in: debian kubernetes helm mysql ferretdb
-# (default: all of them, in that order).
+# dashboard-check podmonitor-crd (default: all of them, in that order).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,6 +32,15 @@ MYSQL_ROOT_PACKAGES="mysql-server-core,mysql-client-core"
 FERRETDB_MODULE="github.com/FerretDB/FerretDB"
 FERRETDB_VERSION="v1.24.0"
 FERRETDB_PATCH="$ROOT/hack/ferretdb-w0.patch"
+# The Grafana dashboard validator (hack/dashboard-check, Grafana Foundation SDK).
+DASHBOARD_CHECK_DIR="$ROOT/hack/dashboard-check"
+# The PodMonitor CRD the chart's PodMonitors are validated against
+# (tests/chart/test_podmonitors_crd.py): taken from the prometheus-operator
+# module at test-tools time, not committed. v0.85.0 is the newest version of
+# that module the Go module proxy serves here.
+PROMETHEUS_OPERATOR_MODULE="github.com/prometheus-operator/prometheus-operator"
+PROMETHEUS_OPERATOR_VERSION="v0.85.0"
+PODMONITOR_CRD_DIR="$TOOLS_DIR/share/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION"
 
 log() { printf 'tools: %s\n' "$*"; }
 mkdir -p "$BIN"
@@ -167,8 +176,42 @@ build_ferretdb() {
   touch "$stamp_file"
 }
 
+build_dashboard_check() {
+  local stamp_file stamp
+  stamp="$(cat "$DASHBOARD_CHECK_DIR"/go.mod "$DASHBOARD_CHECK_DIR"/go.sum "$DASHBOARD_CHECK_DIR"/*.go |
+    sha256sum | cut -c1-16)"
+  stamp_file="$BIN/.dashboard-check-$stamp"
+  if [[ -x "$BIN/dashboard-check" && -f "$stamp_file" ]]; then
+    log "dashboard-check present"
+    return
+  fi
+  log "building dashboard-check (Grafana Foundation SDK, about a minute the first time)"
+  (cd "$DASHBOARD_CHECK_DIR" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$BIN/dashboard-check" .)
+  rm -f "$BIN"/.dashboard-check-*
+  touch "$stamp_file"
+}
+
+fetch_podmonitor_crd() {
+  local crd="$PODMONITOR_CRD_DIR/monitoring.coreos.com_podmonitors.yaml" source
+  if [[ -f "$crd" ]]; then
+    log "podmonitor crd $PROMETHEUS_OPERATOR_VERSION present"
+    return
+  fi
+  log "taking the PodMonitor CRD from $PROMETHEUS_OPERATOR_MODULE $PROMETHEUS_OPERATOR_VERSION (4 MB module)"
+  # Outside any go.mod: a plain download into the module cache, checksum-verified.
+  source="$(cd /tmp && go mod download -json "$PROMETHEUS_OPERATOR_MODULE@$PROMETHEUS_OPERATOR_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -d "$source" ]] || { log "go mod download gave no module directory"; exit 1; }
+  mkdir -p "$PODMONITOR_CRD_DIR"
+  # The CRD file and the module's licence (Apache-2.0) travel together.
+  cp "$source/LICENSE" "$PODMONITOR_CRD_DIR/LICENSE"
+  cp "$source/example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml" "$crd.partial"
+  chmod u+w "$crd.partial" "$PODMONITOR_CRD_DIR/LICENSE"
+  mv "$crd.partial" "$crd"
+}
+
 steps=("$@")
-((${#steps[@]})) || steps=(debian kubernetes helm mysql ferretdb)
+((${#steps[@]})) || steps=(debian kubernetes helm mysql ferretdb dashboard-check podmonitor-crd)
 for step in "${steps[@]}"; do
   case "$step" in
     debian) install_debian_packages && link_etcd ;;
@@ -176,7 +219,9 @@ for step in "${steps[@]}"; do
     helm) install_helm ;;
     mysql) build_mysql_root ;;
     ferretdb) build_ferretdb ;;
-    *) log "unknown step '$step' (debian kubernetes helm mysql ferretdb)"; exit 2 ;;
+    dashboard-check) build_dashboard_check ;;
+    podmonitor-crd) fetch_podmonitor_crd ;;
+    *) log "unknown step '$step' (debian kubernetes helm mysql ferretdb dashboard-check podmonitor-crd)"; exit 2 ;;
   esac
 done
 log "ready in $BIN"

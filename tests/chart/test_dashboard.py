@@ -1,16 +1,21 @@
-"""The Grafana dashboard: well-formed, and every metric its queries name is one that
-the real endpoints expose (a runner pod against MariaDB, the results service, the
-operator's registry served over HTTP)."""
+"""The Grafana dashboard: valid against Grafana's dashboard schema (the Grafana
+Foundation SDK's strict decoder, hack/dashboard-check), well-formed, and every
+metric its queries name is one that the real endpoints expose (a runner pod
+against MariaDB, the results service, the operator's registry served over HTTP)."""
 
 from __future__ import annotations
 
+import copy
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 import time
 import urllib.request
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +29,7 @@ from dbbench_operator.monitoring import OPERATOR_METRICS, OperatorMetrics
 from dbbench_results.metering import RESULTS_METRICS
 from dbbench_runner.exporting import RUNNER_METRICS
 from dbbench_runner.running import run_step
-from tests.chart.helm import CHART
+from tests.chart.helm import CHART, TOOLS_BIN
 from tests.fixtures.mariadb import MariaDBServer
 from tests.runner.helpers import mariadb_target, step
 
@@ -49,10 +54,68 @@ def metric_names(query: str) -> set[str]:
     return {n for n in names if not n.startswith("$")}
 
 
+def dashboard_check(path: Path) -> subprocess.CompletedProcess[str]:
+    """hack/dashboard-check on one file: exit 0 when valid, else one line per error."""
+    search = os.pathsep.join([str(TOOLS_BIN), os.environ.get("PATH", "")])
+    binary = shutil.which("dashboard-check", path=search)
+    if binary is None:
+        pytest.fail(
+            f"dashboard-check not found in {TOOLS_BIN} or PATH: build it with `make tools`"
+            " (hack/tools.sh dashboard-check)"
+        )
+    return subprocess.run(
+        [binary, str(path)], check=False, capture_output=True, text=True, timeout=60
+    )
+
+
 def sample_names(url: str) -> set[str]:
     with urllib.request.urlopen(url, timeout=5) as response:
         text = response.read().decode()
     return {s.name for f in text_string_to_metric_families(text) for s in f.samples}
+
+
+def test_the_dashboard_validates_against_grafanas_dashboard_schema() -> None:
+    result = dashboard_check(CHART / "dashboards" / "dbbench.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _panel_type_a_number(board: dict[str, Any]) -> None:
+    board["panels"][1]["type"] = 5
+
+
+def _target_without_expr(board: dict[str, Any]) -> None:
+    del board["panels"][1]["targets"][0]["expr"]
+
+
+def _unknown_top_level_key(board: dict[str, Any]) -> None:
+    board["colour"] = "blue"
+
+
+def _unknown_query_key(board: dict[str, Any]) -> None:
+    board["panels"][1]["targets"][0]["exp"] = board["panels"][1]["targets"][0].pop("expr")
+
+
+@pytest.mark.parametrize(
+    ("break_it", "error"),
+    [
+        (_panel_type_a_number, "panels[1].type: json: cannot unmarshal number"),
+        (_target_without_expr, "panels[1].targets[0].expr: required field is missing"),
+        (_unknown_top_level_key, "Dashboard: unexpected field 'colour'"),
+        (_unknown_query_key, "panels[1].targets[0].Dataquery: unexpected field 'exp'"),
+    ],
+)
+def test_the_schema_check_fails_on_a_broken_dashboard(
+    break_it: Callable[[dict[str, Any]], None], error: str, tmp_path: Path
+) -> None:
+    """The check is not vacuous: each kind of mistake is refused, and named by its path."""
+    board = copy.deepcopy(DASHBOARD)
+    assert board["panels"][1]["type"] == "timeseries"
+    break_it(board)
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(board))
+    result = dashboard_check(path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"{path}: {error}" in result.stdout
 
 
 def test_the_dashboard_is_well_formed() -> None:

@@ -101,6 +101,9 @@ def test_schema_types_every_value() -> None:
         ({"metrics": {"port": 0}}, "port"),
         ({"metrics": {"runnerLingerSeconds": -1}}, "runnerLingerSeconds"),
         ({"metrics": {"podMonitor": {"interval": "every minute"}}}, "interval"),
+        # The PodMonitor CRD takes units largest first only (tests/chart/test_podmonitors_crd.py).
+        ({"metrics": {"podMonitor": {"interval": "30s1m"}}}, "interval"),
+        ({"metrics": {"podMonitor": {"interval": ""}}}, "interval"),
         ({"metrics": {"dashboard": {"labels": {"grafana_dashboard": 1}}}}, "grafana_dashboard"),
     ],
 )
