@@ -121,7 +121,9 @@ def put(
         reason, asked = failed
         left = until - time.time()
         if (attempts is not None and attempt >= attempts) or left <= 0:
-            raise UploadFailedError(_gave_up(relative, reason, attempt, start, deadline))
+            raise UploadFailedError(
+                _gave_up(relative, reason, attempt, start, deadline, attempts=attempts)
+            )
         wait = min(max(delay, asked), left)
         log.warning("upload of %s failed (%s); attempt %d, retrying in %.0fs (%.0fs left)",
                     relative, reason, attempt, wait, left)  # fmt: skip
@@ -130,9 +132,18 @@ def put(
 
 
 def _gave_up(
-    relative: str, reason: str, attempt: int, start: float, deadline: datetime | None
+    relative: str,
+    reason: str,
+    attempt: int,
+    start: float,
+    deadline: datetime | None,
+    *,
+    attempts: int | None,
 ) -> str:
     spent = time.time() - start
+    if attempts is not None and attempt >= attempts:
+        # Progress is best effort: no deadline or budget was involved.
+        return f"{relative}: {reason}; gave up after {attempt} of {attempts} attempts"
     until = (
         f"the Job's deadline ({deadline.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ})"
         if deadline is not None
@@ -176,6 +187,12 @@ class ProgressForwarder:
     def send_if_changed(self) -> None:
         try:
             mtime = self._path.stat().st_mtime
+        except FileNotFoundError:
+            return  # the runner has not written its first progress yet
+        except OSError as exc:
+            log.warning("progress not sent: %s", exc)
+            return
+        try:
             if mtime == self._sent_mtime:
                 return
             put(self._destination, PROGRESS, self._path.read_bytes(), attempts=1)

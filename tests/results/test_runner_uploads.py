@@ -4,6 +4,8 @@ retrying cannot change fails at once."""
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -15,7 +17,9 @@ import pytest
 from dbbench_local.results_service import ResultsService
 from dbbench_runner.uploading import (
     DEADLINE_MARGIN_S,
+    PROGRESS,
     Destination,
+    ProgressForwarder,
     UploadFailedError,
     put,
     upload_results,
@@ -94,3 +98,28 @@ def test_a_refusal_that_cannot_change_fails_at_once(service: ResultsService, res
         put(destination(service, token="0" * 64), "summary.json", results / "summary.json",
             deadline=deadline)  # fmt: skip
     assert time.monotonic() - start < 5
+
+
+def test_progress_before_its_first_write_is_silent_and_a_failed_send_says_best_effort(
+    service: ResultsService, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    forwarder = ProgressForwarder(destination(service), out, every=60)
+    with caplog.at_level(logging.WARNING, logger="dbbench_runner.uploading"):
+        forwarder.send_if_changed()  # no progress.json yet: nothing to say
+        assert caplog.records == []
+        (out / PROGRESS).write_text('{"operations": 5}')
+        forwarder.send_if_changed()
+        assert caplog.records == []
+        sent = service.root / RUN_A.path / STEP / "pod-0" / PROGRESS
+        assert sent.read_text() == '{"operations": 5}'
+        service.stop(kill=True)
+        (out / PROGRESS).write_text('{"operations": 9}')
+        os.utime(out / PROGRESS, (time.time() + 5, time.time() + 5))  # a new mtime, surely
+        forwarder.send_if_changed()
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "progress not sent" in warning
+    assert "gave up after 1 of 1 attempts" in warning
+    assert "budget" not in warning
+    assert "deadline" not in warning
