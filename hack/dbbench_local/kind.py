@@ -70,6 +70,48 @@ def node_exec(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[st
     )  # fmt: skip
 
 
+def node_process_pid(name: str) -> int:
+    """The host PID of the process ``name`` (its comm) inside the kind node: the
+    node's processes are host processes under the container's init, which the
+    engine names."""
+    engine = kind_engine()
+    inspected = subprocess.run(
+        [engine, "inspect", "--format", "{{.State.Pid}}", f"{KIND_NAME}-control-plane"],
+        capture_output=True, text=True, check=False, timeout=60,
+        env=podman_env() if engine == "podman" else None,
+    )  # fmt: skip
+    if inspected.returncode != 0:
+        raise RuntimeError(f"{engine} inspect of the kind node failed:\n{inspected.stderr}")
+    init = int(inspected.stdout.strip())
+    found = [pid for pid in _pids_named(name) if init in _ancestors(pid)]
+    if len(found) != 1:
+        raise RuntimeError(f"expected one {name} in the kind node (init {init}), found {found}")
+    return found[0]
+
+
+def _pids_named(name: str) -> list[int]:
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "comm").read_text().strip() == name:
+                pids.append(int(proc.name))
+        except OSError:
+            continue  # gone meanwhile
+    return pids
+
+
+def _ancestors(pid: int) -> list[int]:
+    chain = []
+    while pid > 1:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            break
+        pid = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
+        chain.append(pid)
+    return chain
+
+
 def corefile_without_forward(corefile: str) -> str:
     """The Corefile without its ``forward`` block (kubeadm's: ``forward .
     /etc/resolv.conf { max_concurrent 1000 }``): names outside the cluster get
