@@ -98,6 +98,12 @@ build_kube_proxy() {
   key=$(digest_of "$(<"$root.stamp")" "$BIN/kube-proxy" v1)
   if is_fresh kind/kube-proxy "$key"; then log "kind/kube-proxy: current ($ref)"; return; fi
   install -m 0755 "$BIN/kube-proxy" "$root/usr/local/bin/kube-proxy"
+  # The wrapper re-points the alternatives when it runs: a root it ran in
+  # (a test) must start from the wrapper again.
+  local cmd
+  for cmd in iptables ip6tables; do
+    chroot "$root" update-alternatives --set "$cmd" /usr/sbin/iptables-wrapper >/dev/null
+  done
   remember "$ref"
   import_dir "$root" "$ref"
   save_kind kube-proxy "$ref" "$key"

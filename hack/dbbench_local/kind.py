@@ -22,6 +22,8 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +70,31 @@ def node_exec(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[st
         capture_output=True, text=True, check=False, timeout=timeout,
         env=podman_env() if engine == "podman" else None,
     )  # fmt: skip
+
+
+@contextmanager
+def pod_route(kubeconfig: Path) -> Iterator[None]:
+    """Pod IPs reachable from the host (as through the local node's bridge): a
+    route to the node's pod CIDR via the node container's address on kind's
+    network, removed on exit."""
+    engine = kind_engine()
+    fmt = "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}"
+    inspected = subprocess.run(
+        [engine, "inspect", "--format", fmt, f"{KIND_NAME}-control-plane"],
+        capture_output=True, text=True, check=True, timeout=60,
+        env=podman_env() if engine == "podman" else None,
+    )  # fmt: skip
+    address = inspected.stdout.split()[0]
+    cidr = subprocess.run(
+        [tool("kubectl"), f"--kubeconfig={kubeconfig}", "get", "node",
+         f"{KIND_NAME}-control-plane", "-o", "jsonpath={.spec.podCIDR}"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.strip()  # fmt: skip
+    subprocess.run(["ip", "route", "replace", cidr, "via", address], check=True, timeout=30)
+    try:
+        yield
+    finally:
+        subprocess.run(["ip", "route", "del", cidr, "via", address], check=False, timeout=30)
 
 
 def node_process_pid(name: str) -> int:
