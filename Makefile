@@ -67,9 +67,13 @@ cluster-tools: tools ## Local node: containerd, runc, CNI, podman, debootstrap (
 	TOOLS_DIR=$(TOOLS_DIR) bash hack/cluster-tools.sh
 
 .PHONY: images
-images: cluster-tools venv ## Build the images: archives in .cluster/images (local node) or docker images (kind)
-	if [ "$$($(PY) hack/cluster.py flavour)" = kind ]; then bash hack/cluster/kind-images.sh; \
-	else TOOLS_DIR=$(TOOLS_DIR) bash hack/cluster/images.sh; fi
+images: cluster-tools venv ## Build the images: archives in .cluster/images (local node, kind on podman: + its node image) or docker images (kind on Docker)
+	case "$$($(PY) hack/cluster.py images-recipe)" in \
+	  kind-docker) bash hack/cluster/kind-images.sh ;; \
+	  kind-podman) TOOLS_DIR=$(TOOLS_DIR) bash hack/cluster/images.sh && \
+	    TOOLS_DIR=$(TOOLS_DIR) bash hack/cluster/kind-node-image.sh ;; \
+	  *) TOOLS_DIR=$(TOOLS_DIR) bash hack/cluster/images.sh ;; \
+	esac
 
 .PHONY: setup
 setup: ## tools, cluster-tools, venv and images at once: the slow first-time parts overlap (CI)
@@ -97,6 +101,14 @@ e2e: cluster-up ## End-to-end runs on the local cluster (helm install, kubectl a
 .PHONY: demo
 demo: cluster-up ## THE main command: local cluster, chart, examples/quickstart.yaml, summary table
 	$(PY) hack/demo.py
+
+.PHONY: demo-kind
+demo-kind: ## `make demo` on kind (through podman where no Docker engine answers)
+	DBBENCH_CLUSTER=kind $(MAKE) --no-print-directory demo
+
+.PHONY: e2e-kind
+e2e-kind: ## `make e2e` on kind (through podman where no Docker engine answers)
+	DBBENCH_CLUSTER=kind $(MAKE) --no-print-directory e2e
 
 .PHONY: clean
 clean: ## Remove the virtualenv and caches (keeps .tools)

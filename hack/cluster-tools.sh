@@ -3,6 +3,11 @@
 # runtime and CNI plugins from Debian, CoreDNS and the local-path provisioner
 # from the Go module proxy. Idempotent: present tools are skipped.
 #
+# kind (DBBENCH_CLUSTER=kind, or a Docker engine answering): kind itself; and
+# through podman (no Docker engine), what hack/cluster/kind-node-image.sh puts
+# in the node image besides `make tools`' Kubernetes binaries: crictl, and
+# etcd and CoreDNS at the versions kubeadm asks for.
+#
 # Usage: hack/cluster-tools.sh [STEP...]   STEP in: debian go (default: both;
 # hack/setup.sh runs them in different lanes so the Go builds overlap apt).
 set -euo pipefail
@@ -13,17 +18,24 @@ BIN="$TOOLS_DIR/bin"
 COREDNS_VERSION="v1.11.3"
 LOCAL_PATH_VERSION="v0.0.30"  # the newest the Go proxy serves for `go install`
 KIND_VERSION="v0.30.0"
+# kubeadm v1.34.4's defaults (cmd/kubeadm/app/constants: etcd 3.6.5-0, CoreDNS
+# v1.12.1); crictl as close to kind v0.30.0's v1.33.0 as the Go proxy serves.
+KIND_ETCD_VERSION="v3.6.5"
+KIND_COREDNS_VERSION="v1.12.1"
+CRICTL_VERSION="v1.34.0"
 DEBIAN_PACKAGES=(containerd runc containernetworking-plugins iptables conntrack
   podman debootstrap busybox-static gcc libc6-dev)
 
 log() { printf 'cluster-tools: %s\n' "$*"; }
 mkdir -p "$BIN"
 
-if [[ "${DBBENCH_CLUSTER:-}" == kind ]] || { [[ -z "${DBBENCH_CLUSTER:-}" ]] && docker info >/dev/null 2>&1; }; then
-  # A container engine answers: the cluster is kind, no runtime of our own.
-  KIND_ONLY=1
-else
-  KIND_ONLY=0
+# The same choice as hack/dbbench_local/cluster.py (images_recipe).
+KIND_ONLY=0    # kind on Docker: kind only, no runtime of our own
+KIND_PODMAN=0  # kind on podman: the local node's tools, plus the node image's
+if docker info >/dev/null 2>&1; then
+  [[ "${DBBENCH_CLUSTER:-}" == local ]] || KIND_ONLY=1
+elif [[ "${DBBENCH_CLUSTER:-}" == kind ]]; then
+  KIND_PODMAN=1
 fi
 
 install_debian_packages() {
@@ -53,12 +65,76 @@ go_tool() {  # name module version
   touch "$stamp"
 }
 
+# go_tool under another name (a second version beside the local node's).
+go_tool_as() {  # name module version
+  local stamp="$BIN/.$1-$3" gobin
+  if [[ -x "$BIN/$1" && -f "$stamp" ]]; then
+    log "$1 $3 present"
+    return
+  fi
+  log "building $1 ($2 $3; about 2 minutes the first time)"
+  gobin="$(mktemp -d)"
+  (cd /tmp && GOBIN="$gobin" CGO_ENABLED=0 go install "$2@$3")
+  mv "$gobin"/* "$BIN/$1"
+  rmdir "$gobin"
+  touch "$stamp"
+}
+
+# etcd's server module has replace directives, which `go install module@version`
+# refuses: build it from a throw-away module that requires it.
+build_kind_etcd() {
+  local stamp="$BIN/.etcd-kind-$KIND_ETCD_VERSION" work
+  if [[ -x "$BIN/etcd-kind" && -f "$stamp" ]]; then
+    log "etcd-kind $KIND_ETCD_VERSION present"
+    return
+  fi
+  log "building etcd $KIND_ETCD_VERSION for the kind node (about 2 minutes the first time)"
+  work="$(mktemp -d)"
+  (cd "$work" && go mod init dbbench.io/kind-etcd >/dev/null 2>&1 &&
+    go get "go.etcd.io/etcd/server/v3@$KIND_ETCD_VERSION" &&
+    CGO_ENABLED=0 go build -trimpath -o "$BIN/etcd-kind" go.etcd.io/etcd/server/v3)
+  rm -rf "$work"
+  touch "$stamp"
+}
+
+# kubeadm from the same pinned module graph as `make tools`' Kubernetes build
+# (hack/k8s), in a copy: kubeadm needs two more modules in go.sum, and changing
+# hack/k8s would rebuild every Kubernetes binary of the local node.
+build_kubeadm() {
+  local k8s_version stamp work minor ldflags
+  k8s_version="$(sed -n 's/^K8S_VERSION="\(.*\)"$/\1/p' "$ROOT/hack/tools.sh")"
+  stamp="$BIN/.kubeadm-$k8s_version-$(cat "$ROOT/hack/k8s/go.mod" "$ROOT/hack/k8s/go.sum" | sha256sum | cut -c1-16)"
+  if [[ -x "$BIN/kubeadm" && -f "$stamp" ]]; then
+    log "kubeadm $k8s_version present"
+    return
+  fi
+  log "building kubeadm $k8s_version (about 5 minutes the first time)"
+  work="$(mktemp -d)"
+  cp "$ROOT/hack/k8s/go.mod" "$ROOT/hack/k8s/go.sum" "$work/"
+  minor="${k8s_version#v1.}"; minor="${minor%%.*}"
+  ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$k8s_version"
+  ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+  ldflags+=" -X k8s.io/component-base/version.gitTreeState=clean"
+  (cd "$work" && go get "k8s.io/kubernetes/cmd/kubeadm@$k8s_version" &&
+    CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$BIN/kubeadm" k8s.io/kubernetes/cmd/kubeadm)
+  rm -rf "$work"
+  rm -f "$BIN"/.kubeadm-*
+  touch "$stamp"
+}
+
 build_go_tools() {
   if ((KIND_ONLY)); then
     go_tool kind sigs.k8s.io/kind "$KIND_VERSION"
-  else
-    go_tool coredns github.com/coredns/coredns "$COREDNS_VERSION"
-    go_tool local-path-provisioner github.com/rancher/local-path-provisioner "$LOCAL_PATH_VERSION"
+    return
+  fi
+  go_tool coredns github.com/coredns/coredns "$COREDNS_VERSION"
+  go_tool local-path-provisioner github.com/rancher/local-path-provisioner "$LOCAL_PATH_VERSION"
+  if ((KIND_PODMAN)); then
+    go_tool kind sigs.k8s.io/kind "$KIND_VERSION"
+    build_kubeadm
+    go_tool crictl sigs.k8s.io/cri-tools/cmd/crictl "$CRICTL_VERSION"
+    go_tool_as coredns-kind github.com/coredns/coredns "$KIND_COREDNS_VERSION"
+    build_kind_etcd
   fi
 }
 

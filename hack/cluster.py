@@ -11,15 +11,20 @@ import argparse
 import json
 import sys
 
-from dbbench_local.cluster import LocalCluster, chosen, flavour
+from dbbench_local.cluster import LocalCluster, chosen, flavour, images_recipe
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("command", choices=["up", "down", "status", "import-images", "flavour"])
+    parser.add_argument(
+        "command", choices=["up", "down", "status", "import-images", "flavour", "images-recipe"]
+    )
     args = parser.parse_args(argv)
     if args.command == "flavour":
         print(flavour())
+        return 0
+    if args.command == "images-recipe":
+        print(images_recipe())
         return 0
     cluster = chosen()
     if args.command == "up":

@@ -24,14 +24,16 @@ import yaml
 
 from dbbench_local import hostnet, node, processes
 from dbbench_local.controlplane import REPO, ControlPlane, tool
-from dbbench_local.kind import KindCluster, engine_available
+from dbbench_local.kind import KindCluster, engine_available, kind_engine
 
 STATE = Path(os.environ.get("DBBENCH_CLUSTER_STATE", REPO / ".cluster"))
 IMAGES_DIR = Path(os.environ.get("DBBENCH_IMAGES_DIR", STATE / "images"))
 READY_TIMEOUT = 180.0
 APP_VERSION = yaml.safe_load((REPO / "Chart.yaml").read_text())["appVersion"]
-# What hack/cluster/kind-images.sh builds; kind's node pulls the database images.
+# What hack/cluster/kind-images.sh builds (Docker); that node pulls the database images.
 KIND_IMAGES = (f"dbbench/operator:{APP_VERSION}", f"dbbench/runner:{APP_VERSION}")
+# What hack/cluster/kind-node-image.sh writes: the node image's reference (podman).
+KIND_NODE_IMAGE_FILE = IMAGES_DIR / "kind" / "node-image.txt"
 # Stop order: the node's consumers first, the API server before etcd.
 STOP_ORDER = (
     "local-path-provisioner", "coredns", "kube-proxy", "kubelet", "containerd",
@@ -160,12 +162,7 @@ class LocalCluster:
 
     def import_images(self) -> None:
         """Import the archives `make images` built (manifest: `<archive> <reference>`)."""
-        manifest = IMAGES_DIR / "manifest.txt"
-        if not manifest.exists():
-            raise RuntimeError(f"{manifest} is missing: run `make images` first")
-        lines = [line.split() for line in manifest.read_text().splitlines() if line.strip()]
-        # The Python base only builds the other images; no pod runs it.
-        entries = [(a, ref) for a, ref in lines if a != "python-base.tar"]
+        entries = manifest_entries()
         for archive, reference in entries:
             say(f"importing {reference}")
             result = self.ctr("images", "import", "--no-unpack", str(IMAGES_DIR / archive))
@@ -348,15 +345,56 @@ class Cluster(Protocol):
     def import_images(self) -> None: ...
 
 
+def manifest_entries() -> list[tuple[str, str]]:
+    """(archive, reference) of images.sh's manifest, less the Python base (it only
+    builds the other images; no pod runs it)."""
+    manifest = IMAGES_DIR / "manifest.txt"
+    if not manifest.exists():
+        raise RuntimeError(f"{manifest} is missing: run `make images` first")
+    lines = [line.split() for line in manifest.read_text().splitlines() if line.strip()]
+    return [(a, ref) for a, ref in lines if a != "python-base.tar"]
+
+
 def flavour() -> str:
-    """`kind` where a container engine answers (or DBBENCH_CLUSTER=kind), else `local`."""
+    """`kind` where a Docker engine answers (or DBBENCH_CLUSTER=kind), else `local`.
+
+    podman answering is not enough: it answers on the development machines,
+    where the local node is the default (kind through podman is asked for)."""
     wanted = os.environ.get("DBBENCH_CLUSTER", "")
     if wanted not in ("", "kind", "local"):
         raise RuntimeError(f"DBBENCH_CLUSTER={wanted!r}: use `kind` or `local`")
     return wanted or ("kind" if engine_available() else "local")
 
 
+def images_recipe() -> str:
+    """What `make images` builds: `local` (images.sh), `kind-docker`
+    (kind-images.sh) or `kind-podman` (images.sh and kind-node-image.sh)."""
+    if flavour() == "local":
+        return "local"
+    return f"kind-{kind_engine()}"
+
+
+def node_images_built_here() -> bool:
+    """The node runs images.sh's database images (no registry to pull from)."""
+    return images_recipe() != "kind-docker"
+
+
+def cni_enforces_policies() -> bool:
+    """kindnet (kind on Docker) enforces NetworkPolicies; the local node's bridge
+    CNI and the ptp CNI of the kind node image built here do not."""
+    return images_recipe() == "kind-docker"
+
+
 def chosen() -> Cluster:
-    if flavour() == "kind":
-        return KindCluster(STATE, KIND_IMAGES)
+    recipe = images_recipe()
+    if recipe == "kind-docker":
+        return KindCluster(STATE, "docker", images=KIND_IMAGES)
+    if recipe == "kind-podman":
+        if not KIND_NODE_IMAGE_FILE.exists():
+            raise RuntimeError(f"{KIND_NODE_IMAGE_FILE} is missing: run `make images` first")
+        return KindCluster(
+            STATE, "podman",
+            archives=tuple(IMAGES_DIR / archive for archive, _ in manifest_entries()),
+            node_image=KIND_NODE_IMAGE_FILE.read_text().strip(),
+        )  # fmt: skip
     return LocalCluster()

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dbbench_contract.run_summary import StepResult
-from dbbench_local.cluster import IMAGES_DIR, flavour
+from dbbench_local.cluster import IMAGES_DIR, node_images_built_here
 from dbbench_local.controlplane import REPO, tool
 
 RELEASE = "dbbench"
@@ -52,8 +52,9 @@ def engine_image_values(manifest: Path) -> list[str]:
 
 
 def node_engine_images() -> list[str]:
-    """The local node's engine images (kind's node pulls the official ones)."""
-    return engine_image_values(IMAGES_DIR / "manifest.txt") if flavour() == "local" else []
+    """The engine images built here, on the local node and kind through podman
+    (kind's node on Docker pulls the official ones)."""
+    return engine_image_values(IMAGES_DIR / "manifest.txt") if node_images_built_here() else []
 
 
 @dataclass(frozen=True)

@@ -1,27 +1,43 @@
-"""kind, for machines with a container engine (a user's laptop).
+"""kind: a Kubernetes node in a container, through Docker or podman.
 
 The same interface as the local node (``up``, ``down``, ``healthy``,
-``import_images``, ``kubeconfig``): kind's upstream node image and the
-official database images pulled by the node; the operator and runner images
-built with ``docker build`` (hack/cluster/kind-images.sh) and loaded with
-``kind load``.
+``import_images``, ``kubeconfig``), in two variants:
+
+- **docker** (a user's laptop): kind's upstream node image, the operator and
+  runner built with ``docker build`` (hack/cluster/kind-images.sh) and loaded
+  with ``kind load docker-image``; the node pulls the official database images.
+- **podman** (no registry, e.g. the development machines): the node image
+  built here (hack/cluster/kind-node-image.sh) and every archive of
+  hack/cluster/images.sh loaded with ``kind load image-archive``.
+
+Either way CoreDNS answers cluster names only (its ``forward`` block goes):
+tests must not send queries off the machine (docs/local-cluster.md).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from dbbench_local.controlplane import tool
+from dbbench_local.controlplane import REPO, tool
 
 KIND_NAME = "dbbench"
+# podman's defaults raise RLIMIT_NOFILE/NPROC, which needs CAP_SYS_RESOURCE;
+# this file drops them (dev-machine.md). Used for every podman command kind runs.
+CONTAINERS_CONF = REPO / "hack" / "cluster" / "containers.conf"
+# kind names its container network "kind", for all its clusters.
+KIND_NETWORK = "kind"
 
 
-def engine_available() -> bool:
+def docker_answers() -> bool:
     """A Docker engine that answers (kind's default provider)."""
     if shutil.which("docker") is None:
         return False
@@ -29,27 +45,138 @@ def engine_available() -> bool:
     return probe.returncode == 0
 
 
+# The name the cluster choice has always used.
+engine_available = docker_answers
+
+
+def kind_engine() -> str:
+    """`docker` where Docker answers, else `podman` (kind's podman provider)."""
+    return "docker" if docker_answers() else "podman"
+
+
+def podman_env() -> dict[str, str]:
+    return {
+        **os.environ,
+        "KIND_EXPERIMENTAL_PROVIDER": "podman",
+        "CONTAINERS_CONF": str(CONTAINERS_CONF),
+    }
+
+
+def node_exec(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """A command in the (single) kind node's container, through its engine."""
+    engine = kind_engine()
+    return subprocess.run(
+        [engine, "exec", f"{KIND_NAME}-control-plane", *argv],
+        capture_output=True, text=True, check=False, timeout=timeout,
+        env=podman_env() if engine == "podman" else None,
+    )  # fmt: skip
+
+
+@contextmanager
+def pod_route(kubeconfig: Path) -> Iterator[None]:
+    """Pod IPs reachable from the host (as through the local node's bridge): a
+    route to the node's pod CIDR via the node container's address on kind's
+    network, removed on exit."""
+    engine = kind_engine()
+    fmt = "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}"
+    inspected = subprocess.run(
+        [engine, "inspect", "--format", fmt, f"{KIND_NAME}-control-plane"],
+        capture_output=True, text=True, check=True, timeout=60,
+        env=podman_env() if engine == "podman" else None,
+    )  # fmt: skip
+    address = inspected.stdout.split()[0]
+    cidr = subprocess.run(
+        [tool("kubectl"), f"--kubeconfig={kubeconfig}", "get", "node",
+         f"{KIND_NAME}-control-plane", "-o", "jsonpath={.spec.podCIDR}"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.strip()  # fmt: skip
+    subprocess.run(["ip", "route", "replace", cidr, "via", address], check=True, timeout=30)
+    try:
+        yield
+    finally:
+        subprocess.run(["ip", "route", "del", cidr, "via", address], check=False, timeout=30)
+
+
+def node_process_pid(name: str) -> int:
+    """The host PID of the process ``name`` (its comm) inside the kind node: the
+    node's processes are host processes under the container's init, which the
+    engine names."""
+    engine = kind_engine()
+    inspected = subprocess.run(
+        [engine, "inspect", "--format", "{{.State.Pid}}", f"{KIND_NAME}-control-plane"],
+        capture_output=True, text=True, check=False, timeout=60,
+        env=podman_env() if engine == "podman" else None,
+    )  # fmt: skip
+    if inspected.returncode != 0:
+        raise RuntimeError(f"{engine} inspect of the kind node failed:\n{inspected.stderr}")
+    init = int(inspected.stdout.strip())
+    found = [pid for pid in _pids_named(name) if init in _ancestors(pid)]
+    if len(found) != 1:
+        raise RuntimeError(f"expected one {name} in the kind node (init {init}), found {found}")
+    return found[0]
+
+
+def _pids_named(name: str) -> list[int]:
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "comm").read_text().strip() == name:
+                pids.append(int(proc.name))
+        except OSError:
+            continue  # gone meanwhile
+    return pids
+
+
+def _ancestors(pid: int) -> list[int]:
+    chain = []
+    while pid > 1:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            break
+        pid = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
+        chain.append(pid)
+    return chain
+
+
+def corefile_without_forward(corefile: str) -> str:
+    """The Corefile without its ``forward`` block (kubeadm's: ``forward .
+    /etc/resolv.conf { max_concurrent 1000 }``): names outside the cluster get
+    SERVFAIL instead of a query to the node's resolver."""
+    return re.sub(r"(?m)^[ \t]*forward [^\n{]*(\{[^}]*\})?[ \t]*\n", "", corefile)
+
+
 @dataclass(frozen=True)
 class KindCluster:
     state: Path
-    images: tuple[str, ...]  # references built locally, loaded into the node
+    engine: str  # docker | podman
+    images: tuple[str, ...] = ()  # docker: references built locally
+    archives: tuple[Path, ...] = ()  # podman: OCI archives of images.sh
+    node_image: str | None = None  # podman: the node image built here
 
     @property
     def kubeconfig(self) -> Path:
         return self.state / "kind-kubeconfig"
 
+    def _env(self) -> dict[str, str]:
+        return podman_env() if self.engine == "podman" else dict(os.environ)
+
     def _kind(self, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [tool("kind"), *args], capture_output=True, text=True, check=False, timeout=timeout
-        )
+            [tool("kind"), *args],
+            capture_output=True, text=True, check=False, timeout=timeout, env=self._env(),
+        )  # fmt: skip
+
+    def _kubectl(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [tool("kubectl"), f"--kubeconfig={self.kubeconfig}", *args],
+            input=stdin, capture_output=True, text=True, check=False, timeout=300,
+        )  # fmt: skip
 
     def healthy(self) -> bool:
         if KIND_NAME not in self._kind("get", "clusters").stdout.split():
             return False
-        nodes = subprocess.run(
-            [tool("kubectl"), f"--kubeconfig={self.kubeconfig}", "get", "nodes", "-o", "json"],
-            capture_output=True, text=True, check=False, timeout=60,
-        )  # fmt: skip
+        nodes = self._kubectl("get", "nodes", "-o", "json")
         if nodes.returncode != 0:
             return False
         return all(
@@ -59,22 +186,80 @@ class KindCluster:
 
     def up(self) -> None:
         self.state.mkdir(parents=True, exist_ok=True)
+        if self.engine == "podman":
+            # kind mounts the host's /lib/modules into the node; podman refuses a
+            # missing source (this VM's kernel has no modules, hence no directory).
+            Path("/lib/modules").mkdir(exist_ok=True)
         if not self.healthy():
-            print("cluster: kind create cluster (about 1 minute)", file=sys.stderr, flush=True)
+            say(f"kind create cluster through {self.engine} (about 1-2 minutes)")
+            image = ("--image", self.node_image) if self.node_image else ()
             created = self._kind(
-                "create", "cluster", "--name", KIND_NAME,
+                "create", "cluster", "--name", KIND_NAME, *image,
                 "--kubeconfig", str(self.kubeconfig), "--wait", "5m",
             )  # fmt: skip
             if created.returncode != 0:
                 raise RuntimeError(f"kind create cluster failed:\n{created.stderr}")
+            self._cluster_dns_only()
         self.import_images()
+        say(f"up: export KUBECONFIG={self.kubeconfig}")
+
+    def _cluster_dns_only(self) -> None:
+        got = self._kubectl("-n", "kube-system", "get", "configmap", "coredns", "-o", "json")
+        if got.returncode != 0:
+            raise RuntimeError(f"reading CoreDNS's configuration failed:\n{got.stderr}")
+        configmap = json.loads(got.stdout)
+        corefile = configmap["data"]["Corefile"]
+        stripped = corefile_without_forward(corefile)
+        if stripped != corefile:
+            configmap["data"]["Corefile"] = stripped
+            steps = [
+                self._kubectl("replace", "-f", "-", stdin=json.dumps(configmap)),
+                self._kubectl("-n", "kube-system", "rollout", "restart", "deployment/coredns"),
+                self._kubectl(
+                    "-n", "kube-system", "rollout", "status", "deployment/coredns", "--timeout=180s"
+                ),
+            ]
+            for step in steps:
+                if step.returncode != 0:
+                    raise RuntimeError(f"CoreDNS without forwarding failed:\n{step.stderr}")
 
     def import_images(self) -> None:
         for image in self.images:
+            say(f"kind load docker-image {image}")
             loaded = self._kind("load", "docker-image", image, "--name", KIND_NAME)
             if loaded.returncode != 0:
                 raise RuntimeError(f"kind load docker-image {image} failed:\n{loaded.stderr}")
+        for archive in self.archives:
+            say(f"kind load image-archive {archive.name}")
+            loaded = self._kind("load", "image-archive", str(archive), "--name", KIND_NAME)
+            if loaded.returncode != 0:
+                raise RuntimeError(f"kind load image-archive {archive} failed:\n{loaded.stderr}")
 
     def down(self) -> None:
-        self._kind("delete", "cluster", "--name", KIND_NAME)
+        deleted = self._kind("delete", "cluster", "--name", KIND_NAME)
+        if deleted.returncode != 0:
+            raise RuntimeError(f"kind delete cluster failed:\n{deleted.stderr}")
         self.kubeconfig.unlink(missing_ok=True)
+        if self.engine == "podman":
+            self._remove_unused_network()
+        say("down")
+
+    def _remove_unused_network(self) -> None:
+        """kind leaves its network behind for other clusters; with none left, it goes."""
+        if self._kind("get", "clusters").stdout.split():
+            return
+        podman = ["podman", "network"]
+        exists = subprocess.run(
+            [*podman, "exists", KIND_NETWORK], env=self._env(), capture_output=True, check=False
+        )
+        if exists.returncode == 0:
+            removed = subprocess.run(
+                [*podman, "rm", KIND_NETWORK],
+                env=self._env(), capture_output=True, text=True, check=False, timeout=60,
+            )  # fmt: skip
+            if removed.returncode != 0:
+                raise RuntimeError(f"podman network rm {KIND_NETWORK} failed:\n{removed.stderr}")
+
+
+def say(message: str) -> None:
+    print(f"cluster: {message}", file=sys.stderr, flush=True)

@@ -21,6 +21,7 @@ from dbbench_contract.summary import StepSummary
 from dbbench_local import processes
 from dbbench_local.cluster import flavour
 from dbbench_local.install import Kube
+from dbbench_local.kind import node_process_pid
 from tests.e2e.conftest import (
     apply_run,
     delete_run,
@@ -41,6 +42,9 @@ BOUND_AFTER_OUTAGE_S = 300
 
 
 def _api_server_pid(local_cluster: Any) -> int:
+    if flavour() == "kind":
+        # The static pod's process, a host process under the node container.
+        return node_process_pid("kube-apiserver")
     started = {p.name: p for p in processes.load(local_cluster.pid_file)}
     server = started["kube-apiserver"]
     assert processes.is_running(server), "the node's kube-apiserver is not running"
@@ -51,8 +55,6 @@ def _api_server_pid(local_cluster: Any) -> int:
 def frozen_api_server(local_cluster: Any) -> Iterator[tuple[int, list[float]]]:
     """Yields the API server's pid and a list the test fills with freeze times;
     whatever happens, the process is resumed."""
-    if flavour() != "local":
-        pytest.skip("the kind node's API server runs inside its container: freeze it there")
     pid = _api_server_pid(local_cluster)
     frozen: list[float] = []
     try:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dbbench_local.cluster import flavour
+from dbbench_local.cluster import node_images_built_here
 from dbbench_local.install import NAMESPACE, Kube, wait_for
 from tests.e2e.conftest import (
     RUNS_NS,
@@ -126,8 +126,10 @@ def test_a_runner_that_cannot_reach_its_database_fails_the_run_in_bounded_time(
     """The URI's short host name resolves in the operator's namespace (its check
     passes) but not in the run's, where the runner pods are: the runner gives up
     after its bounded retries and the run fails, saying so."""
-    # The local node's MariaDB image (kind's node pulls the official one).
-    image = node_image("mariadb.tar") if flavour() == "local" else "docker.io/library/mariadb:11.8"
+    # The MariaDB image built here (kind's node on Docker pulls the official one).
+    image = (
+        node_image("mariadb.tar") if node_images_built_here() else "docker.io/library/mariadb:11.8"
+    )
     database = UNREACHABLE_DB.replace("{image}", image)
     kube.kubectl("apply", "-f", "-", stdin=database)
     kube.kubectl("rollout", "status", "-n", NAMESPACE, "deploy/e2e-short-name-db",

@@ -18,7 +18,7 @@ import json
 import math
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +26,10 @@ from typing import Any
 import pytest
 
 from dbbench_contract.durations import parse_duration
+from dbbench_local.cluster import flavour
 from dbbench_local.controlplane import REPO
 from dbbench_local.install import NAMESPACE, RELEASE, Kube
+from dbbench_local.kind import pod_route
 from tests.e2e.conftest import (
     RUNNER_RESOURCES,
     RUNS_NS,
@@ -109,7 +111,10 @@ def observed(kube: Kube, tmp_path_factory: pytest.TempPathFactory) -> Iterator[O
     targets_file = workdir / "targets.json"
     selectors = {NAMESPACE: "app.kubernetes.io/name=dbbench",
                  RUNS_NS: f"app.kubernetes.io/name=dbbench,dbbench.io/run={NAME}"}  # fmt: skip
+    # kind: the pods are reachable from the host through the node container.
+    reach_pods = pod_route(kube.kubeconfig) if flavour() == "kind" else nullcontext()
     with (
+        reach_pods,
         runner_linger(kube, LINGER_S),
         discovering(kube, targets_file, selectors),
         prometheus(scrape_config(targets_file, SCRAPE_S), workdir) as url,

@@ -29,8 +29,9 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_local.cluster import NODE_PATHS, flavour
+from dbbench_local.cluster import NODE_PATHS, cni_enforces_policies, flavour
 from dbbench_local.install import NAMESPACE, Kube, wait_for
+from dbbench_local.kind import node_exec
 from dbbench_operator import permissions
 from dbbench_operator.kube import USED_MARK
 from tests.e2e.conftest import (
@@ -267,13 +268,14 @@ def test_network_policies_as_stored_admit_only_the_runs_runners_and_the_operator
 
 def test_an_outsider_pod_on_this_node(cold_baseline: dict[str, Any]) -> None:
     """What the node's network plugin does with the policies. The local node's CNI
-    (bridge + host-local + portmap) does not implement NetworkPolicy: when the
-    outsider connects, say so (xfail) rather than pass; an enforcing plugin must
-    refuse both connections."""
+    (bridge + host-local + portmap) and the kind node image built here (ptp +
+    host-local + portmap) do not implement NetworkPolicy: when the outsider
+    connects, say so (xfail) rather than pass; an enforcing plugin (kindnet, kind
+    on Docker) must refuse both connections."""
     probe = cold_baseline["probe"]
-    if flavour() == "local" and probe == {"results": "connected", "database": "connected"}:
+    if not cni_enforces_policies() and probe == {"results": "connected", "database": "connected"}:
         pytest.xfail(
-            "the local node's bridge CNI does not enforce NetworkPolicies: a pod of "
+            "the node's CNI does not enforce NetworkPolicies: a pod of "
             f"{OUTSIDER_NS} connected to the results service and the database ({probe}); "
             "the policies themselves are checked as stored on the API server"
         )
@@ -386,12 +388,14 @@ def test_a_runner_pod_evicted_mid_insert_fails_the_run_and_nothing_is_inserted_t
 
 def kill_container(pod: dict[str, Any]) -> None:
     """SIGKILL the runner's container through the node's containerd (as an OOM kill or
-    a crashed node process would end it); the local node only."""
-    if flavour() != "local":
-        pytest.fail("killing a container needs the local node's containerd (ctr)")
+    a crashed node process would end it): the local node's, or ctr in the kind node."""
     container_id = pod["status"]["containerStatuses"][0]["containerID"].split("://", 1)[1]
-    subprocess.run(["ctr", f"--address={NODE_PATHS.containerd_socket}", "-n", "k8s.io",
-                    "tasks", "kill", "-s", "SIGKILL", container_id],
+    kill = ["tasks", "kill", "-s", "SIGKILL", container_id]
+    if flavour() == "kind":
+        killed = node_exec("ctr", "-n", "k8s.io", *kill, timeout=30)
+        assert killed.returncode == 0, killed.stderr
+        return
+    subprocess.run(["ctr", f"--address={NODE_PATHS.containerd_socket}", "-n", "k8s.io", *kill],
                    check=True, capture_output=True, timeout=30)  # fmt: skip
 
 
