@@ -5,8 +5,8 @@
 # $TOOLS_DIR/bin, so a second run takes seconds. Nothing is downloaded from
 # outside the Debian archive, PyPI and the Go module proxy.
 #
-# Usage: hack/tools.sh [STEP...]   STEP in: debian kubernetes helm mysql ferretdb
-# (default: all of them, in that order).
+# Usage: hack/tools.sh [STEP...]   STEP in: debian kubernetes helm mysql ferretdb kwok
+# (default: all but kwok, in that order; `make scale` alone needs kwok).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,6 +32,8 @@ MYSQL_ROOT_PACKAGES="mysql-server-core,mysql-client-core"
 FERRETDB_MODULE="github.com/FerretDB/FerretDB"
 FERRETDB_VERSION="v1.24.0"
 FERRETDB_PATCH="$ROOT/hack/ferretdb-w0.patch"
+# Simulated nodes for `make scale` (sigs.k8s.io/kwok; the proxy lists v0.6.1-v0.8.0).
+KWOK_VERSION="v0.8.0"
 
 log() { printf 'tools: %s\n' "$*"; }
 mkdir -p "$BIN"
@@ -167,6 +169,17 @@ build_ferretdb() {
   touch "$stamp_file"
 }
 
+install_kwok() {
+  local stamp_file="$BIN/.kwok-$KWOK_VERSION"
+  if [[ -x "$BIN/kwok" && -f "$stamp_file" ]]; then
+    log "kwok $KWOK_VERSION present"
+    return
+  fi
+  log "installing kwok $KWOK_VERSION (about 3 minutes the first time)"
+  (cd /tmp && GOBIN="$BIN" CGO_ENABLED=0 go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION")
+  touch "$stamp_file"
+}
+
 steps=("$@")
 ((${#steps[@]})) || steps=(debian kubernetes helm mysql ferretdb)
 for step in "${steps[@]}"; do
@@ -176,7 +189,8 @@ for step in "${steps[@]}"; do
     helm) install_helm ;;
     mysql) build_mysql_root ;;
     ferretdb) build_ferretdb ;;
-    *) log "unknown step '$step' (debian kubernetes helm mysql ferretdb)"; exit 2 ;;
+    kwok) install_kwok ;;
+    *) log "unknown step '$step' (debian kubernetes helm mysql ferretdb kwok)"; exit 2 ;;
   esac
 done
 log "ready in $BIN"
