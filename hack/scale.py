@@ -48,10 +48,13 @@ STEP = int(os.environ.get("SCALE_STEP", "100"))
 NAMESPACES = int(os.environ.get("SCALE_NAMESPACES", "50"))
 WINDOW_S = float(os.environ.get("SCALE_WINDOW", "20"))
 SETTLE_S = float(os.environ.get("SCALE_SETTLE", "120"))
+# The ramp stops adding runs when this is spent (the whole script must stay
+# under 20 minutes on a 2-core machine, whatever the operator costs).
+RAMP_BUDGET_S = float(os.environ.get("SCALE_RAMP_BUDGET", "600"))
 MERGE_PODS = tuple(int(n) for n in os.environ.get("SCALE_MERGE_PODS", "8,64").split(","))
 MERGE_PHASE_S = 60.0  # each pod's phase: one interval histogram per second and kind
 SHAPES_TIMEOUT_S = float(os.environ.get("SCALE_SHAPES_TIMEOUT", "300"))
-DELETE_TIMEOUT_S = 300.0
+DELETE_TIMEOUT_S = float(os.environ.get("SCALE_DELETE_TIMEOUT", "180"))
 GOAL_RSS_MB, GOAL_CPU = 200.0, 0.1
 
 goals: list[tuple[str, str, str]] = []  # (goal, measured, verdict)
@@ -116,11 +119,18 @@ def ramp(plane: ControlPlane, api: Api, operator: Operator) -> list[tuple[int, A
         f"{'req/run/min':>11} {'all req/s':>9}  phases; pods")  # fmt: skip
     runs = fleet.fleet(RUNS, NAMESPACES, pools.node_counts(NODES)["exclusive"])
     rows = []
+    deadline = time.monotonic() + RAMP_BUDGET_S
     for done in range(STEP, RUNS + STEP, STEP):
+        left, steps_left = deadline - time.monotonic(), (RUNS - done) // STEP + 1
+        if left < WINDOW_S + 20:
+            say(f"  stopped adding runs at {done - STEP}: the ramp's {RAMP_BUDGET_S:.0f} s "
+                "budget is spent (SCALE_RAMP_BUDGET)")  # fmt: skip
+            break
         batch = runs[done - STEP : done]
         started = time.monotonic()
         apply(plane, batch)
-        state, settled = observing.settle(api, SETTLE_S)
+        settle_for = min(SETTLE_S, max(20.0, left / steps_left - WINDOW_S))
+        state, settled = observing.settle(api, settle_for)
         settle_s = f"{time.monotonic() - started:.0f}s" + ("" if settled else "!")
         if not operator.alive():
             raise RuntimeError(f"the operator exited; see {operator.log}")
@@ -137,7 +147,7 @@ def ramp(plane: ControlPlane, api: Api, operator: Operator) -> list[tuple[int, A
         say(f"  failed runs by reason: {dict(failed)}")
     say(
         "  (settle: time until phases and pods stopped moving; '!' = still moving "
-        f"after {SETTLE_S:.0f} s)"
+        "when its share of the budget ran out; CPU in cores; req: API requests)"
     )
     return rows
 
@@ -169,10 +179,14 @@ def delete_all(plane: ControlPlane, api: Api, namespaces: list[str]) -> dict[str
     plane.kubectl("delete", "benchmarkruns", "--all-namespaces", "-l", "dbbench.io/scale=true",
                   "--wait=false")  # fmt: skip
     left: dict[str, int] = {}
+    shown = [started]
 
     def gone() -> bool | None:
         nonlocal left
         left = observing.leftovers(api, set(namespaces))
+        if left and time.monotonic() - shown[-1] >= 20:  # what is slow to go, as it goes
+            shown.append(time.monotonic())
+            say(f"  after {shown[-1] - started:3.0f} s: {left}")
         return True if not left else None
 
     if wait_for(gone, DELETE_TIMEOUT_S, every=2.0):

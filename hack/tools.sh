@@ -33,7 +33,10 @@ FERRETDB_MODULE="github.com/FerretDB/FerretDB"
 FERRETDB_VERSION="v1.24.0"
 FERRETDB_PATCH="$ROOT/hack/ferretdb-w0.patch"
 # Simulated nodes for `make scale` (sigs.k8s.io/kwok; the proxy lists v0.6.1-v0.8.0).
-KWOK_VERSION="v0.8.0"
+# Not v0.8.0: its client-go (0.36) watches with streaming lists, which an API
+# server on Debian's etcd 3.4 refuses; its watches broke and deleted pods stayed
+# Terminating for minutes. v0.7.0's client-go (0.33) lists and watches plainly.
+KWOK_VERSION="v0.7.0"
 
 log() { printf 'tools: %s\n' "$*"; }
 mkdir -p "$BIN"
@@ -105,9 +108,11 @@ install_helm() {
 }
 
 link_etcd() {
-  local etcd
-  etcd="$(command -v etcd || true)"
-  [[ -n "$etcd" ]] || etcd=/usr/bin/etcd
+  # Debian's etcd-server. Not `command -v` first: make puts $BIN itself first on
+  # PATH, and the link then pointed at itself ("Too many levels of symbolic links").
+  local etcd=/usr/bin/etcd
+  [[ -x "$etcd" ]] || etcd="$(PATH="${PATH//$BIN:/}" command -v etcd || true)"
+  [[ -n "$etcd" && "$etcd" != "$BIN/etcd" ]] || { log "etcd not found"; exit 1; }
   ln -sf "$etcd" "$BIN/etcd"
 }
 
@@ -177,6 +182,7 @@ install_kwok() {
   fi
   log "installing kwok $KWOK_VERSION (about 3 minutes the first time)"
   (cd /tmp && GOBIN="$BIN" CGO_ENABLED=0 go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION")
+  rm -f "$BIN"/.kwok-*
   touch "$stamp_file"
 }
 

@@ -49,6 +49,15 @@ class Api:
         with urllib.request.urlopen(request, context=self._ssl, timeout=60) as response:
             return str(response.read().decode())
 
+    def create(self, path: str, body: Mapping[str, Any]) -> None:
+        request = urllib.request.Request(
+            f"{self.plane.server}{path}", data=json.dumps(body).encode(), method="POST",
+            headers={"Authorization": f"Bearer {self.plane.admin_token}",
+                     "Content-Type": "application/json"},
+        )  # fmt: skip
+        with urllib.request.urlopen(request, context=self._ssl, timeout=60):
+            pass
+
     def items(self, path: str, **query: str) -> list[dict[str, Any]]:
         return list(json.loads(self.text(path, **query))["items"])
 
@@ -88,7 +97,7 @@ def snapshot(api: Api) -> Snapshot:
     return Snapshot(dict(phases), len(pods), scheduled)
 
 
-def settle(api: Api, timeout: float, quiet: int = 3, every: float = 3.0) -> tuple[Snapshot, bool]:
+def settle(api: Api, timeout: float, quiet: int = 2, every: float = 5.0) -> tuple[Snapshot, bool]:
     """Wait until every run has a phase and nothing moved for `quiet` polls.
     (the last snapshot, whether it settled before `timeout`)."""
     deadline = time.monotonic() + timeout

@@ -145,12 +145,8 @@ containerStatuses:
     running:
       startedAt: {{ $now | Quote }}
 {{ end }}
-{{ with NodeIPsWith .spec.nodeName }}
-hostIP: {{ index . 0 | Quote }}
-{{ end }}
-{{ with PodIPsWith .spec.nodeName false .metadata.uid .metadata.name .metadata.namespace }}
-podIP: {{ index . 0 | Quote }}
-{{ end }}
+hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
+podIP: {{ PodIPWith .spec.nodeName false .metadata.uid .metadata.name .metadata.namespace | Quote }}
 phase: Running
 startTime: {{ $now | Quote }}
 """

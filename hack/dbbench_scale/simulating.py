@@ -6,11 +6,10 @@ pod is never scheduled).
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import yaml
 from dbbench_local.controlplane import ControlPlane, tool
 from dbbench_local.processes import stop_pid
 from dbbench_scale import pools
+from dbbench_scale.observing import Api
 
 BIND_EVERY_S = 1.0
 
@@ -39,10 +39,6 @@ class Kwok:
              f"--manage-nodes-with-annotation-selector={pools.KWOK_ANNOTATION}=fake",
              "--cidr=10.200.0.0/16", "--node-ip=10.199.0.1"],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            # kwok's client-go asks for streaming lists, which this API server (with
-            # Debian's etcd 3.4) refuses; its watches then broke and it missed
-            # deletions (pods left Terminating). Plain list + watch instead.
-            env={**os.environ, "KUBE_FEATURE_WatchListClient": "false"},
         )  # fmt: skip
         return self
 
@@ -69,21 +65,21 @@ def add_nodes(plane: ControlPlane, total: int) -> list[dict[str, Any]]:
     raise RuntimeError(f"kwok nodes not Ready after 120 s; see {plane.workdir}")
 
 
-def _volume_for(claim: Any) -> dict[str, Any]:
+def volume_for(claim: Mapping[str, Any]) -> dict[str, Any]:
     """A PersistentVolume bound in advance to one claim (the PV controller binds them)."""
-    size = claim.spec.resources.requests["storage"]
+    meta, spec = claim["metadata"], claim["spec"]
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolume",
-        "metadata": {"name": f"scale-{claim.metadata.uid}", "labels": {"dbbench.io/scale": "pv"}},
+        "metadata": {"name": f"scale-{meta['uid']}", "labels": {"dbbench.io/scale": "pv"}},
         "spec": {
-            "capacity": {"storage": size},
-            "accessModes": claim.spec.access_modes,
-            "storageClassName": claim.spec.storage_class_name or "",
+            "capacity": {"storage": spec["resources"]["requests"]["storage"]},
+            "accessModes": spec["accessModes"],
+            "storageClassName": spec.get("storageClassName") or "",
             "persistentVolumeReclaimPolicy": "Retain",
             "hostPath": {"path": "/nonexistent/kwok-volume"},  # never mounted: no kubelet
-            "claimRef": {"namespace": claim.metadata.namespace, "name": claim.metadata.name,
-                         "uid": claim.metadata.uid},
+            "claimRef": {"namespace": meta["namespace"], "name": meta["name"],
+                         "uid": meta["uid"]},
         },
     }  # fmt: skip
 
@@ -92,7 +88,7 @@ def _volume_for(claim: Any) -> dict[str, Any]:
 class VolumeBinder:
     """Gives every pending claim a volume of its own, once a second, in a thread."""
 
-    api: Any  # kubernetes.client.ApiClient
+    api: Api
     stop_event: threading.Event = field(default_factory=threading.Event)
     made: set[str] = field(default_factory=set)
     thread: threading.Thread | None = None
@@ -103,16 +99,14 @@ class VolumeBinder:
         return self
 
     def _loop(self) -> None:
-        from kubernetes import client  # noqa: PLC0415 - heavy import
-
-        core = client.CoreV1Api(self.api)
         while not self.stop_event.wait(BIND_EVERY_S):
-            with contextlib.suppress(Exception):  # a busy API server: next round
-                for claim in core.list_persistent_volume_claim_for_all_namespaces().items:
-                    if claim.spec.volume_name or claim.metadata.uid in self.made:
+            with contextlib.suppress(OSError):  # a busy API server: next round
+                for claim in self.api.items("/api/v1/persistentvolumeclaims"):
+                    uid = claim["metadata"]["uid"]
+                    if claim["spec"].get("volumeName") or uid in self.made:
                         continue
-                    core.create_persistent_volume(_volume_for(claim))
-                    self.made.add(claim.metadata.uid)
+                    self.api.create("/api/v1/persistentvolumes", volume_for(claim))
+                    self.made.add(uid)
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -123,7 +117,7 @@ class VolumeBinder:
 @contextlib.contextmanager
 def simulated_nodes(plane: ControlPlane, workdir: Path, total: int) -> Iterator[Kwok]:
     kwok = Kwok(plane, workdir).start()
-    binder = VolumeBinder(plane.api_client()).start()
+    binder = VolumeBinder(Api(plane)).start()
     try:
         add_nodes(plane, total)
         yield kwok
