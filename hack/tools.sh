@@ -32,10 +32,8 @@ MYSQL_ROOT_PACKAGES="mysql-server-core,mysql-client-core"
 FERRETDB_MODULE="github.com/FerretDB/FerretDB"
 FERRETDB_VERSION="v1.24.0"
 FERRETDB_PATCH="$ROOT/hack/ferretdb-w0.patch"
-# Simulated nodes for `make scale` (sigs.k8s.io/kwok; the proxy lists v0.6.1-v0.8.0).
-# Not v0.8.0: its client-go (0.36) watches with streaming lists, which an API
-# server on Debian's etcd 3.4 refuses; its watches broke and deleted pods stayed
-# Terminating for minutes. v0.7.0's client-go (0.33) lists and watches plainly.
+# Simulated nodes for `make scale` (sigs.k8s.io/kwok; the proxy lists v0.6.1-v0.8.0;
+# v0.8.0 installs too, make scale was measured with v0.7.0).
 KWOK_VERSION="v0.7.0"
 
 log() { printf 'tools: %s\n' "$*"; }
