@@ -170,11 +170,12 @@ def check_placement(api: Api) -> int:
         f"misplaced {len(verdict.misplaced)} {verdict.by_rule() or ''}")  # fmt: skip
     for wrong in verdict.misplaced[:5]:
         say(f"    {wrong.pod}: {wrong.rule}: {wrong.detail}")
-    sharded = [p for p in pods if p.namespace == fleet.namespace(0, NAMESPACES)
-               and p.run_uid == next((u for u, r in runs.items() if r.name.endswith("/sharded")),
-                                     "")]  # fmt: skip
+    sharded_uid = next((uid for uid, r in runs.items() if r.name.endswith("/sharded")), "")
+    sharded = [p for p in pods if p.run_uid == sharded_uid]
     used, most = placement.spread_of(sharded)
-    say(f"  sharded MongoDB: {len(sharded)} pods on {used} nodes, at most {most} on one node")
+    placed = sum(1 for p in sharded if p.node)
+    say(f"  sharded MongoDB: {placed} of {len(sharded)} pods scheduled, on {used} nodes, "
+        f"at most {most} on one node")  # fmt: skip
     return len(verdict.misplaced)
 
 
