@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -288,7 +289,12 @@ def cluster_goals(rows: list[tuple[int, Any]], misplaced: int, left: dict[str, i
                   "ok" if not left else "NO"))  # fmt: skip
 
 
+def _interrupted(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")  # unwinds: every process stopped by PID
+
+
 def main() -> int:
+    signal.signal(signal.SIGTERM, _interrupted)
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="dbbench-scale-"))
     say(f"make scale: {RUNS} runs on {NODES} simulated nodes (machine: "
