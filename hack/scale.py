@@ -29,6 +29,7 @@ import signal
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,16 @@ GOAL_RSS_MB, GOAL_CPU = 200.0, 0.1
 APISERVER_ARGS = ("--feature-gates=WatchList=false",)
 
 goals: list[tuple[str, str, str]] = []  # (goal, measured, verdict)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One step of the ramp: runs applied, the operator's cost, and how many runs
+    the operator had not yet looked at (no phase) when it was measured."""
+
+    runs: int
+    window: apimetrics.Window
+    unserved: int
 
 
 def say(text: str = "") -> None:
@@ -118,7 +129,7 @@ def sample(operator: Operator, api: Api) -> tuple[float, apimetrics.ProcessSampl
     return time.monotonic(), apimetrics.process_sample(operator.pid), api.metrics()
 
 
-def ramp(plane: ControlPlane, api: Api, operator: Operator) -> list[tuple[int, Any]]:
+def ramp(plane: ControlPlane, api: Api, operator: Operator) -> list[Row]:
     say(f"\n== 2. steady state, {STEP} runs at a time ({NAMESPACES} namespaces, "
         f"{WINDOW_S:.0f} s measured per step)")  # fmt: skip
     say(f"  {'runs':>5} {'settle':>7} {'RSS MB':>7} {'CPU':>6} {'op req/s':>9} "
@@ -128,14 +139,15 @@ def ramp(plane: ControlPlane, api: Api, operator: Operator) -> list[tuple[int, A
     deadline = time.monotonic() + RAMP_BUDGET_S
     for done in range(STEP, RUNS + STEP, STEP):
         left, steps_left = deadline - time.monotonic(), (RUNS - done) // STEP + 1
-        if left < WINDOW_S + 20:
+        if left < WINDOW_S + 15:
             say(f"  stopped adding runs at {done - STEP}: the ramp's {RAMP_BUDGET_S:.0f} s "
                 "budget is spent (SCALE_RAMP_BUDGET)")  # fmt: skip
             break
         batch = runs[done - STEP : done]
         started = time.monotonic()
         apply(plane, batch)
-        settle_for = min(SETTLE_S, max(20.0, left / steps_left - WINDOW_S))
+        # Its share of what is left, less the window and ~8 s of applying, polling and sampling.
+        settle_for = min(SETTLE_S, max(10.0, left / steps_left - WINDOW_S - 8))
         state, settled = observing.settle(api, settle_for)
         settle_s = f"{time.monotonic() - started:.0f}s" + ("" if settled else "!")
         if not operator.alive():
@@ -144,7 +156,7 @@ def ramp(plane: ControlPlane, api: Api, operator: Operator) -> list[tuple[int, A
         time.sleep(WINDOW_S)
         window = apimetrics.window(before, sample(operator, api))
         total = min(done, RUNS) + 2  # the two large shapes stay too
-        rows.append((total, window))
+        rows.append(Row(total, window, state.phases.get("(none)", 0)))
         say(f"  {total:>5} {settle_s:>7} {window.rss_mb:>7.0f} {window.cpu_cores:>6.2f} "
             f"{window.requests_per_s:>9.1f} {window.per_run_per_minute(total):>11.2f} "
             f"{window.all_requests_per_s:>9.0f}  {state.line()}")  # fmt: skip
@@ -203,7 +215,7 @@ def delete_all(plane: ControlPlane, api: Api, namespaces: list[str]) -> dict[str
     return left
 
 
-def cluster_part(workdir: Path) -> tuple[list[tuple[int, Any]], int, dict[str, int]]:
+def cluster_part(workdir: Path) -> tuple[list[Row], int, dict[str, int]]:
     with contextlib.ExitStack() as stack:
         started = time.monotonic()
         plane = ControlPlane(workdir / "controlplane", apiserver_args=APISERVER_ARGS).start()
@@ -263,8 +275,11 @@ def results_part(workdir: Path) -> None:
                   "ok" if growth < 1.5 else "NO"))  # fmt: skip
 
 
-def cluster_goals(rows: list[tuple[int, Any]], misplaced: int, left: dict[str, int]) -> None:
-    (first_runs, first), (runs, last) = rows[0], rows[-1]
+def cluster_goals(rows: list[Row], misplaced: int, left: dict[str, int]) -> None:
+    (first_runs, first), (runs, last) = (
+        (rows[0].runs, rows[0].window),
+        (rows[-1].runs, rows[-1].window),
+    )
     goals.append(
         (
             f"operator RSS at {runs} runs < {GOAL_RSS_MB:.0f} MB",
@@ -280,10 +295,12 @@ def cluster_goals(rows: list[tuple[int, Any]], misplaced: int, left: dict[str, i
         )
     )
     growth = last.per_run_per_minute(runs) / max(first.per_run_per_minute(first_runs), 1e-9)
+    behind = rows[-1].unserved
     goals.append(("API requests per run per minute bounded",
                   f"{first.per_run_per_minute(first_runs):.1f} at {first_runs} runs, "
-                  f"{last.per_run_per_minute(runs):.1f} at {runs}",
-                  "ok" if growth < 1.5 else "NO"))  # fmt: skip
+                  f"{last.per_run_per_minute(runs):.1f} at {runs}"
+                  + (f" ({behind} runs not yet seen by the operator)" if behind else ""),
+                  "ok" if growth < 1.5 and not behind else "NO"))  # fmt: skip
     goals.append(("0 misplaced pods", str(misplaced), "ok" if misplaced == 0 else "NO"))
     goals.append(("0 leftovers after deletion", str(sum(left.values())),
                   "ok" if not left else "NO"))  # fmt: skip
