@@ -47,7 +47,7 @@ lint: venv ## ruff, import contracts, CRD freshness, helm lint
 
 .PHONY: typecheck
 typecheck: venv ## mypy --strict on both packages
-	$(VENV)/bin/mypy --strict runner-image/dbbench_contract operator/dbbench_operator runner-image/dbbench_runner runner-image/dbbench_results runner-image/dbbench_report client/dbbench_cli hack/dbbench_local
+	$(VENV)/bin/mypy --strict runner-image/dbbench_contract operator/dbbench_operator runner-image/dbbench_runner runner-image/dbbench_results runner-image/dbbench_report client/dbbench_cli hack/dbbench_local hack/dbbench_scale
 
 .PHONY: unit
 unit: venv ## Fast tests of pure code only
@@ -61,6 +61,11 @@ test: tools venv ## THE test command: set up everything, then lint, typecheck an
 .PHONY: bench
 bench: tools venv ## Runner vs sysbench (MariaDB) and pgbench (PostgreSQL) on local servers; prints figures and ratios
 	$(PY) runner-image/bench/bench_runner.py
+
+.PHONY: scale
+scale: tools venv ## The operator at scale: own control plane + kwok, 100 nodes, 1,000 runs; prints figures and goals
+	TOOLS_DIR=$(TOOLS_DIR) bash hack/tools.sh kwok
+	$(PY) hack/scale.py
 
 .PHONY: cluster-tools
 cluster-tools: tools ## Local node: containerd, runc, CNI, podman, debootstrap (Debian), CoreDNS, local-path (Go); kind with an engine

@@ -6,7 +6,8 @@
 # outside the Debian archive, PyPI and the Go module proxy.
 #
 # Usage: hack/tools.sh [STEP...]   STEP in: debian kubernetes helm mysql ferretdb
-# dashboard-check podmonitor-crd (default: all of them, in that order).
+# dashboard-check podmonitor-crd kwok (default: all but kwok, in that order;
+# `make scale` alone needs kwok).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -41,6 +42,9 @@ DASHBOARD_CHECK_DIR="$ROOT/hack/dashboard-check"
 PROMETHEUS_OPERATOR_MODULE="github.com/prometheus-operator/prometheus-operator"
 PROMETHEUS_OPERATOR_VERSION="v0.85.0"
 PODMONITOR_CRD_DIR="$TOOLS_DIR/share/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION"
+# Simulated nodes for `make scale` (sigs.k8s.io/kwok; the proxy lists v0.6.1-v0.8.0;
+# v0.8.0 installs too, make scale was measured with v0.7.0).
+KWOK_VERSION="v0.7.0"
 
 log() { printf 'tools: %s\n' "$*"; }
 mkdir -p "$BIN"
@@ -112,9 +116,11 @@ install_helm() {
 }
 
 link_etcd() {
-  local etcd
-  etcd="$(command -v etcd || true)"
-  [[ -n "$etcd" ]] || etcd=/usr/bin/etcd
+  # Debian's etcd-server. Not `command -v` first: make puts $BIN itself first on
+  # PATH, and the link then pointed at itself ("Too many levels of symbolic links").
+  local etcd=/usr/bin/etcd
+  [[ -x "$etcd" ]] || etcd="$(PATH="${PATH//$BIN:/}" command -v etcd || true)"
+  [[ -n "$etcd" && "$etcd" != "$BIN/etcd" ]] || { log "etcd not found"; exit 1; }
   ln -sf "$etcd" "$BIN/etcd"
 }
 
@@ -210,6 +216,18 @@ fetch_podmonitor_crd() {
   mv "$crd.partial" "$crd"
 }
 
+install_kwok() {
+  local stamp_file="$BIN/.kwok-$KWOK_VERSION"
+  if [[ -x "$BIN/kwok" && -f "$stamp_file" ]]; then
+    log "kwok $KWOK_VERSION present"
+    return
+  fi
+  log "installing kwok $KWOK_VERSION (about 3 minutes the first time)"
+  (cd /tmp && GOBIN="$BIN" CGO_ENABLED=0 go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION")
+  rm -f "$BIN"/.kwok-*
+  touch "$stamp_file"
+}
+
 steps=("$@")
 ((${#steps[@]})) || steps=(debian kubernetes helm mysql ferretdb dashboard-check podmonitor-crd)
 for step in "${steps[@]}"; do
@@ -221,7 +239,8 @@ for step in "${steps[@]}"; do
     ferretdb) build_ferretdb ;;
     dashboard-check) build_dashboard_check ;;
     podmonitor-crd) fetch_podmonitor_crd ;;
-    *) log "unknown step '$step' (debian kubernetes helm mysql ferretdb dashboard-check podmonitor-crd)"; exit 2 ;;
+    kwok) install_kwok ;;
+    *) log "unknown step '$step' (debian kubernetes helm mysql ferretdb dashboard-check podmonitor-crd kwok)"; exit 2 ;;
   esac
 done
 log "ready in $BIN"

@@ -114,6 +114,8 @@ class ControlPlane:
     admin_token: str = ""
     # The local node serves the API on its own (non-loopback, machine-local) address.
     address: str = "127.0.0.1"
+    # More kube-apiserver flags (e.g. feature gates for `make scale`).
+    apiserver_args: tuple[str, ...] = ()
 
     @property
     def server(self) -> str:
@@ -247,6 +249,7 @@ class ControlPlane:
             "--allow-privileged=true",
             "--kubelet-preferred-address-types=InternalIP",
             f"--cert-dir={pki}",
+            *self.apiserver_args,
         ])  # fmt: skip
         if not fixed_port:
             self._wait_listening("kube-apiserver", self.apiserver_port)

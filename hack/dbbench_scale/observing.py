@@ -1,0 +1,147 @@
+"""Reading the simulated cluster as the admin: raw JSON over HTTPS (the typed
+client takes seconds to deserialize thousands of pods), the API server's
+/metrics, and the counts the script waits on."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import time
+import urllib.parse
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from dbbench_local.controlplane import ControlPlane
+from dbbench_scale.placement import RUN_UID_LABEL
+
+T = TypeVar("T")
+RUNS = "/apis/dbbench.io/v1alpha1/benchmarkruns"
+# What a run owns, directly or through its StatefulSets, Deployments and Jobs.
+OWNED = (
+    ("/api/v1", "pods"), ("/api/v1", "services"), ("/api/v1", "configmaps"),
+    ("/api/v1", "secrets"), ("/api/v1", "persistentvolumeclaims"),
+    ("/apis/apps/v1", "statefulsets"), ("/apis/apps/v1", "deployments"),
+    ("/apis/apps/v1", "replicasets"), ("/apis/batch/v1", "jobs"),
+    ("/apis/networking.k8s.io/v1", "networkpolicies"),
+)  # fmt: skip
+# Claims made from a StatefulSet's volumeClaimTemplates carry no run label;
+# in the runs' namespaces every claim is a run's.
+UNLABELLED = {"persistentvolumeclaims"}
+
+
+@dataclass
+class Api:
+    plane: ControlPlane
+
+    def __post_init__(self) -> None:
+        self._ssl = ssl.create_default_context(cafile=str(self.plane.ca))
+
+    def text(self, path: str, **query: str) -> str:
+        url = f"{self.plane.server}{path}"
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        request = urllib.request.Request(
+            url, headers={"Authorization": f"Bearer {self.plane.admin_token}"}
+        )
+        with urllib.request.urlopen(request, context=self._ssl, timeout=60) as response:
+            return str(response.read().decode())
+
+    def create(self, path: str, body: Mapping[str, Any]) -> None:
+        request = urllib.request.Request(
+            f"{self.plane.server}{path}", data=json.dumps(body).encode(), method="POST",
+            headers={"Authorization": f"Bearer {self.plane.admin_token}",
+                     "Content-Type": "application/json"},
+        )  # fmt: skip
+        with urllib.request.urlopen(request, context=self._ssl, timeout=60):
+            pass
+
+    def delete_collection(self, path: str, **query: str) -> None:
+        """One DELETE for every object of a collection (kubectl deletes one by one:
+        900 runs took over its 120 s timeout on a busy API server)."""
+        url = f"{self.plane.server}{path}?" + urllib.parse.urlencode(query)
+        request = urllib.request.Request(
+            url, method="DELETE", headers={"Authorization": f"Bearer {self.plane.admin_token}"}
+        )
+        with urllib.request.urlopen(request, context=self._ssl, timeout=120):
+            pass
+
+    def items(self, path: str, **query: str) -> list[dict[str, Any]]:
+        return list(json.loads(self.text(path, **query))["items"])
+
+    def metrics(self) -> str:
+        return self.text("/metrics")
+
+
+def wait_for(probe: Callable[[], T | None], timeout: float, every: float = 0.5) -> T | None:
+    """`probe()` until it returns something; None after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = probe()
+        if found is not None:
+            return found
+        time.sleep(every)
+    return None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The runs' phases and their pods: what the script waits to stop moving."""
+
+    phases: Mapping[str, int]
+    pods: int
+    scheduled: int
+
+    def line(self) -> str:
+        phases = " ".join(f"{k}={v}" for k, v in sorted(self.phases.items()))
+        return f"{phases}; pods {self.scheduled}/{self.pods} scheduled"
+
+
+def snapshot(api: Api) -> Snapshot:
+    runs = api.items(RUNS)
+    phases = Counter(str((r.get("status") or {}).get("phase") or "(none)") for r in runs)
+    pods = api.items("/api/v1/pods", labelSelector=RUN_UID_LABEL)
+    scheduled = sum(1 for p in pods if (p.get("spec") or {}).get("nodeName"))
+    return Snapshot(dict(phases), len(pods), scheduled)
+
+
+def settle(api: Api, timeout: float, quiet: int = 2, every: float = 5.0) -> tuple[Snapshot, bool]:
+    """Wait until every run has a phase and nothing moved for `quiet` polls.
+    (the last snapshot, whether it settled before `timeout`)."""
+    deadline = time.monotonic() + timeout
+    last, same = snapshot(api), 0
+    while time.monotonic() < deadline:
+        time.sleep(every)
+        now = snapshot(api)
+        same = same + 1 if now == last and "(none)" not in now.phases else 0
+        last = now
+        if same >= quiet:
+            return now, True
+    return last, False
+
+
+def failures(api: Api) -> Counter[str]:
+    """Failed runs by the reason of their Failed condition."""
+    reasons: Counter[str] = Counter()
+    for run in api.items(RUNS):
+        status = run.get("status") or {}
+        if status.get("phase") != "Failed":
+            continue
+        failed = [c for c in status.get("conditions") or [] if c.get("type") == "Failed"]
+        reasons[failed[0].get("reason", "?") if failed else "?"] += 1
+    return reasons
+
+
+def leftovers(api: Api, namespaces: set[str]) -> dict[str, int]:
+    """Objects of the deleted runs still in the API, by kind (runs included)."""
+    found = {"benchmarkruns": len(api.items(RUNS))}
+    for group, kind in OWNED:
+        if kind in UNLABELLED:
+            items = [i for i in api.items(f"{group}/{kind}")
+                     if i["metadata"]["namespace"] in namespaces]  # fmt: skip
+        else:
+            items = api.items(f"{group}/{kind}", labelSelector=RUN_UID_LABEL)
+        found[kind] = len(items)
+    return {k: v for k, v in found.items() if v}
