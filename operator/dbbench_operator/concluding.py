@@ -4,7 +4,7 @@ or a failed pass counted (or, when the API server was busy, not counted).
 Failed passes are retried; after `pass_error_limit` in a row over
 `pass_error_window` seconds the run fails with the last error's reason. A
 throttled or unavailable API server is the cluster's state, not the run's: it
-never counts.
+never counts, and the pass says how long to back off (`Outcome.retry_after`).
 """
 
 from __future__ import annotations
@@ -59,6 +59,9 @@ class Outcome:
     status: dict[str, Any] = field(default_factory=dict)
     events: tuple[Event, ...] = ()
     failed: str | None = None  # a failed pass's reason (the operator's /metrics counts them)
+    # The API server was busy (429, 5xx, no answer): back off, this long if it said so.
+    busy: bool = False
+    retry_after: float | None = None
 
 
 def merged(p: Pass, status: Mapping[str, Any], *condition: str) -> list[dict[str, Any]]:
@@ -167,7 +170,7 @@ def describe_error(exc: BaseException) -> tuple[str, str]:
 def pass_failed(p: Pass, exc: BaseException) -> Outcome:
     reason, message = describe_error(exc)
     if isinstance(exc, KubeError) and exc.transient:
-        return api_server_busy(p, message)
+        return api_server_busy(p, message, exc.retry_after)
     count = int(p.raw_status.get("failedPasses") or 0) + 1
     since = parse_stamp(p.raw_status.get("failingSince")) or p.now
     window = (p.now - since).total_seconds()
@@ -185,13 +188,17 @@ def pass_failed(p: Pass, exc: BaseException) -> Outcome:
     return Outcome(status, event, failed=reason)
 
 
-def api_server_busy(p: Pass, message: str) -> Outcome:
+def api_server_busy(p: Pass, message: str, retry_after: float | None = None) -> Outcome:
     """A throttled or unavailable API server is the cluster's state, not the run's:
     the pass is retried without counting against the failure budget (a busy
     cluster would otherwise fail runs in bulk), and without an Event (which
     would add load). spec.timeout still bounds the run: it is checked before any
-    call of a pass."""
+    call of a pass. The next pass waits `retry_after` when the server said so
+    (`pacing`)."""
     waiting = f"{message} (busy or unavailable API server; retrying, not counted as failed)"
     reason = "ApiServerUnavailable"
     condition = merged(p, p.raw_status, RECONCILED, "False", reason, waiting)
-    return Outcome({"message": waiting, "conditions": condition}, failed=reason)
+    return Outcome(
+        {"message": waiting, "conditions": condition}, failed=reason, busy=True,
+        retry_after=retry_after,
+    )  # fmt: skip

@@ -68,7 +68,10 @@ from dbbench_operator.summaries import (
 )
 from dbbench_operator.tokens import results_prefix
 
-__all__ = ["Outcome", "current_phase", "deleted", "needs_pass", "reconcile", "reconcile_within"]
+__all__ = [
+    "Outcome", "current_phase", "deleted", "needs_pass", "reconcile", "reconcile_within",
+    "seconds_left",
+]  # fmt: skip
 
 
 def results_claim_problems(
@@ -106,7 +109,7 @@ def needs_pass(raw_status: Mapping[str, Any]) -> bool:
     return current_phase(raw_status) not in TERMINAL or not raw_status.get("cleanedUp")
 
 
-def _seconds_left(
+def seconds_left(
     raw_spec: Mapping[str, Any], raw_status: Mapping[str, Any], now: datetime
 ) -> float | None:
     """Seconds until spec.timeout of a started, unfinished run (None: no clock yet)."""
@@ -125,7 +128,7 @@ def reconcile_within(
     settings: OperatorSettings,
 ) -> Outcome:
     """`reconcile`, abandoned at `pass_deadline` or at spec.timeout, whichever is first."""
-    left = _seconds_left(raw_spec, raw_status, now)
+    left = seconds_left(raw_spec, raw_status, now)
     budget = settings.pass_deadline
     if left is not None and left > 0:
         budget = min(budget, left + 1)  # past it, the pass ends the run before any I/O

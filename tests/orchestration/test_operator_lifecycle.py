@@ -120,7 +120,13 @@ def operator_env(
         "DBBENCH_OPERATOR_POD_LABELS": chart_env["DBBENCH_OPERATOR_POD_LABELS"],
         "DBBENCH_ALLOW_CACHE_DROP": chart_env["DBBENCH_ALLOW_CACHE_DROP"],
         "KUBECONFIG": str(kubeconfig),
+        # The chart's pacing, but polled waits every second (fast tests). DBBENCH_EVENTS
+        # in the tests' own environment picks the mode: `make test-timer` runs these
+        # tests with the timer alone (no watches of the runs' children).
+        "DBBENCH_EVENTS": os.environ.get("DBBENCH_EVENTS", chart_env["DBBENCH_EVENTS"]),
         "DBBENCH_RECONCILE_INTERVAL": "1",
+        "DBBENCH_RESYNC_INTERVAL": chart_env["DBBENCH_RESYNC_INTERVAL"],
+        "DBBENCH_PROGRESS_INTERVAL": chart_env["DBBENCH_PROGRESS_INTERVAL"],
         "DBBENCH_RESULTS_URL": service.url,
         "DBBENCH_RESULTS_KEY": service.key.decode(),
         "DBBENCH_OPERATOR_NAMESPACE": OPERATOR_NS,
