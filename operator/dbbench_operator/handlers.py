@@ -13,7 +13,9 @@ from typing import Any
 
 import kopf
 
+from dbbench_operator import admitting
 from dbbench_operator.driving import drive
+from dbbench_operator.inventory import INVENTORY
 from dbbench_operator.monitoring import METRICS
 from dbbench_operator.naming import GROUP, PLURAL, RUN_UID_LABEL, VERSION, RunRef
 from dbbench_operator.reconciling import deleted, needs_pass
@@ -45,6 +47,7 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     timeout = OperatorSettings.from_env().api_timeout
     settings.networking.request_timeout = timeout
     settings.networking.connect_timeout = min(10.0, timeout)
+    INVENTORY.clear()  # the watches are about to show every run and node again
     operator = OperatorSettings.from_env()
     if operator.metrics_port:
         METRICS.runs.clear()  # the watch is about to list every run
@@ -94,12 +97,24 @@ if EVENTS:
 
 
 @kopf.on.event(GROUP, VERSION, PLURAL)
-async def run_seen(*, event: kopf.RawEvent, meta: kopf.Meta, status: kopf.Status, **_: Any) -> None:
-    """Every run the watch shows, ended ones too: /metrics counts runs by phase, and a
-    run that released its nodes (cleaned up, or deleted) lets waiting runs look again."""
+async def run_seen(
+    *, event: kopf.RawEvent, body: kopf.Body, meta: kopf.Meta, status: kopf.Status, **_: Any
+) -> None:
+    """Every run the watch shows, ended ones too: /metrics counts runs by phase,
+    admission keeps what it needs in memory, and a run that released its nodes
+    (cleaned up, or deleted) lets waiting runs look again."""
     gone = event.get("type") == "DELETED"
     METRICS.runs.seen(str(meta.get("uid")), status, deleted=gone)
+    admitting.run_seen(body, deleted=gone)
     if gone or not needs_pass(status):
+        ALARMS.ring_waiting_for_nodes()
+
+
+@kopf.on.event("v1", "nodes")
+async def node_seen(*, event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
+    """Nodes for admission, in memory; a change of labels or capacity lets waiting
+    runs look again."""
+    if admitting.node_seen(body, deleted=event.get("type") == "DELETED"):
         ALARMS.ring_waiting_for_nodes()
 
 

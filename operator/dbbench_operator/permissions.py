@@ -48,6 +48,9 @@ RULES: tuple[Rule, ...] = (
     Rule("apps", "statefulsets", ("list", "watch"), "runs",
          "kopf watches the runs' StatefulSets (label dbbench.io/run-uid): a change starts "
          "the owning run's next pass", "kopf"),
+    Rule("", "nodes", ("list", "watch"), "cluster",
+         "kopf watches nodes: admission reads node pools from memory, not from a list "
+         "per pass", "kopf"),
     Rule("", "events", ("create",), "runs", "kopf posts the run's Events", "kopf"),
     Rule("dbbench.io", "benchmarkruns/finalizers", ("update",), "runs",
          "children carry blockOwnerDeletion: the OwnerReferencesPermissionEnforcement "

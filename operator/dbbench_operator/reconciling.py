@@ -204,7 +204,7 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
     if p.phase is RunPhase.PENDING:
         if spec.cache == "cold" and not settings.allow_cache_drop:
             return replace(obs, failure=cooling.COLD_CACHE_NOT_ALLOWED), {}, ()
-        misfit = admitting.misfit(spec)
+        misfit = admitting.misfit(spec, settings)
         if misfit is not None:
             return replace(obs, failure=misfit), {}, ()
         return replace(obs, blocked=admitting.blocker(run, spec, settings)), {}, ()
