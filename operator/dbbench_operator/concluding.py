@@ -123,7 +123,7 @@ def clean_up(
     run = p.run
     try:
         if spec is not None:
-            # Bounded like a pass: a stuck call must not hold the run's timer.
+            # Bounded like a pass: a stuck call must not hold the run's loop.
             deadlines.call_within(
                 lambda: tearing_down.end_run(
                     run, spec, p.settings, failed=phase is RunPhase.FAILED

@@ -1,8 +1,9 @@
 """kopf registrations: the operator's thin public front.
 
 Run with ``kopf run --module=dbbench_operator.handlers --standalone``. Each
-handler parses what kopf hands it, delegates to ``reconciling`` and records the
-outcome; no decisions are made here.
+handler hands what kopf gives it to the module that acts (``driving`` for a
+run's passes, ``admitting`` and ``waking`` for what the watches show,
+``reconciling`` for a deleted run); no decisions are made here.
 """
 
 from __future__ import annotations
