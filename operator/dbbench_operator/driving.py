@@ -130,7 +130,11 @@ async def drive(body: Mapping[str, Any], stopped: Stopped, alarms: Alarms, post:
             meta, spec = _snapshot(body, "metadata"), _snapshot(body, "spec")
             live = _snapshot(body, "status")
             status = fresh_status(live, written)
-            outcome, after = await asyncio.to_thread(one_pass, meta, spec, status, settings)
+            try:
+                outcome, after = await asyncio.to_thread(one_pass, meta, spec, status, settings)
+            except Exception:  # a bug: kopf would restart the daemon after a minute; retry sooner
+                log.exception("pass of %s/%s failed", meta.get("namespace"), meta.get("name"))
+                outcome, after = Outcome(), None
             if after is not None:
                 written = Written(live, after)
             for kind, reason, message in outcome.events:

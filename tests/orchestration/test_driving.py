@@ -146,6 +146,23 @@ def test_with_events_off_the_timer_alone_paces_the_run_and_rings_are_ignored(
     assert all(gap >= 0.35 for gap in gaps), gaps
 
 
+def test_a_pass_that_raises_is_retried_at_the_poll_interval_and_the_loop_lives_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Broken(Passes):
+        def __call__(self, *args: Any) -> tuple[Outcome, Mapping[str, Any] | None]:
+            super().__call__(*args)
+            raise RuntimeError("a bug")
+
+    passes = Broken()
+
+    async def wait(_: Alarms, __: float) -> None:
+        await asyncio.sleep(1.0)
+
+    run_loop(monkeypatch, passes, TIMER, wait)
+    assert len(passes.started) >= 2
+
+
 def test_the_loop_sees_its_own_last_patch_until_the_watch_has_shown_it() -> None:
     before, after = {"phase": "Pending"}, {"phase": "Provisioning"}
     written = Written(before, after)
