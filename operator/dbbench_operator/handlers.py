@@ -72,7 +72,10 @@ def _needs_pass(status: kopf.Status, **_: Any) -> bool:
     return needs_pass(status)
 
 
-@kopf.daemon(GROUP, VERSION, PLURAL, initial_delay=0, when=_needs_pass)
+# A run deleted while its loop is in a pass: kopf looks again for the loop's exit
+# (then releases the finalizer) after the poll interval, not after its default minute.
+@kopf.daemon(GROUP, VERSION, PLURAL, initial_delay=0, when=_needs_pass,
+             cancellation_polling=OperatorSettings.from_env().reconcile_interval)  # fmt: skip
 async def drive_run(
     *, body: kopf.Body, stopped: kopf.DaemonStopped, logger: kopf.Logger, **_: Any
 ) -> None:
