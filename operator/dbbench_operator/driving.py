@@ -10,9 +10,9 @@ pass. kopf stops the loop when the run no longer needs passes (ended and
 cleaned up) or is deleted.
 
 The live body kopf hands a daemon follows the watch, which may not have shown
-this loop's own last patch yet when the next pass starts: the status the
-loop wrote is used until the watch has moved past the status it replaced
-(`fresh_status`).
+this loop's own last patches yet when the next pass starts: the status the
+loop wrote last is used while the watch still shows a status that one of its
+patches replaced (`fresh_status`).
 """
 
 from __future__ import annotations
@@ -47,20 +47,28 @@ class Stopped(Protocol):
     def wait(self, timeout: float | None = None) -> Awaitable[Any]: ...
 
 
+# Statuses the loop remembers having replaced: the watch may lag a few patches.
+_SUPERSEDED = 4
+
+
 @dataclass(frozen=True)
 class Written:
-    """The status this loop last wrote: the one the watch showed before, and after."""
+    """The status this loop last wrote, and the ones its patches replaced."""
 
-    before: Mapping[str, Any]
     after: Mapping[str, Any]
+    superseded: tuple[Mapping[str, Any], ...] = ()
+
+    def then(self, live: Mapping[str, Any], after: Mapping[str, Any]) -> Written:
+        """After another patch, made while the watch showed `live`."""
+        return Written(after, (*self.superseded, live, self.after)[-_SUPERSEDED:])
 
 
 def fresh_status(live: Mapping[str, Any], written: Written | None) -> Mapping[str, Any]:
     """The status the next pass must see: the loop's own last patch while the watch
-    still shows the status that patch replaced."""
-    if written is not None and live == written.before:
-        return written.after
-    return live
+    still shows a status one of its patches replaced (it lags)."""
+    if written is None or live == written.after:
+        return live
+    return written.after if live in written.superseded else live
 
 
 def one_pass(
@@ -136,7 +144,7 @@ async def drive(body: Mapping[str, Any], stopped: Stopped, alarms: Alarms, post:
                 log.exception("pass of %s/%s failed", meta.get("namespace"), meta.get("name"))
                 outcome, after = Outcome(), None
             if after is not None:
-                written = Written(live, after)
+                written = Written(after, (live,)) if written is None else written.then(live, after)
             for kind, reason, message in outcome.events:
                 post(kind, reason, message)
             busy = busy + 1 if outcome.busy else 0

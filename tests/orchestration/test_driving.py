@@ -164,12 +164,19 @@ def test_a_pass_that_raises_is_retried_at_the_poll_interval_and_the_loop_lives_o
 
 
 def test_the_loop_sees_its_own_last_patch_until_the_watch_has_shown_it() -> None:
-    before, after = {"phase": "Pending"}, {"phase": "Provisioning"}
-    written = Written(before, after)
-    assert fresh_status(before, written) == after  # the watch is behind
-    later = {"phase": "Running"}
-    assert fresh_status(later, written) == later  # the watch moved on
-    assert fresh_status(before, None) == before
+    pending, provisioning, running = ({"phase": p} for p in ("Pending", "Provisioning", "Running"))
+    written = Written(provisioning, (pending,))
+    assert fresh_status(pending, written) == provisioning  # the watch is behind
+    assert fresh_status(provisioning, written) == provisioning
+    # Two patches ahead of the watch: it shows the first, then the second.
+    written = written.then(pending, running)
+    assert fresh_status(pending, written) == running
+    assert fresh_status(provisioning, written) == running
+    assert fresh_status(running, written) == running
+    # Someone else's change is seen as it is.
+    edited = {"phase": "Pending", "message": "by hand"}
+    assert fresh_status(edited, written) == edited
+    assert fresh_status(pending, None) == pending
 
 
 def test_an_alarm_rings_only_the_loop_that_registered_it() -> None:
