@@ -49,6 +49,14 @@ lint: venv ## ruff, import contracts, CRD freshness, helm lint
 typecheck: venv ## mypy --strict on both packages
 	$(VENV)/bin/mypy --strict runner-image/dbbench_contract operator/dbbench_operator runner-image/dbbench_runner runner-image/dbbench_results runner-image/dbbench_report client/dbbench_cli hack/dbbench_local hack/dbbench_scale
 
+# The operator's integration tests, with the children's watches off: every run
+# on its timer alone (reconcile.events: false), the fallback's proof.
+OPERATOR_TESTS := tests/orchestration/test_operator_lifecycle.py tests/orchestration/test_run_children.py tests/orchestration/test_startup_waits.py tests/orchestration/test_operator_field_effects.py tests/orchestration/test_admission_index.py tests/orchestration/test_driving.py
+
+.PHONY: test-timer
+test-timer: tools venv ## The operator's integration tests with events off (the timer alone)
+	DBBENCH_EVENTS=false $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(OPERATOR_TESTS) $(PYTEST_ARGS)
+
 .PHONY: unit
 unit: venv ## Fast tests of pure code only
 	$(PY) -m pytest -m "not integration and not e2e" $(PYTEST_ARGS)

@@ -8,6 +8,8 @@ all nodes when empty). Two runs conflict when their pools share a node and
 either is exclusive. A run holds its pool from the moment it is admitted
 until it has ended and its databases are gone (or scaled to zero).
 
+Runs and nodes are read from memory (`inventory`: what the watches show,
+listed once per resync interval as a safety net), not listed on each pass.
 The decision and the admission happen under one lock, and admitted runs are
 remembered until their status says so: kopf runs handlers in threads, and a
 status patch lands after the handler returns. One operator replica serves
@@ -19,9 +21,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from dbbench_operator import fitting, kube
+from dbbench_operator.inventory import INVENTORY, NodeEntry, RunEntry
 from dbbench_operator.model import API_VERSION, KIND, BenchmarkRunSpec, SpecError, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
@@ -31,20 +35,70 @@ _admitted: dict[str, str] = {}  # uid -> "namespace/name"
 _HOLDING = frozenset({"Provisioning", "Running", "Collecting"})
 
 
-def _nodes(selector: Mapping[str, str] | None) -> list[dict[str, Any]]:
-    return kube.list_objects("v1", "Node", None, dict(selector or {}))
+# -- what the watches show (kopf's event loop) --------------------------------------
 
 
-def _pool(selector: Mapping[str, str] | None) -> frozenset[str]:
-    return frozenset(n["metadata"]["name"] for n in _nodes(selector))
+def run_entry(obj: Mapping[str, Any], known: RunEntry | None = None) -> RunEntry:
+    """What admission needs of a run object; its spec is parsed again only when its
+    generation moved on from the `known` entry's (a status patch leaves it)."""
+    meta, status = obj.get("metadata") or {}, obj.get("status") or {}
+    generation = int(meta.get("generation") or 0)
+    phase, cleaned_up = str(status.get("phase") or "Pending"), bool(status.get("cleanedUp"))
+    if known is not None and known.generation == generation:
+        return replace(known, phase=phase, cleaned_up=cleaned_up)
+    spec = _spec(obj)
+    return RunEntry(
+        uid=str(meta.get("uid") or ""), namespace=str(meta.get("namespace") or ""),
+        name=str(meta.get("name") or ""), generation=generation, phase=phase,
+        cleaned_up=cleaned_up, exclusive=bool(spec is not None and spec.hardware.exclusive),
+        pools=None if spec is None else tuple(fitting.node_pools(spec)),
+    )  # fmt: skip
 
 
-def _run_pool(spec: BenchmarkRunSpec) -> frozenset[str]:
+def node_entry(obj: Mapping[str, Any]) -> NodeEntry:
+    meta, status = obj.get("metadata") or {}, obj.get("status") or {}
+    return NodeEntry(
+        name=str(meta.get("name") or ""),
+        labels={str(k): str(v) for k, v in (meta.get("labels") or {}).items()},
+        allocatable={str(k): str(v) for k, v in (status.get("allocatable") or {}).items()},
+    )
+
+
+def run_seen(obj: Mapping[str, Any], *, deleted: bool) -> None:
+    known = INVENTORY.run(str((obj.get("metadata") or {}).get("uid") or ""))
+    INVENTORY.run_seen(run_entry(obj, known), deleted=deleted)
+
+
+def node_seen(obj: Mapping[str, Any], *, deleted: bool) -> bool:
+    """True when a node's labels or capacity changed (waiting runs look again)."""
+    return INVENTORY.node_seen(node_entry(obj), deleted=deleted)
+
+
+# -- what a pass reads (worker threads) -------------------------------------------
+
+
+def _all_nodes(settings: OperatorSettings) -> list[NodeEntry]:
+    nodes = INVENTORY.nodes(settings.resync_interval)
+    if nodes is None:
+        nodes = [node_entry(n) for n in kube.list_objects("v1", "Node", None)]
+        INVENTORY.fill_nodes(nodes)
+    return nodes
+
+
+def _nodes(selector: Mapping[str, str] | None, settings: OperatorSettings) -> list[dict[str, Any]]:
+    return [n.as_object() for n in _all_nodes(settings) if n.matches(selector)]
+
+
+def _pool(selector: Mapping[str, str] | None, settings: OperatorSettings) -> frozenset[str]:
+    return frozenset(n.name for n in _all_nodes(settings) if n.matches(selector))
+
+
+def _run_pool(pools: tuple[Mapping[str, str], ...], settings: OperatorSettings) -> frozenset[str]:
     """Every node the run's databases may land on."""
-    return frozenset().union(*(_pool(selector) for selector in fitting.node_pools(spec)))
+    return frozenset().union(*(_pool(selector, settings) for selector in pools))
 
 
-def misfit(spec: BenchmarkRunSpec) -> tuple[str, str] | None:
+def misfit(spec: BenchmarkRunSpec, settings: OperatorSettings) -> tuple[str, str] | None:
     """(reason, message) naming the field whose request no node of its pool can hold."""
     checks: list[tuple[fitting.Demand, Mapping[str, str] | None, str]] = [
         (demand, demand.pool, demand.pool_field) for demand in fitting.database_demands(spec)
@@ -56,14 +110,14 @@ def misfit(spec: BenchmarkRunSpec) -> tuple[str, str] | None:
     for demand, selector, field in checks:
         key = tuple(sorted((selector or {}).items()))
         if key not in listed:
-            listed[key] = _nodes(selector)
+            listed[key] = _nodes(selector, settings)
         found = fitting.misfit(demand, listed[key], fitting.pool_name(selector, field))
         if found is not None:
             return found
     return None
 
 
-def _runs(settings: OperatorSettings) -> list[dict[str, Any]]:
+def _list_runs(settings: OperatorSettings) -> list[dict[str, Any]]:
     if not settings.watch_namespaces:
         return kube.list_objects(API_VERSION, KIND, None)
     return [
@@ -71,13 +125,19 @@ def _runs(settings: OperatorSettings) -> list[dict[str, Any]]:
     ]
 
 
-def _holds(run: Mapping[str, Any]) -> bool:
-    status = run.get("status") or {}
-    phase = status.get("phase") or "Pending"
-    if phase in _HOLDING or run["metadata"]["uid"] in _admitted:
+def _runs(settings: OperatorSettings) -> list[RunEntry]:
+    runs = INVENTORY.runs(settings.resync_interval)
+    if runs is None:
+        runs = [run_entry(r) for r in _list_runs(settings)]
+        INVENTORY.fill_runs(runs)
+    return runs
+
+
+def _holds(run: RunEntry) -> bool:
+    if run.phase in _HOLDING or run.uid in _admitted:
         return True
     # Ended, but its databases may still be on the nodes until cleanup is done.
-    return phase in ("Succeeded", "Failed") and not status.get("cleanedUp")
+    return run.phase in ("Succeeded", "Failed") and not run.cleaned_up
 
 
 def _spec(run: Mapping[str, Any]) -> BenchmarkRunSpec | None:
@@ -92,26 +152,25 @@ def blocker(
 ) -> tuple[str, str] | None:
     """(reason, message) naming the run that holds the pool, or None once admitted."""
     with _lock:
-        others = [r for r in _runs(settings) if r["metadata"]["uid"] != run.uid]
-        live = {r["metadata"]["uid"] for r in others} | {run.uid}
+        others = [r for r in _runs(settings) if r.uid != run.uid]
+        live = {r.uid for r in others} | {run.uid}
         for uid in [u for u in _admitted if u not in live]:
             del _admitted[uid]  # deleted runs hold nothing
         mine: frozenset[str] | None = None
         for other in others:
-            other_spec = _spec(other)
-            if other_spec is None or not _holds(other):
+            if other.pools is None or not _holds(other):
                 continue
-            if not (spec.hardware.exclusive or other_spec.hardware.exclusive):
+            if not (spec.hardware.exclusive or other.exclusive):
                 continue
-            mine = _run_pool(spec) if mine is None else mine
-            shared = mine & _run_pool(other_spec)
+            if mine is None:
+                mine = _run_pool(tuple(fitting.node_pools(spec)), settings)
+            shared = mine & _run_pool(other.pools, settings)
             if shared:
-                meta = other["metadata"]
-                holder = "exclusively " if other_spec.hardware.exclusive else ""
+                holder = "exclusively " if other.exclusive else ""
                 return (
                     "WaitingForNodes",
                     f"node(s) {', '.join(sorted(shared)[:5])} {holder}in use by BenchmarkRun "
-                    f"{meta['namespace']}/{meta['name']}; this run starts when that one ends "
+                    f"{other.namespace}/{other.name}; this run starts when that one ends "
                     "(or set hardware.exclusive: false on both to share)",
                 )
         _admitted[run.uid] = f"{run.namespace}/{run.name}"

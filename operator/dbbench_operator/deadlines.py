@@ -1,13 +1,14 @@
 """A deadline on a whole reconcile pass, so that no stuck call holds a run.
 
 Every API call and database connection has its own timeout, but a pass makes
-many of them; and kopf runs one timer at a time per run, so a pass that never
-returns would stop that run's clock (spec.timeout is checked inside passes).
-`call_within` runs a pass in its own thread and stops waiting at the
-deadline. Python cannot stop a thread: the abandoned pass keeps its thread
-until its current call returns, but every later API call in it refuses at
-once (`check`), and every API call's timeout is cut to what is left of the
-pass (`remaining`), so it cannot act after the run has been failed.
+many of them; and each run's loop runs one pass at a time (`driving`), so a
+pass that never returns would stop that run's clock (spec.timeout is checked
+inside passes). `call_within` runs a pass in its own thread and stops
+waiting at the deadline. Python cannot stop a thread: the abandoned pass
+keeps its thread until its current call returns, but every later API call
+in it refuses at once (`check`), and every API call's timeout is cut to what
+is left of the pass (`remaining`), so it cannot act after the run has been
+failed.
 """
 
 from __future__ import annotations

@@ -1,26 +1,32 @@
 """kopf registrations: the operator's thin public front.
 
 Run with ``kopf run --module=dbbench_operator.handlers --standalone``. Each
-handler parses what kopf hands it, delegates to ``reconciling`` and records the
-outcome; no decisions are made here.
+handler hands what kopf gives it to the module that acts (``driving`` for a
+run's passes, ``admitting`` and ``waking`` for what the watches show,
+``reconciling`` for a deleted run); no decisions are made here.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import time
-from datetime import UTC, datetime
 from typing import Any
 
 import kopf
 
+from dbbench_operator import admitting
+from dbbench_operator.driving import drive
+from dbbench_operator.inventory import INVENTORY
 from dbbench_operator.monitoring import METRICS
-from dbbench_operator.naming import GROUP, PLURAL, VERSION, RunRef
-from dbbench_operator.reconciling import deleted, needs_pass, reconcile_within
+from dbbench_operator.naming import GROUP, PLURAL, RUN_UID_LABEL, VERSION, RunRef
+from dbbench_operator.reconciling import deleted, needs_pass
 from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.waking import ALARMS
 
-INTERVAL = OperatorSettings.from_env().reconcile_interval
+# Whether the children's watches exist is decided when kopf loads this module
+# (the chart's DBBENCH_EVENTS); without them each run is polled on its timer
+# alone (`pacing`), which every pass re-reads from the environment.
+EVENTS = OperatorSettings.from_env().events
 
 
 @kopf.on.startup()
@@ -33,12 +39,16 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
         prefix=GROUP, key="last-handled-configuration"
     )
     settings.posting.level = logging.INFO
+    for children in (("v1", "pods"), ("batch/v1", "jobs"), ("apps/v1", "statefulsets")):
+        # The API server sends only the runs' own children, not every pod of the cluster.
+        settings.watching.label_selectors[children] = RUN_UID_LABEL
     settings.watching.server_timeout = 300
     settings.watching.client_timeout = 330
     # kopf's own calls (status patches, events): bounded like ours, not 5 minutes.
     timeout = OperatorSettings.from_env().api_timeout
     settings.networking.request_timeout = timeout
     settings.networking.connect_timeout = min(10.0, timeout)
+    INVENTORY.clear()  # the watches are about to show every run and node again
     operator = OperatorSettings.from_env()
     if operator.metrics_port:
         METRICS.runs.clear()  # the watch is about to list every run
@@ -62,27 +72,54 @@ def _needs_pass(status: kopf.Status, **_: Any) -> bool:
     return needs_pass(status)
 
 
-@kopf.timer(GROUP, VERSION, PLURAL, interval=INTERVAL, initial_delay=0, when=_needs_pass)
-def reconcile_run(
-    *,
-    body: kopf.Body, meta: kopf.Meta, spec: kopf.Spec, status: kopf.Status,
-    patch: kopf.Patch, logger: kopf.Logger, **_: Any,
-) -> None:  # fmt: skip
-    """Advance the run by one idempotent pass and record what happened."""
-    settings = OperatorSettings.from_env()
-    started = time.monotonic()
-    outcome = reconcile_within(RunRef.from_meta(meta), spec, status, datetime.now(UTC), settings)
-    METRICS.passed(time.monotonic() - started, outcome.failed)
-    patch.status.update(outcome.status)
-    for kind, reason, message in outcome.events:
+# A run deleted while its loop is in a pass: kopf looks again for the loop's exit
+# (then releases the finalizer) after the poll interval, not after its default minute.
+@kopf.daemon(GROUP, VERSION, PLURAL, initial_delay=0, when=_needs_pass,
+             cancellation_polling=OperatorSettings.from_env().reconcile_interval)  # fmt: skip
+async def drive_run(
+    *, body: kopf.Body, stopped: kopf.DaemonStopped, logger: kopf.Logger, **_: Any
+) -> None:
+    """Advance the run pass by pass, each started by a change of its children or by
+    its pacing (`driving`); kopf stops it once the run needs no more passes."""
+
+    def post(kind: str, reason: str, message: str) -> None:
         kopf.event(body, type=kind, reason=reason, message=message)
         logger.info("%s: %s", reason, message)
 
+    await drive(body, stopped, ALARMS, post)
+
+
+if EVENTS:
+    # Only the runs' own children (label dbbench.io/run-uid, filtered by the API
+    # server: `configure`) are watched; a change rings the owning run's alarm.
+    @kopf.on.event("v1", "pods", labels={RUN_UID_LABEL: kopf.PRESENT})
+    @kopf.on.event("batch/v1", "jobs", labels={RUN_UID_LABEL: kopf.PRESENT})
+    @kopf.on.event("apps/v1", "statefulsets", labels={RUN_UID_LABEL: kopf.PRESENT})
+    async def child_changed(*, labels: kopf.Labels, **_: Any) -> None:
+        """A Pod, Job or StatefulSet of a run changed: the run looks at it now."""
+        ALARMS.ring(labels[RUN_UID_LABEL])
+
 
 @kopf.on.event(GROUP, VERSION, PLURAL)
-def run_seen(*, event: kopf.RawEvent, meta: kopf.Meta, status: kopf.Status, **_: Any) -> None:
-    """Every run the watch shows, ended ones too: /metrics counts runs by phase."""
-    METRICS.runs.seen(str(meta.get("uid")), status, deleted=event.get("type") == "DELETED")
+async def run_seen(
+    *, event: kopf.RawEvent, body: kopf.Body, meta: kopf.Meta, status: kopf.Status, **_: Any
+) -> None:
+    """Every run the watch shows, ended ones too: /metrics counts runs by phase,
+    admission keeps what it needs in memory, and a run that released its nodes
+    (cleaned up, or deleted) lets waiting runs look again."""
+    gone = event.get("type") == "DELETED"
+    METRICS.runs.seen(str(meta.get("uid")), status, deleted=gone)
+    admitting.run_seen(body, deleted=gone)
+    if gone or not needs_pass(status):
+        ALARMS.ring_waiting_for_nodes()
+
+
+@kopf.on.event("v1", "nodes")
+async def node_seen(*, event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
+    """Nodes for admission, in memory; a change of labels or capacity lets waiting
+    runs look again."""
+    if admitting.node_seen(body, deleted=event.get("type") == "DELETED"):
+        ALARMS.ring_waiting_for_nodes()
 
 
 @kopf.on.delete(GROUP, VERSION, PLURAL)

@@ -58,8 +58,22 @@ class KubeError(Exception):
             or self.status >= 500
             or isinstance(exc, urllib3.exceptions.HTTPError)
         )
+        self.retry_after = _retry_after(exc) if self.transient else None
         where = f"{namespace}/{name}" if namespace else name
         super().__init__(f"{verb} {kind} {where}: {self.status} {_api_message(exc)}")
+
+
+def _retry_after(exc: Any) -> float | None:
+    """Seconds the API server asked the client to wait (its Retry-After header, which
+    it sends with 429 and some 5xx answers); None when it named none."""
+    headers: Any = getattr(exc, "headers", None)
+    items = headers.items() if hasattr(headers, "items") else ()
+    value = next((v for k, v in items if str(k).lower() == "retry-after"), None)
+    try:
+        seconds = float(str(value))
+    except (TypeError, ValueError):
+        return None  # absent, or an HTTP date (the API server sends seconds)
+    return seconds if seconds >= 0 else None
 
 
 def _api_message(exc: Any) -> str:
@@ -152,8 +166,11 @@ def api_client() -> client.ApiClient:
     # two more connection attempts, one more read for idempotent verbs (a pooled
     # connection the server closed). Beyond that the pass fails, says so, and
     # the next pass tries again.
+    # A 429 or 503 with Retry-After is not retried (nor slept on) inside the call
+    # either: it reaches the pass as a KubeError that carries the Retry-After, and
+    # the run's loop backs off (`pacing`) instead of holding a worker thread.
     configuration.retries = urllib3.Retry(total=3, connect=2, read=1, redirect=0, status=0,
-                                          other=0)  # fmt: skip
+                                          other=0, respect_retry_after_header=False)  # fmt: skip
     return _TimedApiClient(configuration=configuration)
 
 
@@ -166,10 +183,14 @@ def dynamic() -> DynamicClient:
 def _resource(api_version: str, kind: str, verb: str) -> Any:
     """The API resource of a kind (discovery needs no permission), once `verb` on it
     is known to be declared."""
-    with _call("discover", kind, None, api_version):
-        resource = dynamic().resources.get(api_version=api_version, kind=kind)
+    resource = _discover(api_version, kind)
     _use(str(resource.group or ""), str(resource.name), verb)
     return resource
+
+
+def _discover(api_version: str, kind: str) -> Any:
+    with _call("discover", kind, None, api_version):
+        return dynamic().resources.get(api_version=api_version, kind=kind)
 
 
 def apply(manifest: Mapping[str, Any]) -> None:
@@ -255,6 +276,24 @@ def patch_merge(
             body=dict(patch),
             content_type="application/merge-patch+json",
         )
+
+
+def patch_status(
+    api_version: str, kind: str, namespace: str, name: str, status: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Merge-patch an object's status subresource (None values remove keys); the
+    object as the API server has it afterwards."""
+    resource = _discover(api_version, kind)
+    _use(str(resource.group or ""), f"{resource.name}/status", "patch")
+    with _call("patch", f"{kind} status", namespace, name):
+        patched = resource.subresources["status"].patch(
+            name=name,
+            namespace=namespace,
+            body={"status": dict(status)},
+            content_type="application/merge-patch+json",
+        )
+    result: dict[str, Any] = patched.to_dict()
+    return result
 
 
 def create_if_absent(manifest: Mapping[str, Any]) -> bool:

@@ -39,8 +39,18 @@ RULES: tuple[Rule, ...] = (
          "kopf starts a watcher when a listed namespace appears", "kopf", "watchNamespaces"),
     Rule("dbbench.io", "benchmarkruns", ("list", "watch", "patch"), "runs",
          "kopf watches runs and patches its finalizer and progress annotations", "kopf"),
-    Rule("dbbench.io", "benchmarkruns/status", ("patch",), "runs",
-         "kopf writes each pass's status patch", "kopf"),
+    Rule("", "pods", ("list", "watch"), "runs",
+         "kopf watches the runs' pods (label dbbench.io/run-uid, filtered by the API "
+         "server): a change starts the owning run's next pass", "kopf"),
+    Rule("batch", "jobs", ("list", "watch"), "runs",
+         "kopf watches the runs' Jobs (label dbbench.io/run-uid): a change starts the "
+         "owning run's next pass", "kopf"),
+    Rule("apps", "statefulsets", ("list", "watch"), "runs",
+         "kopf watches the runs' StatefulSets (label dbbench.io/run-uid): a change starts "
+         "the owning run's next pass", "kopf"),
+    Rule("", "nodes", ("list", "watch"), "cluster",
+         "kopf watches nodes: admission reads node pools from memory, not from a list "
+         "per pass", "kopf"),
     Rule("", "events", ("create",), "runs", "kopf posts the run's Events", "kopf"),
     Rule("dbbench.io", "benchmarkruns/finalizers", ("update",), "runs",
          "children carry blockOwnerDeletion: the OwnerReferencesPermissionEnforcement "
@@ -50,6 +60,8 @@ RULES: tuple[Rule, ...] = (
          "admitting: the nodes of a run's pool (hardware.exclusive, requests that fit no node)"),
     Rule("dbbench.io", "benchmarkruns", ("list",), "runs",
          "admitting: which runs hold a node pool"),
+    Rule("dbbench.io", "benchmarkruns/status", ("patch",), "runs",
+         "each pass's status patch (written by the run's own loop, `driving`)"),
     Rule("", "secrets", ("create", "get", "patch"), "runs",
          "the run's credentials Secret (created once, its owner checked, an older Secret "
          "given the results token); reading an external target's uriSecretRef"),

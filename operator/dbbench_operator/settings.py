@@ -88,7 +88,16 @@ DEFAULT_OPERATOR_LABELS = {
 
 @dataclass(frozen=True)
 class OperatorSettings:
+    # How a run's passes are paced (`pacing`): with `events`, a change of one of
+    # the run's Pods, Jobs or StatefulSets starts its next pass, and a quiet run
+    # (waiting for nodes, or running a step) is looked at every
+    # `resync_interval` seconds as a safety net, a running step's progress every
+    # `progress_interval`; every other wait, and every run without `events`, is
+    # polled every `reconcile_interval` seconds.
     reconcile_interval: float = 5.0
+    events: bool = True
+    resync_interval: float = 60.0
+    progress_interval: float = 5.0
     namespace: str = "dbbench-system"
     runner_image: str = "dbbench/runner:0.1.0"
     runner_pull_policy: str = "IfNotPresent"
@@ -128,6 +137,9 @@ class OperatorSettings:
         defaults = cls()
         return cls(
             reconcile_interval=float(env.get("DBBENCH_RECONCILE_INTERVAL", "5")),
+            events=_flag(env.get("DBBENCH_EVENTS", "true")),
+            resync_interval=float(env.get("DBBENCH_RESYNC_INTERVAL") or 60),
+            progress_interval=float(env.get("DBBENCH_PROGRESS_INTERVAL") or 5),
             namespace=env.get("DBBENCH_OPERATOR_NAMESPACE", defaults.namespace),
             runner_image=env.get("DBBENCH_RUNNER_IMAGE", defaults.runner_image),
             runner_pull_policy=env.get("DBBENCH_RUNNER_PULL_POLICY", defaults.runner_pull_policy),

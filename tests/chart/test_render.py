@@ -96,10 +96,11 @@ def test_default_install_watches_all_namespaces() -> None:
         {"kind": "ServiceAccount", "name": "dbbench", "namespace": "dbbench-system"}
     ]
     # kopf never looks at namespaces in --all-namespaces mode, so neither may we.
-    # Nodes: read only, to know which nodes a run's nodeSelector picks (exclusive).
+    # Nodes: read only (listed, then watched), to know which nodes a run's
+    # nodeSelector picks (exclusive) and what they can hold.
     assert rule_table(role_named(manifests, "cluster")) == {
         ("apiextensions.k8s.io", "customresourcedefinitions"): {"list", "watch"},
-        ("", "nodes"): {"list"},
+        ("", "nodes"): {"list", "watch"},
     }
     assert rule_table(role_named(manifests, "cluster")) == expected("cluster")
 
@@ -124,7 +125,7 @@ def test_namespace_list_binds_only_those_namespaces() -> None:
     assert rule_table(role_named(manifests, "cluster")) == {
         ("apiextensions.k8s.io", "customresourcedefinitions"): {"list", "watch"},
         ("", "namespaces"): {"list", "watch"},
-        ("", "nodes"): {"list"},
+        ("", "nodes"): {"list", "watch"},
     }
     assert rule_table(role_named(manifests, "cluster")) == expected("cluster", watchNamespaces=True)
 

@@ -13,10 +13,11 @@ import pytest
 import yaml
 
 from dbbench_operator import kube
+from dbbench_operator.concluding import describe_error
 from dbbench_operator.kube import KubeError
 from dbbench_operator.model.status import BenchmarkRunStatus
 from dbbench_operator.naming import RunRef
-from dbbench_operator.reconciling import describe_error, needs_pass, reconcile
+from dbbench_operator.reconciling import needs_pass, reconcile
 from dbbench_operator.results_client import ResultsServiceError
 from dbbench_operator.settings import OperatorSettings
 

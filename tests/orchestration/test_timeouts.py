@@ -24,6 +24,7 @@ from dbbench_operator import deadlines, kube
 from dbbench_operator.kube import KubeError
 from dbbench_operator.model.status import BenchmarkRunStatus
 from dbbench_operator.naming import RunRef
+from dbbench_operator.pacing import next_wait
 from dbbench_operator.reconciling import reconcile_within
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.topology import mongo_client, sql_session
@@ -242,7 +243,7 @@ class _Throttling(ThreadingHTTPServer):
                                    "reason": "TooManyRequests", "code": 429}).encode()  # fmt: skip
                 self.send_response(429)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Retry-After", "1")
+                self.send_header("Retry-After", "7")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -304,6 +305,13 @@ def test_a_busy_or_absent_api_server_never_counts_against_the_failure_budget(
         expected = "429" if cluster == "throttling_api" else "no answer from the API server"
         assert expected in reconciled["message"]
         BenchmarkRunStatus.model_validate(outcome.status)
+        # The next pass backs off, as long as the server asked when it did, and a
+        # change of the run's children does not cut the back-off short.
+        assert outcome.busy
+        assert outcome.retry_after == (7 if cluster == "throttling_api" else None)
+        wait = next_wait(outcome.status, settings, busy_passes=1, retry_after=outcome.retry_after)
+        assert wait.seconds >= (7 if cluster == "throttling_api" else settings.reconcile_interval)
+        assert not wait.wakeable
 
 
 def test_a_busy_api_server_still_ends_the_run_at_spec_timeout(throttling_api: None) -> None:

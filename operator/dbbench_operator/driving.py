@@ -1,0 +1,159 @@
+"""A run's loop: the kopf daemon of each run that needs passes.
+
+One pass at a time (so never two passes of one run at once), in a worker
+thread; its status patch is written straight to the API server (kopf would
+apply a daemon's `patch` only when the daemon returns), and its events are
+posted. Then the loop waits as `pacing` says: a change of one of the run's
+children (`waking`) cuts a wakeable wait short, but never to less than
+`pacing.MIN_GAP_S` after the last pass began, so a burst of changes costs one
+pass. kopf stops the loop when the run no longer needs passes (ended and
+cleaned up) or is deleted.
+
+The live body kopf hands a daemon follows the watch, which may not have shown
+this loop's own last patches yet when the next pass starts: the status the
+loop wrote last is used while the watch still shows a status that one of its
+patches replaced (`fresh_status`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from dbbench_operator import kube, pacing
+from dbbench_operator.concluding import Outcome
+from dbbench_operator.model import API_VERSION, KIND
+from dbbench_operator.monitoring import METRICS
+from dbbench_operator.naming import RunRef
+from dbbench_operator.reconciling import reconcile_within, seconds_left
+from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.waking import Alarms
+
+log = logging.getLogger(__name__)
+Post = Callable[[str, str, str], None]  # (Normal|Warning, reason, message)
+
+
+class Stopped(Protocol):
+    """kopf's `stopped` flag of an async daemon."""
+
+    def __bool__(self) -> bool: ...
+
+    def wait(self, timeout: float | None = None) -> Awaitable[Any]: ...
+
+
+# Statuses the loop remembers having replaced: the watch may lag a few patches.
+_SUPERSEDED = 4
+
+
+@dataclass(frozen=True)
+class Written:
+    """The status this loop last wrote, and the ones its patches replaced."""
+
+    after: Mapping[str, Any]
+    superseded: tuple[Mapping[str, Any], ...] = ()
+
+    def then(self, live: Mapping[str, Any], after: Mapping[str, Any]) -> Written:
+        """After another patch, made while the watch showed `live`."""
+        return Written(after, (*self.superseded, live, self.after)[-_SUPERSEDED:])
+
+
+def fresh_status(live: Mapping[str, Any], written: Written | None) -> Mapping[str, Any]:
+    """The status the next pass must see: the loop's own last patch while the watch
+    still shows a status one of its patches replaced (it lags)."""
+    if written is None or live == written.after:
+        return live
+    return written.after if live in written.superseded else live
+
+
+def one_pass(
+    meta: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    status: Mapping[str, Any],
+    settings: OperatorSettings,
+) -> tuple[Outcome, Mapping[str, Any] | None]:
+    """A pass, and the status after its patch (None: nothing was written)."""
+    run = RunRef.from_meta(meta)
+    began = time.monotonic()
+    outcome = reconcile_within(run, spec, status, datetime.now(UTC), settings)
+    METRICS.passed(time.monotonic() - began, outcome.failed)
+    if not outcome.status:
+        return outcome, None
+    try:
+        patched = kube.patch_status(API_VERSION, KIND, run.namespace, run.name, outcome.status)
+    except kube.KubeError as exc:
+        # The pass's work is idempotent: the next pass does it again and writes it.
+        log.warning("status of %s/%s not written: %s", run.namespace, run.name, exc)
+        busy = exc.transient or outcome.busy
+        return replace(outcome, events=(), busy=busy, retry_after=exc.retry_after), None
+    return outcome, dict(patched.get("status") or {})
+
+
+async def _stop(stopped: Stopped) -> None:
+    await stopped.wait()
+
+
+async def pause(
+    alarm: asyncio.Event, stopped: Stopped, wait: pacing.Wait, not_before: float
+) -> None:
+    """Wait as `pacing` says, never past a stop. A ring cuts a wakeable wait short,
+    but not to before `not_before` (loop time): a burst of rings costs one pass."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.ensure_future(_stop(stopped))
+    waiters: set[asyncio.Future[Any]] = {stop}
+    if wait.wakeable:
+        waiters.add(asyncio.ensure_future(alarm.wait()))
+    try:
+        await asyncio.wait(waiters, timeout=wait.seconds, return_when=asyncio.FIRST_COMPLETED)
+        gap = not_before - loop.time()
+        if wait.wakeable and alarm.is_set() and gap > 0 and not stop.done():
+            await asyncio.wait({stop}, timeout=gap)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+
+
+def _snapshot(body: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """A copy the worker thread may read while kopf updates the live body."""
+    return copy.deepcopy(dict(body.get(key) or {}))
+
+
+async def drive(body: Mapping[str, Any], stopped: Stopped, alarms: Alarms, post: Post) -> None:
+    """Pass after pass until kopf stops the run's loop."""
+    uid = str(body["metadata"]["uid"])
+    alarm = alarms.register(uid)
+    loop = asyncio.get_running_loop()
+    written: Written | None = None
+    busy = 0
+    try:
+        while not stopped:
+            alarm.clear()  # a change from now on starts another pass
+            began = loop.time()
+            settings = OperatorSettings.from_env()
+            meta, spec = _snapshot(body, "metadata"), _snapshot(body, "spec")
+            live = _snapshot(body, "status")
+            status = fresh_status(live, written)
+            try:
+                outcome, after = await asyncio.to_thread(one_pass, meta, spec, status, settings)
+            except Exception:  # a bug: kopf would restart the daemon after a minute; retry sooner
+                log.exception("pass of %s/%s failed", meta.get("namespace"), meta.get("name"))
+                outcome, after = Outcome(), None
+            if after is not None:
+                written = Written(after, (live,)) if written is None else written.then(live, after)
+            for kind, reason, message in outcome.events:
+                post(kind, reason, message)
+            busy = busy + 1 if outcome.busy else 0
+            now_status = after if after is not None else {**status, **outcome.status}
+            alarms.waiting_for_nodes(uid, waiting=pacing.waits_for_nodes(now_status))
+            wait = pacing.next_wait(
+                now_status, settings, busy_passes=busy, retry_after=outcome.retry_after,
+                seconds_left=seconds_left(spec, now_status, datetime.now(UTC)),
+            )  # fmt: skip
+            await pause(alarm, stopped, wait, began + pacing.MIN_GAP_S)
+    finally:
+        alarms.forget(uid, alarm)

@@ -1,0 +1,204 @@
+"""A run's loop (`driving`): one pass at a time, started by changes (debounced) or by
+its pacing, and the timer alone when events are off. The pass itself is replaced
+by a recorder here; the operator tests run the real one against an API server."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import pytest
+
+from dbbench_operator import driving
+from dbbench_operator.concluding import Outcome
+from dbbench_operator.driving import Written, drive, fresh_status
+from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.waking import Alarms
+
+UID = "uid-1"
+
+
+class Stop:
+    """kopf's `stopped` flag, as an async daemon sees it."""
+
+    def __init__(self) -> None:
+        self.flag = asyncio.Event()
+
+    def __bool__(self) -> bool:
+        return self.flag.is_set()
+
+    def wait(self, timeout: float | None = None) -> Awaitable[Any]:
+        return self.flag.wait()
+
+
+class Passes:
+    """Records when each pass ran; fails the test if two overlap."""
+
+    def __init__(self, seconds: float = 0.0, status: Mapping[str, Any] | None = None) -> None:
+        self.seconds, self.status = seconds, dict(status or {})
+        self.started: list[float] = []
+        self.running = 0
+        self.overlapped = False
+        self.lock = threading.Lock()
+
+    def __call__(self, *_: Any) -> tuple[Outcome, Mapping[str, Any] | None]:
+        with self.lock:
+            self.running += 1
+            self.overlapped |= self.running > 1
+            self.started.append(time.monotonic())
+        time.sleep(self.seconds)
+        with self.lock:
+            self.running -= 1
+        return Outcome(), None
+
+
+def run_loop(
+    monkeypatch: pytest.MonkeyPatch,
+    passes: Passes,
+    env: dict[str, str],
+    script: Callable[[Alarms, float], Awaitable[None]],
+) -> float:
+    """Drive one run while `script` rings its alarm; returns when the loop began."""
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(driving, "one_pass", passes)
+    body = {"metadata": {"uid": UID, "name": "r", "namespace": "ns"}, "spec": {}, "status": {}}
+    alarms = Alarms()
+
+    async def main() -> float:
+        stop = Stop()
+        began = time.monotonic()
+        loop = asyncio.create_task(drive(body, stop, alarms, lambda *_: None))
+        await asyncio.sleep(0.05)
+        await script(alarms, began)
+        stop.flag.set()
+        await asyncio.wait_for(loop, 5)  # a stop ends the wait at once
+        return began
+
+    return asyncio.run(main())
+
+
+EVENTS = {"DBBENCH_EVENTS": "true", "DBBENCH_RECONCILE_INTERVAL": "30"}
+TIMER = {"DBBENCH_EVENTS": "false", "DBBENCH_RECONCILE_INTERVAL": "0.4"}
+
+
+def test_a_burst_of_changes_starts_one_pass_no_sooner_than_a_second_after_the_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    passes = Passes()
+
+    async def burst(alarms: Alarms, _: float) -> None:
+        for _ in range(5):
+            assert alarms.ring(UID)
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(2.0)
+
+    run_loop(monkeypatch, passes, EVENTS, burst)
+    assert len(passes.started) == 2  # the first pass, then one for the whole burst
+    assert passes.started[1] - passes.started[0] >= 0.95
+
+
+def test_a_change_during_a_pass_starts_exactly_one_more_and_passes_never_overlap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    passes = Passes(seconds=0.5)
+
+    async def during(alarms: Alarms, _: float) -> None:
+        alarms.ring(UID)
+        alarms.ring(UID)
+        await asyncio.sleep(3.0)
+
+    run_loop(monkeypatch, passes, EVENTS, during)
+    assert len(passes.started) == 2
+    assert not passes.overlapped
+
+
+def test_without_changes_a_quiet_run_waits_for_its_safety_net(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    passes = Passes()
+
+    async def quiet(_: Alarms, __: float) -> None:
+        await asyncio.sleep(1.5)
+
+    run_loop(monkeypatch, passes, EVENTS, quiet)
+    assert len(passes.started) == 1
+
+
+def test_with_events_off_the_timer_alone_paces_the_run_and_rings_are_ignored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    passes = Passes()
+
+    async def rings(alarms: Alarms, _: float) -> None:
+        for _ in range(10):
+            alarms.ring(UID)
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(0.9)
+
+    began = run_loop(monkeypatch, passes, TIMER, rings)
+    gaps = [b - a for a, b in zip(passes.started, passes.started[1:], strict=False)]
+    assert passes.started[0] - began < 0.3
+    assert 4 <= len(passes.started) <= 6, gaps  # every 0.4 s over 2 s
+    assert all(gap >= 0.35 for gap in gaps), gaps
+
+
+def test_a_pass_that_raises_is_retried_at_the_poll_interval_and_the_loop_lives_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Broken(Passes):
+        def __call__(self, *args: Any) -> tuple[Outcome, Mapping[str, Any] | None]:
+            super().__call__(*args)
+            raise RuntimeError("a bug")
+
+    passes = Broken()
+
+    async def wait(_: Alarms, __: float) -> None:
+        await asyncio.sleep(1.0)
+
+    run_loop(monkeypatch, passes, TIMER, wait)
+    assert len(passes.started) >= 2
+
+
+def test_the_loop_sees_its_own_last_patch_until_the_watch_has_shown_it() -> None:
+    pending, provisioning, running = ({"phase": p} for p in ("Pending", "Provisioning", "Running"))
+    written = Written(provisioning, (pending,))
+    assert fresh_status(pending, written) == provisioning  # the watch is behind
+    assert fresh_status(provisioning, written) == provisioning
+    # Two patches ahead of the watch: it shows the first, then the second.
+    written = written.then(pending, running)
+    assert fresh_status(pending, written) == running
+    assert fresh_status(provisioning, written) == running
+    assert fresh_status(running, written) == running
+    # Someone else's change is seen as it is.
+    edited = {"phase": "Pending", "message": "by hand"}
+    assert fresh_status(edited, written) == edited
+    assert fresh_status(pending, None) == pending
+
+
+def test_an_alarm_rings_only_the_loop_that_registered_it() -> None:
+    async def main() -> None:
+        alarms = Alarms()
+        assert not alarms.ring(UID)  # no loop yet: dropped
+        old = alarms.register(UID)
+        new = alarms.register(UID)  # kopf restarted the run's daemon
+        alarms.forget(UID, old)  # the old loop's exit keeps the new one's alarm
+        assert alarms.ring(UID)
+        assert new.is_set()
+        assert not old.is_set()
+        alarms.waiting_for_nodes(UID, waiting=True)
+        new.clear()
+        assert alarms.ring_waiting_for_nodes() == 1
+        assert new.is_set()
+
+    asyncio.run(main())
+
+
+def test_settings_default_to_events_with_a_minute_safety_net() -> None:
+    settings = OperatorSettings.from_env({})
+    assert settings.events
+    assert (settings.reconcile_interval, settings.resync_interval) == (5, 60)
+    assert not OperatorSettings.from_env({"DBBENCH_EVENTS": "false"}).events

@@ -1,0 +1,88 @@
+"""When a run's next pass is due (`pacing`), with events and with the timer alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dbbench_operator.kube import KubeError
+from dbbench_operator.pacing import backoff, next_wait, waits_for_nodes
+from dbbench_operator.settings import OperatorSettings
+
+EVENTS = OperatorSettings(reconcile_interval=5, resync_interval=60, progress_interval=15)
+TIMER = OperatorSettings(reconcile_interval=5, events=False)
+
+
+def status(phase: str, reason: str, stage: str | None = None) -> dict[str, Any]:
+    return {
+        "phase": phase,
+        "conditions": [{"type": "Progressing", "status": "True", "reason": reason}],
+        "progress": {"stage": stage},
+    }
+
+
+WAITING_FOR_NODES = status("Pending", "WaitingForNodes")
+RUNNING_STEP = status("Running", "RunningStep", "Running")
+WAITING_FOR_PODS = status("Provisioning", "ContainersNotReady", "Provisioning")
+SETTING_UP = status("Provisioning", "WaitingForMembers", "Provisioning")
+
+
+@pytest.mark.parametrize(
+    ("run", "seconds"),
+    [(WAITING_FOR_NODES, 60), (RUNNING_STEP, 15), (WAITING_FOR_PODS, 5), (SETTING_UP, 5),
+     ({}, 5)],
+    ids=["waiting-for-nodes", "running-step", "waiting-for-pods", "setting-up", "new"],
+)  # fmt: skip
+def test_with_events_quiet_waits_are_a_safety_net_and_the_rest_is_polled(
+    run: dict[str, Any], seconds: float
+) -> None:
+    wait = next_wait(run, EVENTS)
+    assert wait.seconds == seconds
+    assert wait.wakeable
+
+
+@pytest.mark.parametrize("run", [WAITING_FOR_NODES, RUNNING_STEP, WAITING_FOR_PODS, {}])
+def test_with_the_timer_alone_every_run_is_polled_at_the_old_interval(run: dict[str, Any]) -> None:
+    wait = next_wait(run, TIMER)
+    assert wait.seconds == 5
+    assert not wait.wakeable
+
+
+def test_no_wait_outlasts_spec_timeout() -> None:
+    assert next_wait(RUNNING_STEP, EVENTS, seconds_left=3).seconds == 4  # 1 s past it
+    assert next_wait(RUNNING_STEP, EVENTS, seconds_left=-20).seconds == 1
+
+
+def test_a_busy_api_server_backs_off_doubling_or_as_long_as_it_asked() -> None:
+    waits = [next_wait(RUNNING_STEP, EVENTS, busy_passes=n).seconds for n in range(1, 7)]
+    assert waits == [5, 10, 20, 40, 60, 60]  # capped at the resync interval
+    asked = next_wait(RUNNING_STEP, EVENTS, busy_passes=1, retry_after=30)
+    assert asked.seconds == 30
+    assert not asked.wakeable  # changes of the children do not cut a back-off short
+    assert backoff(TIMER, 1, None) == 5
+
+
+def test_only_a_pending_run_held_back_by_another_waits_for_nodes() -> None:
+    assert waits_for_nodes(WAITING_FOR_NODES)
+    assert not waits_for_nodes(RUNNING_STEP)
+    assert not waits_for_nodes(status("Pending", "Accepted"))
+
+
+class _AnswerError(Exception):
+    def __init__(self, status: int, headers: dict[str, str]) -> None:
+        self.status, self.headers, self.body, self.reason = status, headers, None, "x"
+
+
+@pytest.mark.parametrize(
+    ("status_code", "headers", "transient", "retry_after"),
+    [(429, {"Retry-After": "7"}, True, 7.0), (503, {"retry-after": "2"}, True, 2.0),
+     (500, {}, True, None), (429, {"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"}, True, None),
+     (422, {"Retry-After": "7"}, False, None), (403, {}, False, None)],
+)  # fmt: skip
+def test_throttling_and_server_errors_are_transient_and_carry_retry_after(
+    status_code: int, headers: dict[str, str], transient: bool, retry_after: float | None
+) -> None:
+    error = KubeError("get", "Job", "team-a", "x", _AnswerError(status_code, headers))
+    assert error.transient is transient
+    assert error.retry_after == retry_after
