@@ -98,6 +98,9 @@ def start_operator(plane: ControlPlane, workdir: Path, results: ResultsService) 
         "DBBENCH_METRICS_PORT": str(free_port()),
         "DBBENCH_METRICS_ADDRESS": "127.0.0.1",
     }
+    if os.environ.get("SCALE_PROFILE"):  # a sampling profile of the operator (profiling/)
+        hook = str(Path(__file__).with_name("profiling"))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (hook, env.get("PYTHONPATH"))))
     log = workdir / "operator.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
