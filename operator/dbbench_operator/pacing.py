@@ -6,10 +6,14 @@ at only as a safety net: a run waiting for nodes every `resync_interval`, a
 running step (its progress in the status) every `progress_interval`. Every
 other wait is on something no watch shows (a database's replication, the
 results service, a pod's startupGrace clock) and is polled every
-`reconcile_interval`, as is every run with events off. No wait outlasts
-spec.timeout. A pass the API server refused as busy (429, 5xx, no answer) is
-followed by a back-off instead: its Retry-After, else doubling from
-`reconcile_interval` up to `resync_interval`, and changes do not cut it short.
+`reconcile_interval`, as is every run with events off. Each of these timed
+waits is at least `active runs / max_passes_per_second` (`stretched`): a few
+runs keep their intervals, a thousand runs together make a bounded number of
+timed passes per second instead of one per run per interval (changes still
+start a pass at once). No wait outlasts spec.timeout. A pass the API server
+refused as busy (429, 5xx, no answer) is followed by a back-off instead: its
+Retry-After, else doubling from `reconcile_interval` up to `resync_interval`,
+and changes do not cut it short.
 """
 
 from __future__ import annotations
@@ -63,6 +67,15 @@ def quiet_interval(status: Mapping[str, Any], settings: OperatorSettings) -> flo
     return None
 
 
+def stretched(interval: float, active_runs: int, settings: OperatorSettings) -> float:
+    """`interval`, or longer when `active_runs` runs each waiting that long would make
+    more than `max_passes_per_second` timed passes a second together."""
+    budget = settings.max_passes_per_second
+    if budget <= 0:
+        return interval
+    return max(interval, active_runs / budget)
+
+
 def backoff(settings: OperatorSettings, busy_passes: int, retry_after: float | None) -> float:
     """The wait after `busy_passes` passes in a row found the API server busy."""
     doubling = settings.reconcile_interval * float(2 ** max(0, min(busy_passes - 1, 10)))
@@ -76,15 +89,18 @@ def next_wait(
     busy_passes: int = 0,
     retry_after: float | None = None,
     seconds_left: float | None = None,
+    active_runs: int = 1,
 ) -> Wait:
     """The wait after a pass that left the run with `status` (the pass's patch applied).
 
     `busy_passes`: passes in a row that the API server refused as busy (0: the last
-    one was not); `seconds_left`: until spec.timeout (None: no clock yet)."""
+    one was not); `seconds_left`: until spec.timeout (None: no clock yet);
+    `active_runs`: runs of this operator that have a loop (this one included)."""
     if busy_passes:
         return Wait(backoff(settings, busy_passes, retry_after), wakeable=False)
     quiet = quiet_interval(status, settings) if settings.events else None
-    seconds = settings.reconcile_interval if quiet is None else quiet
+    seconds = stretched(settings.reconcile_interval if quiet is None else quiet, active_runs,
+                        settings)  # fmt: skip
     if seconds_left is not None:
         seconds = min(seconds, max(0.0, seconds_left) + PAST_TIMEOUT_S)
     return Wait(max(seconds, 0.0), wakeable=settings.events)

@@ -93,11 +93,14 @@ class OperatorSettings:
     # (waiting for nodes, or running a step) is looked at every
     # `resync_interval` seconds as a safety net, a running step's progress every
     # `progress_interval`; every other wait, and every run without `events`, is
-    # polled every `reconcile_interval` seconds.
+    # polled every `reconcile_interval` seconds. With many runs at once every
+    # such wait stretches so that all runs together make at most
+    # `max_passes_per_second` timed passes (0: no limit).
     reconcile_interval: float = 5.0
     events: bool = True
     resync_interval: float = 60.0
     progress_interval: float = 5.0
+    max_passes_per_second: float = 5.0
     namespace: str = "dbbench-system"
     runner_image: str = "dbbench/runner:0.1.0"
     runner_pull_policy: str = "IfNotPresent"
@@ -140,6 +143,7 @@ class OperatorSettings:
             events=_flag(env.get("DBBENCH_EVENTS", "true")),
             resync_interval=float(env.get("DBBENCH_RESYNC_INTERVAL") or 60),
             progress_interval=float(env.get("DBBENCH_PROGRESS_INTERVAL") or 5),
+            max_passes_per_second=float(env.get("DBBENCH_MAX_PASSES_PER_SECOND") or 5),
             namespace=env.get("DBBENCH_OPERATOR_NAMESPACE", defaults.namespace),
             runner_image=env.get("DBBENCH_RUNNER_IMAGE", defaults.runner_image),
             runner_pull_policy=env.get("DBBENCH_RUNNER_PULL_POLICY", defaults.runner_pull_policy),

@@ -18,6 +18,10 @@ class Alarms:
         self._alarms: dict[str, asyncio.Event] = {}
         self._waiting_for_nodes: set[str] = set()
 
+    def __len__(self) -> int:
+        """Runs with a loop: the active runs that `pacing` shares its budget among."""
+        return len(self._alarms)
+
     def register(self, uid: str) -> asyncio.Event:
         """A new alarm for the run's loop (cleared before each pass, waited on after)."""
         alarm = self._alarms[uid] = asyncio.Event()

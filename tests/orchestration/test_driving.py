@@ -128,6 +128,31 @@ def test_without_changes_a_quiet_run_waits_for_its_safety_net(
     assert len(passes.started) == 1
 
 
+def test_the_loop_shares_the_pass_budget_among_every_run_with_a_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Alone, a run is polled every 0.4 s; with 99 other loops and a budget of 50
+    passes a second, every 100 / 50 = 2 s."""
+    for key, value in {**TIMER, "DBBENCH_MAX_PASSES_PER_SECOND": "50"}.items():
+        monkeypatch.setenv(key, value)
+    passes = Passes()
+    monkeypatch.setattr(driving, "one_pass", passes)
+    alarms = Alarms()
+    for i in range(99):
+        alarms.register(f"other-{i}")
+    body = {"metadata": {"uid": UID, "name": "r", "namespace": "ns"}, "spec": {}, "status": {}}
+
+    async def main() -> None:
+        stop = Stop()
+        loop = asyncio.create_task(drive(body, stop, alarms, lambda *_: None))
+        await asyncio.sleep(1.5)
+        stop.flag.set()
+        await asyncio.wait_for(loop, 5)
+
+    asyncio.run(main())
+    assert len(passes.started) == 1  # the next one is 2 s away, not 0.4 s
+
+
 def test_with_events_off_the_timer_alone_paces_the_run_and_rings_are_ignored(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

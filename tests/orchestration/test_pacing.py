@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from dbbench_operator.kube import KubeError
-from dbbench_operator.pacing import backoff, next_wait, waits_for_nodes
+from dbbench_operator.pacing import backoff, next_wait, stretched, waits_for_nodes
 from dbbench_operator.settings import OperatorSettings
 
 EVENTS = OperatorSettings(reconcile_interval=5, resync_interval=60, progress_interval=15)
@@ -61,6 +61,37 @@ def test_a_busy_api_server_backs_off_doubling_or_as_long_as_it_asked() -> None:
     assert asked.seconds == 30
     assert not asked.wakeable  # changes of the children do not cut a back-off short
     assert backoff(TIMER, 1, None) == 5
+
+
+@pytest.mark.parametrize(
+    ("run", "settings", "few", "many"),
+    [(RUNNING_STEP, EVENTS, 15, 200), (WAITING_FOR_NODES, EVENTS, 60, 200),
+     (WAITING_FOR_PODS, EVENTS, 5, 200), (RUNNING_STEP, TIMER, 5, 200)],
+    ids=["running-step", "waiting-for-nodes", "polled", "timer"],
+)  # fmt: skip
+def test_many_runs_stretch_every_timed_wait_so_that_together_they_keep_to_the_budget(
+    run: dict[str, Any], settings: OperatorSettings, few: float, many: float
+) -> None:
+    assert settings.max_passes_per_second == 5  # the default
+    assert next_wait(run, settings, active_runs=3).seconds == few  # a small cluster: unchanged
+    assert next_wait(run, settings, active_runs=1000).seconds == many  # 1,000 runs: 5 passes/s
+    # Passes a second of 1,000 runs in a mix of waits: never over the budget.
+    mix = [RUNNING_STEP, WAITING_FOR_NODES, WAITING_FOR_PODS, {}] * 250
+    assert sum(1 / next_wait(r, settings, active_runs=1000).seconds for r in mix) <= 5
+
+
+def test_the_budget_leaves_spec_timeout_and_back_off_alone_and_0_turns_it_off() -> None:
+    assert next_wait(RUNNING_STEP, EVENTS, seconds_left=3, active_runs=1000).seconds == 4
+    assert next_wait(RUNNING_STEP, EVENTS, busy_passes=1, active_runs=1000).seconds == 5
+    unlimited = OperatorSettings(progress_interval=15, max_passes_per_second=0)
+    assert next_wait(RUNNING_STEP, unlimited, active_runs=100_000).seconds == 15
+    assert stretched(5, 0, EVENTS) == 5
+
+
+def test_the_budget_is_read_from_the_environment() -> None:
+    assert OperatorSettings.from_env({}).max_passes_per_second == 5
+    env = {"DBBENCH_MAX_PASSES_PER_SECOND": "2.5"}
+    assert OperatorSettings.from_env(env).max_passes_per_second == 2.5
 
 
 def test_only_a_pending_run_held_back_by_another_waits_for_nodes() -> None:
