@@ -94,6 +94,22 @@ def one_pass(
     return outcome, dict(patched.get("status") or {})
 
 
+def _pass_unless_stopped(
+    stopped: Stopped,
+    meta: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    status: Mapping[str, Any],
+    settings: OperatorSettings,
+) -> tuple[Outcome, Mapping[str, Any] | None]:
+    """`one_pass`, unless kopf stopped the loop while the pass waited for a worker
+    thread: with hundreds of runs passes queue for the pool, and a deleted run's
+    pass would only delay its finalizer (and re-apply children its deletion is
+    removing)."""
+    if stopped:
+        return Outcome(), None
+    return one_pass(meta, spec, status, settings)
+
+
 async def _stop(stopped: Stopped) -> None:
     await stopped.wait()
 
@@ -139,7 +155,9 @@ async def drive(body: Mapping[str, Any], stopped: Stopped, alarms: Alarms, post:
             live = _snapshot(body, "status")
             status = fresh_status(live, written)
             try:
-                outcome, after = await asyncio.to_thread(one_pass, meta, spec, status, settings)
+                outcome, after = await asyncio.to_thread(
+                    _pass_unless_stopped, stopped, meta, spec, status, settings
+                )
             except Exception:  # a bug: kopf would restart the daemon after a minute; retry sooner
                 log.exception("pass of %s/%s failed", meta.get("namespace"), meta.get("name"))
                 outcome, after = Outcome(), None

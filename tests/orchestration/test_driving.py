@@ -8,6 +8,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -151,6 +152,30 @@ def test_the_loop_shares_the_pass_budget_among_every_run_with_a_loop(
 
     asyncio.run(main())
     assert len(passes.started) == 1  # the next one is 2 s away, not 0.4 s
+
+
+def test_a_pass_still_waiting_for_a_worker_thread_when_the_loop_is_stopped_is_skipped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A deleted run's queued pass would hold its finalizer and re-apply its children."""
+    passes = Passes()
+    monkeypatch.setattr(driving, "one_pass", passes)
+    body = {"metadata": {"uid": UID, "name": "r", "namespace": "ns"}, "spec": {}, "status": {}}
+    busy = threading.Event()
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(1))
+        occupied = asyncio.ensure_future(asyncio.to_thread(busy.wait, 5))  # the only thread
+        stop = Stop()
+        loop = asyncio.create_task(drive(body, stop, Alarms(), lambda *_: None))
+        await asyncio.sleep(0.2)  # its first pass waits for the thread
+        stop.flag.set()  # kopf stops the loop (the run was deleted)
+        busy.set()
+        await asyncio.wait_for(loop, 5)
+        await occupied
+
+    asyncio.run(main())
+    assert passes.started == []
 
 
 def test_with_events_off_the_timer_alone_paces_the_run_and_rings_are_ignored(
