@@ -27,6 +27,19 @@ from dbbench_operator.waking import ALARMS
 # (the chart's DBBENCH_EVENTS); without them each run is polled on its timer
 # alone (`pacing`), which every pass re-reads from the environment.
 EVENTS = OperatorSettings.from_env().events
+# Watch handlers that run for every event of every run, child and node: kopf logs
+# "Handler '<id>' succeeded." at INFO for each (a line per node heartbeat and per
+# status patch, a tenth of the operator's CPU at 100 runs on 100 nodes).
+QUIET_HANDLERS = frozenset({"run_seen", "node_seen", "child_changed"})
+
+
+class QuietWatchHandlers(logging.Filter):
+    """Drops kopf's success line of the watch handlers; their failures still show."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO or not isinstance(record.msg, str):
+            return True
+        return not any(record.msg == f"Handler {name!r} succeeded." for name in QUIET_HANDLERS)
 
 
 @kopf.on.startup()
@@ -39,6 +52,9 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
         prefix=GROUP, key="last-handled-configuration"
     )
     settings.posting.level = logging.INFO
+    objects = logging.getLogger("kopf.objects")
+    if not any(isinstance(f, QuietWatchHandlers) for f in objects.filters):
+        objects.addFilter(QuietWatchHandlers())
     for children in (("v1", "pods"), ("batch/v1", "jobs"), ("apps/v1", "statefulsets")):
         # The API server sends only the runs' own children, not every pod of the cluster.
         settings.watching.label_selectors[children] = RUN_UID_LABEL
