@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import hashlib
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -51,16 +53,30 @@ class Stopped(Protocol):
 _SUPERSEDED = 4
 
 
+def fingerprint(status: Mapping[str, Any]) -> str:
+    """A digest that tells statuses apart: a loop keeps these of the statuses its
+    patches replaced, not the statuses (kilobytes each, times every run)."""
+    text = json.dumps(status, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
 @dataclass(frozen=True)
 class Written:
-    """The status this loop last wrote, and the ones its patches replaced."""
+    """The status this loop last wrote, and the fingerprints of the ones its patches
+    replaced."""
 
     after: Mapping[str, Any]
-    superseded: tuple[Mapping[str, Any], ...] = ()
+    superseded: tuple[str, ...] = ()
+
+    @classmethod
+    def first(cls, live: Mapping[str, Any], after: Mapping[str, Any]) -> Written:
+        """After the loop's first patch, made while the watch showed `live`."""
+        return cls(after, (fingerprint(live),))
 
     def then(self, live: Mapping[str, Any], after: Mapping[str, Any]) -> Written:
         """After another patch, made while the watch showed `live`."""
-        return Written(after, (*self.superseded, live, self.after)[-_SUPERSEDED:])
+        replaced = (*self.superseded, fingerprint(live), fingerprint(self.after))
+        return Written(after, tuple(dict.fromkeys(replaced))[-_SUPERSEDED:])
 
 
 def fresh_status(live: Mapping[str, Any], written: Written | None) -> Mapping[str, Any]:
@@ -68,7 +84,7 @@ def fresh_status(live: Mapping[str, Any], written: Written | None) -> Mapping[st
     still shows a status one of its patches replaced (it lags)."""
     if written is None or live == written.after:
         return live
-    return written.after if live in written.superseded else live
+    return written.after if fingerprint(live) in written.superseded else live
 
 
 def one_pass(
@@ -162,7 +178,9 @@ async def drive(body: Mapping[str, Any], stopped: Stopped, alarms: Alarms, post:
                 log.exception("pass of %s/%s failed", meta.get("namespace"), meta.get("name"))
                 outcome, after = Outcome(), None
             if after is not None:
-                written = Written(after, (live,)) if written is None else written.then(live, after)
+                written = (
+                    Written.first(live, after) if written is None else written.then(live, after)
+                )
             for kind, reason, message in outcome.events:
                 post(kind, reason, message)
             busy = busy + 1 if outcome.busy else 0

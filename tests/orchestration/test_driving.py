@@ -5,6 +5,7 @@ by a recorder here; the operator tests run the real one against an API server.""
 from __future__ import annotations
 
 import asyncio
+import pickle
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -215,7 +216,7 @@ def test_a_pass_that_raises_is_retried_at_the_poll_interval_and_the_loop_lives_o
 
 def test_the_loop_sees_its_own_last_patch_until_the_watch_has_shown_it() -> None:
     pending, provisioning, running = ({"phase": p} for p in ("Pending", "Provisioning", "Running"))
-    written = Written(provisioning, (pending,))
+    written = Written.first(pending, provisioning)
     assert fresh_status(pending, written) == provisioning  # the watch is behind
     assert fresh_status(provisioning, written) == provisioning
     # Two patches ahead of the watch: it shows the first, then the second.
@@ -227,6 +228,24 @@ def test_the_loop_sees_its_own_last_patch_until_the_watch_has_shown_it() -> None
     edited = {"phase": "Pending", "message": "by hand"}
     assert fresh_status(edited, written) == edited
     assert fresh_status(pending, None) == pending
+
+
+def test_a_loop_keeps_one_status_however_many_patches_it_made() -> None:
+    """Every run's loop lives as long as the run: the statuses its patches replaced
+    are remembered by fingerprint, not kept (at 1,000 runs, megabytes)."""
+
+    def big(n: int) -> dict[str, Any]:
+        return {"phase": "Running", "targets": [{"name": f"t{i}", "n": n, "x": "y" * 200}
+                                                for i in range(50)]}  # fmt: skip
+
+    one = len(pickle.dumps(big(0)))
+    written = Written.first(big(0), big(1))
+    for n in range(2, 10):
+        written = written.then(big(n - 1), big(n))
+    assert len(pickle.dumps(written)) < 1.5 * one
+    assert fresh_status(big(8), written) == big(9)  # the watch one patch behind
+    assert fresh_status(big(7), written) == big(9)  # two
+    assert fresh_status(big(0), written) == big(0)  # too old to be the loop's: as it is
 
 
 def test_an_alarm_rings_only_the_loop_that_registered_it() -> None:
