@@ -18,7 +18,8 @@ chart's Deployment runs it, as the chart's ServiceAccount). Then prints:
 
 A script printing figures with the goals beside them, not a timed test.
 Sizes: SCALE_NODES, SCALE_RUNS, SCALE_STEP, SCALE_NAMESPACES, SCALE_WINDOW
-(seconds measured per step), SCALE_MERGE_PODS (e.g. "8,64").
+(seconds measured per step), SCALE_MERGE_PODS (e.g. "8,64"). SCALE_PROFILE=<dir>
+profiles the operator (hack/dbbench_scale/profiling/; docs/testing.md).
 """
 
 from __future__ import annotations
