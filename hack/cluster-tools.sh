@@ -54,60 +54,56 @@ install_debian_packages() {
   service containerd stop >/dev/null 2>&1 || true
 }
 
+# shellcheck source=hack/stamps.sh
+source "$ROOT/hack/stamps.sh"
+
 go_tool() {  # name module version
-  local stamp="$BIN/.$1-$3"
-  if [[ -x "$BIN/$1" && -f "$stamp" ]]; then
-    log "$1 $3 present"
-    return
-  fi
+  once "$1" "$3" _go_install "$1" "$2" "$3"
+}
+_go_install() {  # name module version
   log "building $1 $3 (about 2 minutes the first time)"
   (cd /tmp && GOBIN="$BIN" CGO_ENABLED=0 go install "$2@$3")
-  touch "$stamp"
 }
 
 # go_tool under another name (a second version beside the local node's).
 go_tool_as() {  # name module version
-  local stamp="$BIN/.$1-$3" gobin
-  if [[ -x "$BIN/$1" && -f "$stamp" ]]; then
-    log "$1 $3 present"
-    return
-  fi
+  once "$1" "$3" _go_install_as "$1" "$2" "$3"
+}
+_go_install_as() {  # name module version
+  local gobin
   log "building $1 ($2 $3; about 2 minutes the first time)"
   gobin="$(mktemp -d)"
   (cd /tmp && GOBIN="$gobin" CGO_ENABLED=0 go install "$2@$3")
   mv "$gobin"/* "$BIN/$1"
   rmdir "$gobin"
-  touch "$stamp"
 }
 
 # etcd's server module has replace directives, which `go install module@version`
 # refuses: build it from a throw-away module that requires it.
 build_kind_etcd() {
-  local stamp="$BIN/.etcd-kind-$KIND_ETCD_VERSION" work
-  if [[ -x "$BIN/etcd-kind" && -f "$stamp" ]]; then
-    log "etcd-kind $KIND_ETCD_VERSION present"
-    return
-  fi
+  once etcd-kind "$KIND_ETCD_VERSION" _build_kind_etcd
+}
+_build_kind_etcd() {
+  local work
   log "building etcd $KIND_ETCD_VERSION for the kind node (about 2 minutes the first time)"
   work="$(mktemp -d)"
   (cd "$work" && go mod init dbbench.io/kind-etcd >/dev/null 2>&1 &&
     go get "go.etcd.io/etcd/server/v3@$KIND_ETCD_VERSION" &&
     CGO_ENABLED=0 go build -trimpath -o "$BIN/etcd-kind" go.etcd.io/etcd/server/v3)
   rm -rf "$work"
-  touch "$stamp"
 }
 
 # kubeadm from the same pinned module graph as `make tools`' Kubernetes build
 # (hack/k8s), in a copy: kubeadm needs two more modules in go.sum, and changing
 # hack/k8s would rebuild every Kubernetes binary of the local node.
 build_kubeadm() {
-  local k8s_version stamp work minor ldflags
+  local k8s_version
   k8s_version="$(sed -n 's/^K8S_VERSION="\(.*\)"$/\1/p' "$ROOT/hack/tools.sh")"
-  stamp="$BIN/.kubeadm-$k8s_version-$(cat "$ROOT/hack/k8s/go.mod" "$ROOT/hack/k8s/go.sum" | sha256sum | cut -c1-16)"
-  if [[ -x "$BIN/kubeadm" && -f "$stamp" ]]; then
-    log "kubeadm $k8s_version present"
-    return
-  fi
+  once kubeadm "$k8s_version-$(cat "$ROOT/hack/k8s/go.mod" "$ROOT/hack/k8s/go.sum" | sha256sum | cut -c1-16)" \
+    _build_kubeadm "$k8s_version"
+}
+_build_kubeadm() {  # kubernetes-version
+  local k8s_version="$1" work minor ldflags
   log "building kubeadm $k8s_version (about 5 minutes the first time)"
   work="$(mktemp -d)"
   cp "$ROOT/hack/k8s/go.mod" "$ROOT/hack/k8s/go.sum" "$work/"
@@ -118,8 +114,6 @@ build_kubeadm() {
   (cd "$work" && go get "k8s.io/kubernetes/cmd/kubeadm@$k8s_version" &&
     CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$BIN/kubeadm" k8s.io/kubernetes/cmd/kubeadm)
   rm -rf "$work"
-  rm -f "$BIN"/.kubeadm-*
-  touch "$stamp"
 }
 
 build_go_tools() {

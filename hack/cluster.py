@@ -11,7 +11,14 @@ import argparse
 import json
 import sys
 
-from dbbench_local.cluster import LocalCluster, chosen, flavour, images_recipe
+from dbbench_local.cluster import (
+    LocalCluster,
+    chosen,
+    flavour,
+    forget_flavour,
+    images_recipe,
+    record_flavour,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,9 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     cluster = chosen()
     if args.command == "up":
         cluster.up()
+        record_flavour()
         print(f"export KUBECONFIG={cluster.kubeconfig}")
     elif args.command == "down":
         cluster.down()
+        forget_flavour()
     elif args.command == "import-images":
         cluster.import_images()
     elif isinstance(cluster, LocalCluster):

@@ -96,15 +96,13 @@ build_kubernetes() {
   echo "$stamp" >"$stamp_file"
 }
 
+# Helm's Makefile stamps the Kubernetes version it was built against (used as
+# the default for `helm template` and lint); `go install` must do the same or
+# helm assumes v1.20 and rejects charts that require a current cluster.
 install_helm() {
-  # Helm's Makefile stamps the Kubernetes version it was built against (used as
-  # the default for `helm template` and lint); `go install` must do the same or
-  # helm assumes v1.20 and rejects charts that require a current cluster.
-  local stamp_file="$BIN/.helm-$HELM_VERSION-k8s-$K8S_VERSION"
-  if [[ -x "$BIN/helm" && -f "$stamp_file" ]]; then
-    log "helm $HELM_VERSION present"
-    return
-  fi
+  once helm "$HELM_VERSION-k8s-$K8S_VERSION" _install_helm
+}
+_install_helm() {
   log "installing helm $HELM_VERSION"
   local minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
   local ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
@@ -112,7 +110,6 @@ install_helm() {
     ldflags+=" -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$minor"
   done
   GOBIN="$BIN" CGO_ENABLED=0 go install -ldflags "$ldflags" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
-  touch "$stamp_file"
 }
 
 link_etcd() {
@@ -123,6 +120,10 @@ link_etcd() {
   [[ -n "$etcd" && "$etcd" != "$BIN/etcd" ]] || { log "etcd not found"; exit 1; }
   ln -sf "$etcd" "$BIN/etcd"
 }
+
+# once: build a tool only when its pinned inputs change.
+# shellcheck source=hack/stamps.sh
+source "$ROOT/hack/stamps.sh"
 
 # debian_mirror: the machine's own apt mirror (hack/debian-mirror.sh).
 # shellcheck source=hack/debian-mirror.sh
@@ -156,13 +157,9 @@ build_mysql_root() {
 }
 
 build_ferretdb() {
-  local stamp_file stamp
-  stamp="$(sha256sum "$FERRETDB_PATCH" | cut -c1-16)"
-  stamp_file="$BIN/.ferretdb-$FERRETDB_VERSION-$stamp"
-  if [[ -x "$BIN/ferretdb" && -f "$stamp_file" ]]; then
-    log "ferretdb $FERRETDB_VERSION present"
-    return
-  fi
+  once ferretdb "$FERRETDB_VERSION-$(sha256sum "$FERRETDB_PATCH" | cut -c1-16)" _build_ferretdb
+}
+_build_ferretdb() {
   log "building ferretdb $FERRETDB_VERSION (patched: $(basename "$FERRETDB_PATCH"))"
   # `go install module@version` fails here (the proxy refuses the version list
   # it reads for deprecation notices); downloading the module works.
@@ -178,23 +175,15 @@ build_ferretdb() {
   patch --quiet -p1 -d "$work" <"$FERRETDB_PATCH"
   (cd "$work" && CGO_ENABLED=0 go build -trimpath -o "$BIN/ferretdb" ./cmd/ferretdb)
   rm -rf "$work"
-  rm -f "$BIN"/.ferretdb-*
-  touch "$stamp_file"
 }
 
 build_dashboard_check() {
-  local stamp_file stamp
-  stamp="$(cat "$DASHBOARD_CHECK_DIR"/go.mod "$DASHBOARD_CHECK_DIR"/go.sum "$DASHBOARD_CHECK_DIR"/*.go |
-    sha256sum | cut -c1-16)"
-  stamp_file="$BIN/.dashboard-check-$stamp"
-  if [[ -x "$BIN/dashboard-check" && -f "$stamp_file" ]]; then
-    log "dashboard-check present"
-    return
-  fi
+  once dashboard-check "$(cat "$DASHBOARD_CHECK_DIR"/go.mod "$DASHBOARD_CHECK_DIR"/go.sum \
+    "$DASHBOARD_CHECK_DIR"/*.go | sha256sum | cut -c1-16)" _build_dashboard_check
+}
+_build_dashboard_check() {
   log "building dashboard-check (Grafana Foundation SDK, about a minute the first time)"
   (cd "$DASHBOARD_CHECK_DIR" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$BIN/dashboard-check" .)
-  rm -f "$BIN"/.dashboard-check-*
-  touch "$stamp_file"
 }
 
 fetch_podmonitor_crd() {
@@ -217,15 +206,11 @@ fetch_podmonitor_crd() {
 }
 
 install_kwok() {
-  local stamp_file="$BIN/.kwok-$KWOK_VERSION"
-  if [[ -x "$BIN/kwok" && -f "$stamp_file" ]]; then
-    log "kwok $KWOK_VERSION present"
-    return
-  fi
+  once kwok "$KWOK_VERSION" _install_kwok
+}
+_install_kwok() {
   log "installing kwok $KWOK_VERSION (about 3 minutes the first time)"
   (cd /tmp && GOBIN="$BIN" CGO_ENABLED=0 go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION")
-  rm -f "$BIN"/.kwok-*
-  touch "$stamp_file"
 }
 
 steps=("$@")

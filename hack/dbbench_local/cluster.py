@@ -34,6 +34,10 @@ APP_VERSION = yaml.safe_load((REPO / "Chart.yaml").read_text())["appVersion"]
 KIND_IMAGES = (f"dbbench/operator:{APP_VERSION}", f"dbbench/runner:{APP_VERSION}")
 # What hack/cluster/kind-node-image.sh writes: the node image's reference (podman).
 KIND_NODE_IMAGE_FILE = IMAGES_DIR / "kind" / "node-image.txt"
+# The flavour `up` built: later commands without DBBENCH_CLUSTER (`make
+# cluster-down` above all) go to the cluster that is up, not to the default.
+FLAVOUR_FILE = STATE / "flavour"
+FLAVOURS = ("kind", "local")
 # Stop order: the node's consumers first, the API server before etcd.
 STOP_ORDER = (
     "local-path-provisioner", "coredns", "kube-proxy", "kubelet", "containerd",
@@ -356,14 +360,31 @@ def manifest_entries() -> list[tuple[str, str]]:
 
 
 def flavour() -> str:
-    """`kind` where a Docker engine answers (or DBBENCH_CLUSTER=kind), else `local`.
+    """DBBENCH_CLUSTER if set; else the flavour of the cluster that is up; else
+    `kind` where a Docker engine answers, `local` where none does.
 
     podman answering is not enough: it answers on the development machines,
     where the local node is the default (kind through podman is asked for)."""
     wanted = os.environ.get("DBBENCH_CLUSTER", "")
-    if wanted not in ("", "kind", "local"):
+    if wanted not in ("", *FLAVOURS):
         raise RuntimeError(f"DBBENCH_CLUSTER={wanted!r}: use `kind` or `local`")
-    return wanted or ("kind" if engine_available() else "local")
+    if wanted:
+        return wanted
+    recorded = FLAVOUR_FILE.read_text().strip() if FLAVOUR_FILE.exists() else ""
+    if recorded in FLAVOURS:
+        return recorded
+    return "kind" if engine_available() else "local"
+
+
+def record_flavour() -> None:
+    """After `up`: the cluster that is up is the one later commands take."""
+    FLAVOUR_FILE.parent.mkdir(parents=True, exist_ok=True)
+    FLAVOUR_FILE.write_text(flavour() + "\n")
+
+
+def forget_flavour() -> None:
+    """After `down`: the next `up` chooses afresh."""
+    FLAVOUR_FILE.unlink(missing_ok=True)
 
 
 def images_recipe() -> str:

@@ -96,9 +96,10 @@ def _r(value: float | None, digits: int) -> float:
     return round(float(value or 0.0), digits)
 
 
-# Phase types whose steps can write records: their count is shown even when it
-# is 0 (a mix whose few operations drew no insert), so that an absent count
-# means "this phase writes nothing", never "nothing was written".
+# Phase types whose steps can write records, for summaries that do not say
+# (`StepSummary.writes_records` None). A phase that writes records shows its
+# count even when it is 0 (a mix whose few operations drew no insert), so that
+# an absent count means "this phase writes nothing", never "nothing was written".
 RECORD_WRITING_TYPES = frozenset({"insert", "mix"})
 
 
@@ -106,7 +107,10 @@ def step_result(name: str, repeat: int, merged: StepSummary) -> StepResult:
     """A merged step summary, compact and rounded, as the status and the run's
     summary.json show it (pure)."""
     latency = merged.latency_ms
-    writes = merged.type in RECORD_WRITING_TYPES or merged.records > 0
+    declared = merged.writes_records
+    writes = merged.records > 0 or (
+        declared if declared is not None else merged.type in RECORD_WRITING_TYPES
+    )
     storage = merged.storage
     counters = merged.server_counters
     return StepResult(

@@ -182,6 +182,14 @@ class Phase(WireModel):
             raise ValueError("warmup: must not be negative")
         return self
 
+    @property
+    def writes_records(self) -> bool:
+        """Insert phases, and mixes with an insert share: their record counts are
+        shown even when 0; every other phase writes no record (no count shown)."""
+        return self.type == "insert" or (
+            self.type == "mix" and self.mix is not None and self.mix.insert > 0
+        )
+
     def _point_reads(self) -> None:
         """uniform: `keys` distinct keys, each read once per pass; other
         distributions: independent draws, bounded by duration or operations."""

@@ -107,6 +107,9 @@ class StepSummary(StoredModel):
     # Records the measured part inserted (insert and mix phases), and their rate.
     records: int = 0
     records_per_second: float = 0.0
+    # The phase inserts records (Phase.writes_records); None in summaries of
+    # runners before the field, whose phase type decides (run_summary.step_result).
+    writes_records: bool | None = None
     # Records written including warm-up, and the highest record number written.
     records_written: int = 0
     last_record_number: int = 0

@@ -53,6 +53,7 @@ def merge(out: Path, inputs: list[Path]) -> StepSummary:
         series_unit=first.series_unit,
         stopped=any(s.status == "stopped" for s in summaries),
         verify_applied=first.stored_records is not None,
+        writes_records=first.writes_records,
     )
     environments = MergedEnvironment(pods=tuple(read_environment(d) for d in inputs))
     client = [pod for s in summaries for pod in pods_from_summary(s)]

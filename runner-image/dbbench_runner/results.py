@@ -93,6 +93,9 @@ class RunMeta:
     expects_operations: bool = True
     # Unacknowledged (w:0) writes: compare what the server holds with what was sent.
     verify_applied: bool = False
+    # The phase inserts records (Phase.writes_records); None: not known (merges
+    # of summaries from runners before the field).
+    writes_records: bool | None = None
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -197,6 +200,7 @@ def summarize(
         max_error_rate=meta.max_error_rate,
         records=m.records["insert"],
         records_per_second=m.records["insert"] / duration,
+        writes_records=meta.writes_records,
         records_written=m.written_records,
         last_record_number=m.last_record,
         throughput=operations / duration,

@@ -156,6 +156,7 @@ def run_step(config: StepConfig, out: Path, live: LiveTotals | None = None) -> i
         stopped=stopped,
         expects_operations=expected_pod_operations(config) != 0,
         verify_applied=config.phase.write_concern == "unacknowledged",
+        writes_records=config.phase.writes_records,
     )
     client = pod_usage(
         config.pod.index,

@@ -8,9 +8,18 @@ makes kind the default (it answers on the development machines).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dbbench_local import cluster, kind
+
+
+@pytest.fixture(autouse=True)
+def no_cluster_up(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The checkout's own .cluster may hold a cluster that is up: not these tests'."""
+    monkeypatch.setattr(cluster, "FLAVOUR_FILE", tmp_path / "flavour")
+
 
 # kubeadm v1.34's CoreDNS configuration, as `kind create cluster` leaves it.
 KUBEADM_COREFILE = """.:53 {
@@ -73,3 +82,22 @@ def test_the_cluster_choice(
     assert cluster.flavour() == ("local" if recipe == "local" else "kind")
     # Only kind on Docker pulls the official database images.
     assert cluster.node_images_built_here() == (recipe != "kind-docker")
+
+
+def test_the_cluster_that_is_up_is_the_one_later_commands_take(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`DBBENCH_CLUSTER=kind make cluster-up`, then `make cluster-down` alone: kind goes
+    down, not the local node (which is the default here)."""
+    monkeypatch.setattr(cluster, "engine_available", lambda: False)
+    monkeypatch.setattr(kind, "docker_answers", lambda: False)
+    monkeypatch.setenv("DBBENCH_CLUSTER", "kind")
+    cluster.record_flavour()
+    monkeypatch.delenv("DBBENCH_CLUSTER")
+    assert cluster.flavour() == "kind"
+    assert cluster.images_recipe() == "kind-podman"
+    monkeypatch.setenv("DBBENCH_CLUSTER", "local")  # said out loud, it still wins
+    assert cluster.flavour() == "local"
+    monkeypatch.delenv("DBBENCH_CLUSTER")
+    cluster.forget_flavour()
+    assert cluster.flavour() == "local"

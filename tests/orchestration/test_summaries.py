@@ -73,6 +73,21 @@ def test_a_mix_that_wrote_no_record_says_0_and_a_read_phase_says_nothing() -> No
         assert "recordsPerSecond" not in result, phase_type
 
 
+def test_a_mix_without_an_insert_share_shows_no_records_rate() -> None:
+    """The runner says whether the phase inserts (`writesRecords`); summaries from
+    runners before the field keep the phase type's rule. (Before: the quickstart's
+    read/update mix showed RECORDS/S 0.0.)"""
+    no_insert = {**MERGED, "records": 0, "recordsPerSecond": 0.0,
+                 "operationsByType": {"read": {"operations": 123456}}}  # fmt: skip
+    reads_and_updates = result_of(step(0), {**no_insert, "writesRecords": False})
+    assert "records" not in reads_and_updates
+    assert "recordsPerSecond" not in reads_and_updates
+    drew_no_insert = result_of(step(0), {**no_insert, "writesRecords": True})
+    assert (drew_no_insert["records"], drew_no_insert["recordsPerSecond"]) == (0, 0.0)
+    older_runner = result_of(step(0), no_insert)
+    assert (older_runner["records"], older_runner["recordsPerSecond"]) == (0, 0.0)
+
+
 def test_a_client_bound_step_names_its_pods_and_asks_for_more_runners() -> None:
     pods = [
         {**USAGE, "pod": 0, "demand": 0.97, "bound": True},

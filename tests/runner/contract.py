@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 
 import pytest
 
+from dbbench_contract.run_summary import step_result
+from dbbench_contract.summary import StepSummary
 from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator, generator_for
 from dbbench_runner.merge import merge
@@ -159,6 +161,7 @@ class DriverContract:
         assert by_type["scan"]["rows"] > 0
         inserted = summary["records"]
         assert inserted == by_type["insert"]["operations"]
+        assert summary["writesRecords"] is True  # a mix with an insert share
         stored = self.stored(target, generator_for(config.dataset), "client")
         assert len(stored) == RECORDS + inserted
         # the loaded records are all still there, and new ones are numbered past them
@@ -248,6 +251,11 @@ class DriverContract:
         rate = self.paced_rate
         assert 1.3 * rate <= summary["operations"] <= 1.6 * rate  # rate/s for 1.5 s
         assert 0.4 * rate <= summary["warmupOperations"] <= 0.6 * rate
+        # A read-only mix writes no record: the status and summary.json show no
+        # records rate for it (the quickstart's read/update mix showed 0.0).
+        assert summary["writesRecords"] is False
+        shown = step_result("m", 1, StepSummary.from_wire(summary))
+        assert (shown.records, shown.records_per_second) == (None, None)
 
 
 def _ops(out: Path) -> int:
