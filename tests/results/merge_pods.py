@@ -35,7 +35,7 @@ def write_pod(out: Path, phase: int, pod: int, pods: int = PODS) -> None:
     name, kind, unit, kinds = PHASES[phase]
     rng = random.Random(phase * 1000 + pod)
     m = Measurements(checkpoint_every=50, series_unit=unit)  # type: ignore[arg-type]
-    started = STARTED + pod * 0.37  # pods' seconds overlap, not aligned
+    started = STARTED + (pod % 4) * 0.37  # pods' seconds overlap, not aligned
     operations = 1500 + 250 * (pod % 5)
     record = 0
     for n in range(operations):
