@@ -32,10 +32,15 @@ def merge(out: Path, inputs: list[Path]) -> StepSummary:
     first = summaries[0]
     total = Measurements(checkpoint_every=1, series_unit=first.series_unit)
     pods = []
+    # One pod read at a time and added in: what is kept per pod is what the
+    # merged storage samples need, its samples and the marks that wrote records
+    # (a mark writing none changes no pod's written count).
     for directory in inputs:
         measured = read_measurements(directory)
         total.add(measured)
-        pods.append((read_storage(directory), measured.checkpoints.marks()))
+        writes = [mark for mark in measured.checkpoints.marks() if mark[2]]
+        pods.append((read_storage(directory), writes))
+        del measured
     storage = merged_rows(pods)
     meta = RunMeta(
         target=first.target,

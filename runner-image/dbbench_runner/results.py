@@ -19,6 +19,7 @@ import io
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +45,7 @@ from dbbench_contract.layout import (
 )
 from dbbench_contract.summary import OperationSummary, StepSummary
 from dbbench_runner.client_usage import PodUsage, summary_fields
+from dbbench_runner.hdr_sparse import sparse_counts
 from dbbench_runner.histogram import LatencyHistogram
 from dbbench_runner.measurement import Checkpoints, Measurements, SecondBucket, latency_ms
 from dbbench_runner.series import SeriesUnit, Window, stability_series
@@ -64,6 +66,7 @@ __all__ = [
     "atomic_write",
     "read_environment",
     "read_histograms",
+    "read_interval_counts",
     "read_measurements",
     "read_storage",
     "read_summary",
@@ -110,7 +113,7 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def _csv(header: list[str], rows: list[list[object]]) -> str:
+def _csv(header: list[str], rows: Iterable[list[object]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
@@ -293,8 +296,9 @@ def write_results(
         out / CHECKPOINTS,
         _csv(
             ["epoch", "operations", "records", "latencyUs"],
-            # repr: the epoch reads back bit for bit, so merge re-windows exactly
-            [[repr(t), n, r, u] for t, n, r, u in marks],
+            # repr: the epoch reads back bit for bit, so merge re-windows exactly.
+            # Rows made as written: a merged step has every pod's marks.
+            ([repr(t), n, r, u] for t, n, r, u in marks),
         ),
     )
     series = stability_series(marks, meta.report_every, meta.started, meta.series_unit)
@@ -331,17 +335,40 @@ def read_interval_histograms(
 ) -> dict[str, tuple[LatencyHistogram, dict[int, LatencyHistogram]]]:
     """By operation type: the sum of its .hlog's intervals, and its 1-second
     intervals by epoch second (none in files of older runners)."""
-    found: dict[str, tuple[LatencyHistogram, dict[int, LatencyHistogram]]] = {}
+    return {
+        kind: (total, {s: LatencyHistogram.from_counts(c) for s, c in seconds.items()})
+        for kind, (total, seconds) in read_interval_counts(directory).items()
+    }
+
+
+def read_interval_counts(
+    directory: Path,
+) -> dict[str, tuple[LatencyHistogram, dict[int, dict[int, int]]]]:
+    """As read_interval_histograms, the seconds as sparse {bucket: count} (what a
+    merge adds up): a dense histogram is 190 KB, a second's counts a few KB."""
+    found: dict[str, tuple[LatencyHistogram, dict[int, dict[int, int]]]] = {}
     for path in sorted((directory / HISTOGRAMS).glob("*.hlog")):
         total = LatencyHistogram()
-        seconds: dict[int, LatencyHistogram] = {}
+        seconds: dict[int, dict[int, int]] = {}
         for interval in parse_interval_log(path.read_text()):
-            histogram = LatencyHistogram.from_hdr(HdrHistogram.decode(interval.encoded.encode()))
-            total.add(histogram)
+            counts, max_value = _interval_counts(interval.encoded)
+            total.add_counts(counts.items(), sum(counts.values()), max_value)
             if interval.is_second:
-                seconds.setdefault(interval.second, LatencyHistogram()).add(histogram)
+                into = seconds.setdefault(interval.second, {})
+                for index, count in counts.items():
+                    into[index] = into.get(index, 0) + count
         found[path.stem] = (total, seconds)
     return found
+
+
+def _interval_counts(encoded: str) -> tuple[dict[int, int], int]:
+    """An interval's non-empty buckets and max value: read directly from the
+    encoding when it has our layout, else through hdrh."""
+    sparse = sparse_counts(encoded.encode())
+    if sparse is not None:
+        return sparse
+    histogram = LatencyHistogram.from_hdr(HdrHistogram.decode(encoded.encode()))
+    return dict(histogram.buckets()), histogram.max_value
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -353,7 +380,7 @@ def read_measurements(directory: Path) -> Measurements:
     """Rebuild what a pod measured from its files (for merge)."""
     summary = read_summary(directory)
     m = Measurements(series_unit=summary.series_unit)
-    intervals = read_interval_histograms(directory)
+    intervals = read_interval_counts(directory)
     m.histograms = {kind: total for kind, (total, _) in intervals.items()}
     # Unapplied w:0 writes are found from the storage samples, again at each merge.
     m.errors.update({k: n for k, n in summary.errors_by_type.items() if k != UNAPPLIED})
@@ -371,8 +398,7 @@ def read_measurements(directory: Path) -> Measurements:
     )
     for row in _rows(directory / SERIES_SECONDS):
         second, kind = int(row["epochSecond"]), row["operation"]
-        histogram = intervals.get(kind, (None, {}))[1].get(second)
-        counts = {} if histogram is None else dict(histogram.buckets())
+        counts = intervals.get(kind, (None, {}))[1].get(second, {})
         m.seconds[(second, kind)] = SecondBucket(
             int(row["operations"]), int(row["errors"]), int(row["latencySumUs"]), counts
         )
