@@ -52,7 +52,8 @@ def write_pod(out: Path, phase: int, pod: int, pods: int = PODS) -> None:
     ended = started + SECONDS
     m.flush(ended)
     meta = RunMeta("db", "mariadb", name, kind, (pod,), pods, 4, started, ended, 100, 0.05,
-                   "11.8.2-MariaDB", unit, verify_applied=kind == "insert")  # type: ignore[arg-type]  # fmt: skip
+                   "11.8.2-MariaDB", unit, verify_applied=kind == "insert",  # type: ignore[arg-type]
+                   writes_records=kind == "insert")  # fmt: skip
     storage = [
         StorageRow(started + t, StorageSample(10**6 * t, 10**5, 10**7, 100 * t),
                    before=0, written=min(record, 150 * t * (pod + 1)))
