@@ -153,6 +153,15 @@ def latest_warning(events: Iterable[Mapping[str, Any]]) -> tuple[str, str] | Non
     return reason, message
 
 
+def _crashed_before(status: Mapping[str, Any]) -> bool:
+    """A container was restarted after it failed (its last run ended non-zero)."""
+    for container in status.get("containerStatuses") or []:
+        ended = (container.get("lastState") or {}).get("terminated") or {}
+        if container.get("restartCount") and ended.get("exitCode") not in (None, 0):
+            return True
+    return False
+
+
 def pod_stall(
     pod: Mapping[str, Any], events: Sequence[Mapping[str, Any]] = (), *, need_ready: bool = True
 ) -> Stall | None:
@@ -190,6 +199,11 @@ def pod_stall(
     warning = latest_warning(events)
     if warning is not None:
         reason, message = warning
+    if reason in _PROBES.values() and _crashed_before(status):
+        # Just restarted after a crash, the server fails its probes until it
+        # crashes again: the crash is the reason, the probe failure its echo. (With
+        # passes started by the pod's own changes, a pass often lands right there.)
+        reason = "CrashLoopBackOff"
     if reason == "CrashLoopBackOff":  # between two crashes: say how the last one ended
         endings = [_last_termination(c) for c in status.get("containerStatuses") or []]
         message = _short("; ".join([message, *(e for e in endings if e)]))

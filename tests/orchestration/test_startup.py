@@ -140,6 +140,24 @@ def test_a_crash_loop_says_how_the_container_last_ended() -> None:
     assert between.reason == "CrashLoopBackOff"
     assert between.message.startswith("Back-off restarting failed container mariadb in pod")
     assert "last exit code 7 (Error)" in between.message
+    # Just restarted, the server fails its startup probe before it crashes again:
+    # the probe failure is the newest warning, the crash is still the reason (the
+    # e2e crash-loop test once failed with StartupProbeFailed when a pass, started
+    # by the restart itself, landed there).
+    refused = "Startup probe failed: dial tcp 10.244.0.57:3306: connect: connection refused"
+    probe = {"type": "Warning", "reason": "Unhealthy", "message": refused,
+             "lastTimestamp": "2026-11-23T23:59:59Z"}  # fmt: skip
+    restarted = pod_stall(pod, [*events_of("node-crash-loop.events"), probe])
+    assert restarted is not None
+    assert restarted.reason == "CrashLoopBackOff"
+    assert restarted.message.startswith("Startup probe failed: dial tcp")
+    assert "last exit code 7 (Error) after 2 restart(s)" in restarted.message
+    # A probe failing in a container that never crashed is the probe's failure.
+    status["restartCount"] = 0
+    status["lastState"] = {}
+    never_crashed = pod_stall(pod, [*events_of("node-crash-loop.events"), probe])
+    assert never_crashed is not None
+    assert never_crashed.reason == "StartupProbeFailed"
 
 
 def test_a_failing_readiness_probe_is_named_from_the_pods_events() -> None:
