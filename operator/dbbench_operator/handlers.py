@@ -15,6 +15,7 @@ from typing import Any
 import kopf
 
 from dbbench_operator import admitting
+from dbbench_operator.bodies import drop_managed_fields
 from dbbench_operator.driving import drive
 from dbbench_operator.inventory import INVENTORY
 from dbbench_operator.monitoring import METRICS
@@ -129,6 +130,8 @@ async def run_seen(
     """Every run the watch shows, ended ones too: /metrics counts runs by phase,
     admission keeps what it needs in memory, and a run that released its nodes
     (cleaned up, or deleted) lets waiting runs look again."""
+    # In place: kopf keeps this very object as the run's live body (`bodies`).
+    drop_managed_fields(event["object"])
     gone = event.get("type") == "DELETED"
     METRICS.runs.seen(str(meta.get("uid")), status, deleted=gone)
     admitting.run_seen(body, deleted=gone)

@@ -165,8 +165,9 @@ def test_a_pass_still_waiting_for_a_worker_thread_when_the_loop_is_stopped_is_sk
     busy = threading.Event()
 
     async def main() -> None:
-        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(1))
-        occupied = asyncio.ensure_future(asyncio.to_thread(busy.wait, 5))  # the only thread
+        pool = ThreadPoolExecutor(1)
+        monkeypatch.setattr(driving, "PASSES", pool)
+        occupied = asyncio.get_running_loop().run_in_executor(pool, busy.wait, 5)  # its only thread
         stop = Stop()
         loop = asyncio.create_task(drive(body, stop, Alarms(), lambda *_: None))
         await asyncio.sleep(0.2)  # its first pass waits for the thread

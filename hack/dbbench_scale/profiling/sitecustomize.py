@@ -8,14 +8,17 @@ slow every call and skew the CPU figures) and rewrites, every 20 s,
 stack ("cumulative") or on top ("self"), each sample weighted by the CPU
 ticks its thread used since the one before (/proc/self/task), so waiting on
 the API server weighs nothing; and the ticks of the event loop's thread
-apart from the worker threads'. With SCALE_TRACEMALLOC=1 also
-<dir>/memory.txt: the lines that hold the most memory (tracemalloc, which
-costs CPU of its own).
+apart from the worker threads'; and objects-<minute>m.txt, one per minute of
+the operator's life: RSS and the live objects by type, to see what grows with
+the runs. With SCALE_TRACEMALLOC=<frames> also memory-<minute>m.txt: the lines
+that hold the most memory (tracemalloc, which costs much CPU of its own: more
+the more frames).
 """
 
 from __future__ import annotations
 
 import collections
+import gc
 import os
 import sys
 import threading
@@ -23,6 +26,8 @@ import time
 import tracemalloc
 from pathlib import Path
 from types import CodeType, FrameType
+
+_STARTED = time.monotonic()
 
 
 def _where(code: CodeType) -> str:
@@ -99,15 +104,41 @@ def _write(
     lines = [f"CPU ticks {busy} (1/{tick} s) by thread: {dict(kinds)}", "", "== self"]
     lines += [*_shares(top, busy, 60), "", "== cumulative", *_shares(own, busy, 150)]
     (out / "cpu.txt").write_text("\n".join(lines) + "\n")
+    minute = f"{int((time.monotonic() - _STARTED) / 60):03d}m"
+    census = out / f"objects-{minute}.txt"
+    if not census.exists():  # once a minute: a census of every object costs CPU
+        census.write_text(_census())
     if not memory:
         return
     snap = tracemalloc.take_snapshot()
     stats = snap.statistics("lineno")
-    text = [f"traced {sum(s.size for s in stats) / 1e6:.1f} MB"]
+    text = [f"traced {sum(s.size for s in stats) / 1e6:.1f} MB; {_rss()}"]
     text += [f"{s.size / 1e6:8.2f} MB {s.count:8d}  {s.traceback}" for s in stats[:50]]
     for s in snap.statistics("traceback")[:8]:
         text += ["", f"{s.size / 1e6:.2f} MB {s.count}", *s.traceback.format()[-12:]]
     (out / "memory.txt").write_text("\n".join(text) + "\n")
+    (out / f"memory-{minute}.txt").write_text("\n".join(text) + "\n")
+
+
+def _rss() -> str:
+    status = Path("/proc/self/status").read_text().splitlines()
+    rss = next((line.split()[1] for line in status if line.startswith("VmRSS:")), "?")
+    return f"RSS {rss} kB; threads {threading.active_count()}"
+
+
+def _census() -> str:
+    """Live objects that the garbage collector tracks, by type: count and shallow
+    size (cheap enough for once a minute; what grows with the runs shows here)."""
+    counts: collections.Counter[str] = collections.Counter()
+    sizes: collections.Counter[str] = collections.Counter()
+    for obj in gc.get_objects():
+        name = f"{type(obj).__module__}.{type(obj).__qualname__}"
+        counts[name] += 1
+        sizes[name] += sys.getsizeof(obj)
+    lines = [f"{_rss()}; gc-tracked objects {sum(counts.values())}, "
+             f"{sum(sizes.values()) / 1e6:.1f} MB shallow", ""]  # fmt: skip
+    lines += [f"{sizes[k] / 1e6:8.2f} MB {counts[k]:8d}  {k}" for k, _ in sizes.most_common(40)]
+    return "\n".join(lines) + "\n"
 
 
 def _start() -> None:
@@ -117,7 +148,7 @@ def _start() -> None:
     out = Path(target)
     out.mkdir(parents=True, exist_ok=True)
     if os.environ.get("SCALE_TRACEMALLOC"):
-        tracemalloc.start(12)
+        tracemalloc.start(int(os.environ["SCALE_TRACEMALLOC"]))  # frames per trace
     interval = float(os.environ.get("SCALE_PROFILE_INTERVAL", "0.02"))
     sampler = threading.Thread(target=_sampler, args=(out, interval), daemon=True)
     sampler.start()
