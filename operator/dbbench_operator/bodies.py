@@ -12,11 +12,10 @@ the event before kopf keeps it.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
-from typing import Any
+from collections.abc import Mapping, MutableMapping
 
 
-def drop_managed_fields(raw_body: MutableMapping[str, Any]) -> None:
+def drop_managed_fields(raw_body: Mapping[str, object]) -> None:
     """Remove `metadata.managedFields` from a watch event's object, in place."""
     metadata = raw_body.get("metadata")
     if isinstance(metadata, MutableMapping):
