@@ -71,11 +71,11 @@ goals: list[tuple[str, str, str]] = []  # (goal, measured, verdict)
 @dataclass(frozen=True)
 class Row:
     """One step of the ramp: runs applied, the operator's cost, and how many runs
-    the operator had not yet looked at (no phase) when it was measured."""
+    were not yet steady (`observing.steady`) when it was measured."""
 
     runs: int
     window: apimetrics.Window
-    unserved: int
+    unsteady: int
 
 
 def say(text: str = "") -> None:
@@ -157,7 +157,7 @@ def ramp(plane: ControlPlane, api: Api, operator: Operator) -> list[Row]:
         time.sleep(WINDOW_S)
         window = apimetrics.window(before, sample(operator, api))
         total = min(done, RUNS) + 2  # the two large shapes stay too
-        rows.append(Row(total, window, state.phases.get("(none)", 0)))
+        rows.append(Row(total, window, state.unsteady))
         say(f"  {total:>5} {settle_s:>7} {window.rss_mb:>7.0f} {window.cpu_cores:>6.2f} "
             f"{window.requests_per_s:>9.1f} {window.per_run_per_minute(total):>11.2f} "
             f"{window.all_requests_per_s:>9.0f}  {state.line()}")  # fmt: skip
@@ -297,11 +297,11 @@ def cluster_goals(rows: list[Row], misplaced: int, left: dict[str, int]) -> None
         )
     )
     growth = last.per_run_per_minute(runs) / max(first.per_run_per_minute(first_runs), 1e-9)
-    behind = rows[-1].unserved
+    behind = rows[-1].unsteady
     goals.append(("API requests per run per minute bounded",
                   f"{first.per_run_per_minute(first_runs):.1f} at {first_runs} runs, "
                   f"{last.per_run_per_minute(runs):.1f} at {runs}"
-                  + (f" ({behind} runs not yet seen by the operator)" if behind else ""),
+                  + (f" ({behind} runs not yet steady)" if behind else ""),
                   "ok" if growth < 1.5 and not behind else "NO"))  # fmt: skip
     goals.append(("0 misplaced pods", str(misplaced), "ok" if misplaced == 0 else "NO"))
     goals.append(("0 leftovers after deletion", str(sum(left.values())),

@@ -8,13 +8,14 @@ run's passes, ``admitting`` and ``waking`` for what the watches show,
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from typing import Any
 
 import kopf
 
-from dbbench_operator import admitting
+from dbbench_operator import admitting, trimming
 from dbbench_operator.bodies import drop_managed_fields
 from dbbench_operator.driving import drive
 from dbbench_operator.inventory import INVENTORY
@@ -70,6 +71,23 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     if operator.metrics_port:
         METRICS.runs.clear()  # the watch is about to list every run
         METRICS.serve(operator.metrics_port, operator.metrics_address)
+
+
+_TRIMMER: asyncio.Task[None] | None = None
+
+
+@kopf.on.startup()
+async def start_trimming(**_: Any) -> None:
+    """Freed heap memory goes back to the system once a minute (`trimming`)."""
+    global _TRIMMER  # noqa: PLW0603 - one task for the operator's life, kept from the GC
+    if _TRIMMER is None or _TRIMMER.done():
+        _TRIMMER = asyncio.get_running_loop().create_task(trimming.trim_forever())
+
+
+@kopf.on.cleanup()
+async def stop_trimming(**_: Any) -> None:
+    if _TRIMMER is not None:
+        _TRIMMER.cancel()
 
 
 @kopf.on.login()
