@@ -200,7 +200,7 @@ async def drive(body: Mapping[str, Any], stopped: Stopped, alarms: Alarms, post:
             wait = pacing.next_wait(
                 now_status, settings, busy_passes=busy, retry_after=outcome.retry_after,
                 seconds_left=seconds_left(spec, now_status, datetime.now(UTC)),
-                active_runs=len(alarms),
+                active_runs=len(alarms), moved=now_status.get("phase") != status.get("phase"),
             )  # fmt: skip
             await pause(alarm, stopped, wait, began + pacing.MIN_GAP_S)
     finally:

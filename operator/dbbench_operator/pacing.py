@@ -90,14 +90,21 @@ def next_wait(
     retry_after: float | None = None,
     seconds_left: float | None = None,
     active_runs: int = 1,
+    moved: bool = False,
 ) -> Wait:
     """The wait after a pass that left the run with `status` (the pass's patch applied).
 
     `busy_passes`: passes in a row that the API server refused as busy (0: the last
     one was not); `seconds_left`: until spec.timeout (None: no clock yet);
-    `active_runs`: runs of this operator that have a loop (this one included)."""
+    `active_runs`: runs of this operator that have a loop (this one included);
+    `moved`: the pass changed the run's phase, so the next one has work to do now
+    (Pending to Provisioning deploys the first target at the next pass): it comes
+    after MIN_GAP_S, never stretched. A thousand runs would otherwise each wait
+    active runs / budget (minutes) between admission and deploying."""
     if busy_passes:
         return Wait(backoff(settings, busy_passes, retry_after), wakeable=False)
+    if moved:
+        return Wait(MIN_GAP_S, wakeable=settings.events)
     quiet = quiet_interval(status, settings) if settings.events else None
     seconds = stretched(settings.reconcile_interval if quiet is None else quiet, active_runs,
                         settings)  # fmt: skip

@@ -155,6 +155,41 @@ def test_the_loop_shares_the_pass_budget_among_every_run_with_a_loop(
     assert len(passes.started) == 1  # the next one is 2 s away, not 0.4 s
 
 
+def test_a_pass_that_moved_the_run_to_another_phase_is_followed_at_once_despite_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Admitted with 99 other loops and a budget of 50 passes a second, a run still
+    deploys at its next pass a second later, not 100 / 50 = 2 s later (with 1,000
+    runs and the default budget: 200 s)."""
+    for key, value in {**TIMER, "DBBENCH_MAX_PASSES_PER_SECOND": "50"}.items():
+        monkeypatch.setenv(key, value)
+
+    class Admitting(Passes):
+        def __call__(self, *args: Any) -> tuple[Outcome, Mapping[str, Any] | None]:
+            super().__call__(*args)
+            return Outcome(status={"phase": "Provisioning"}), None  # from no phase, then stays
+
+    passes = Admitting()
+    monkeypatch.setattr(driving, "one_pass", passes)
+    alarms = Alarms()
+    for i in range(99):
+        alarms.register(f"other-{i}")
+    body = {"metadata": {"uid": UID, "name": "r", "namespace": "ns"}, "spec": {}, "status": {}}
+
+    async def main() -> None:
+        stop = Stop()
+        loop = asyncio.create_task(drive(body, stop, alarms, lambda *_: None))
+        await asyncio.sleep(1.5)
+        stop.flag.set()
+        await asyncio.wait_for(loop, 5)
+
+    asyncio.run(main())
+    # The first pass moved the run (no phase -> Provisioning): the second came 1 s later
+    # (stretched, it would have come 2 s later, after the test's 1.5 s).
+    assert len(passes.started) == 2, passes.started
+    assert 0.9 <= passes.started[1] - passes.started[0] < 1.4
+
+
 def test_a_pass_still_waiting_for_a_worker_thread_when_the_loop_is_stopped_is_skipped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

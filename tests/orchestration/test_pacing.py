@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from dbbench_operator.kube import KubeError
-from dbbench_operator.pacing import backoff, next_wait, stretched, waits_for_nodes
+from dbbench_operator.pacing import MIN_GAP_S, backoff, next_wait, stretched, waits_for_nodes
 from dbbench_operator.settings import OperatorSettings
 
 EVENTS = OperatorSettings(reconcile_interval=5, resync_interval=60, progress_interval=15)
@@ -86,6 +86,17 @@ def test_the_budget_leaves_spec_timeout_and_back_off_alone_and_0_turns_it_off() 
     unlimited = OperatorSettings(progress_interval=15, max_passes_per_second=0)
     assert next_wait(RUNNING_STEP, unlimited, active_runs=100_000).seconds == 15
     assert stretched(5, 0, EVENTS) == 5
+
+
+def test_a_pass_that_changed_the_phase_is_followed_by_the_next_within_a_second() -> None:
+    """Admitted (Pending to Provisioning), a run deploys its target at the next pass:
+    not active runs / budget later (200 s with 1,000 runs)."""
+    provisioning = status("Provisioning", "Provisioning", None)
+    assert next_wait(provisioning, EVENTS, active_runs=1000).seconds == 200
+    assert next_wait(provisioning, EVENTS, active_runs=1000, moved=True).seconds == MIN_GAP_S
+    assert next_wait(provisioning, TIMER, active_runs=1000, moved=True).seconds == MIN_GAP_S
+    # A busy API server still backs off.
+    assert next_wait(provisioning, EVENTS, busy_passes=2, moved=True).seconds == 10
 
 
 def test_the_budget_is_read_from_the_environment() -> None:
