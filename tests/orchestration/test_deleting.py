@@ -20,6 +20,7 @@ import pytest
 
 from dbbench_operator import kube, owning, provisioning
 from dbbench_operator.addressing import target_access
+from dbbench_operator.kube import KubeError
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RUN_UID_LABEL, RunRef
 from dbbench_operator.planning import plan
@@ -34,6 +35,7 @@ from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.tearing_down import run_children
 from tests.fixtures.controlplane import ControlPlane
 from tests.orchestration.test_operator_lifecycle import (
+    UNWATCHED,
     get_json,
     operator_env,
     results_service,
@@ -149,6 +151,18 @@ def test_a_deleted_runs_children_are_deleted_by_the_handler_not_left_to_the_coll
     assert described(children(kube_cluster, bystander.uid)) == kept
     for run in (doomed, bystander):
         kube_cluster.kubectl("delete", "benchmarkrun", run.name, "-n", NS, "--wait=false")
+
+
+def test_a_refused_deletion_raises_so_that_kopf_retries_it(
+    kube_cluster: ControlPlane, as_operator: OperatorSettings
+) -> None:
+    """The handler returning is what releases the finalizer: a request the API server
+    refuses (here RBAC: a namespace the operator does not serve) must not."""
+    run = RunRef("elsewhere", UNWATCHED, "0f0f0f0f-uid")
+    with pytest.raises(KubeError) as refused:
+        deleted(run, {}, as_operator)  # an invalid spec: the children still go
+    assert refused.value.status == 403
+    assert str(refused.value).startswith(f"deletecollection StatefulSet {UNWATCHED}/")
 
 
 def test_owners_are_deleted_before_what_their_controllers_make() -> None:
