@@ -308,7 +308,7 @@ def deleted(run: RunRef, raw_spec: Mapping[str, Any], settings: OperatorSettings
     spec, _ = parse(raw_spec)
 
     def remove() -> None:
-        tearing_down.remove_children(run, settings)  # by the uid label alone: no spec needed
+        tearing_down.remove_children(run, spec, settings)  # every kind if spec is None
         if spec is not None:
             tearing_down.remove_cache_drops(run, spec, settings)
 

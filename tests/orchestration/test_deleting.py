@@ -14,9 +14,11 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from dbbench_operator import kube, owning, provisioning
 from dbbench_operator.addressing import target_access
@@ -44,6 +46,7 @@ from tests.orchestration.test_operator_lifecycle import (
 )
 
 pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
 __all__ = ["operator_env", "results_service"]  # the module-scoped fixtures, shared
 
 NS = "team-a"
@@ -97,7 +100,7 @@ def make_run(cluster: ControlPlane, name: str) -> tuple[RunRef, dict[str, Any]]:
 
 def children(cluster: ControlPlane, uid: str) -> list[dict[str, Any]]:
     """Every object of the kinds a run leaves that carries the run's uid label."""
-    kinds = ",".join(RESOURCES[kind] for _, kind in run_children(policies=True))
+    kinds = ",".join(RESOURCES[kind] for _, kind in run_children(None, policies=True))
     listed = get_json(cluster, kinds, "-n", NS, f"-l{RUN_UID_LABEL}={uid}")
     assert listed is not None
     return list(listed["items"])
@@ -106,7 +109,7 @@ def children(cluster: ControlPlane, uid: str) -> list[dict[str, Any]]:
 def every_kind(cluster: ControlPlane, uid: str) -> list[dict[str, Any]]:
     """The run's children once each kind has at least one (the controllers' too)."""
     found = children(cluster, uid)
-    wanted = {kind for _, kind in run_children(policies=True)}
+    wanted = {kind for _, kind in run_children(None, policies=True)}
     return found if wanted <= {c["kind"] for c in found} else []
 
 
@@ -167,7 +170,7 @@ def test_a_refused_deletion_raises_so_that_kopf_retries_it(
 
 def test_owners_are_deleted_before_what_their_controllers_make() -> None:
     """Else a controller makes again what was just deleted (a StatefulSet its pods)."""
-    order = [kind for _, kind in run_children(policies=True)]
+    order = [kind for _, kind in run_children(None, policies=True)]
     made_by = {
         "Pod": ("StatefulSet", "Job", "ReplicaSet"),
         "PersistentVolumeClaim": ("StatefulSet",),
@@ -179,4 +182,24 @@ def test_owners_are_deleted_before_what_their_controllers_make() -> None:
         for owner in owners:
             assert order.index(owner) < order.index(made), (owner, made)
     assert len(set(order)) == len(order)
-    assert "NetworkPolicy" not in [k for _, k in run_children(policies=False)]
+    assert "NetworkPolicy" not in [k for _, k in run_children(None, policies=False)]
+
+
+def kinds_for(*targets: dict[str, Any]) -> list[str]:
+    raw = yaml.safe_load((REPO / "examples" / "quickstart.yaml").read_text())["spec"]
+    spec = parse_spec({**raw, "targets": list(targets)})
+    return [kind for _, kind in run_children(spec, policies=True)]
+
+
+def test_a_run_is_asked_only_for_the_kinds_its_spec_deploys() -> None:
+    """One request per kind: a run against an external target has no database."""
+    external = {"name": "ext", "engine": "mariadb",
+                "external": {"uriSecretRef": {"name": "s", "key": "uri"}}}  # fmt: skip
+    assert kinds_for(external) == ["Job", "Pod", "ConfigMap", "Secret"]
+    deployed = kinds_for({"name": "db", "engine": "mariadb"}, external)
+    assert deployed == ["StatefulSet", "Job", "Pod", "PersistentVolumeClaim",
+                        "ControllerRevision", "Service", "EndpointSlice", "ConfigMap", "Secret",
+                        "NetworkPolicy"]  # fmt: skip
+    everything = [kind for _, kind in run_children(None, policies=True)]
+    assert kinds_for(*TARGETS) == everything  # sharded MongoDB: the mongos too
+    assert len(everything) == len(RESOURCES)
