@@ -281,6 +281,35 @@ def delete(api_version: str, kind: str, namespace: str, name: str) -> bool:
     return True
 
 
+def delete_collection(
+    api_version: str, kind: str, namespace: str, labels: Mapping[str, str]
+) -> None:
+    """Delete every object of a kind in a namespace that has these labels: one
+    request, however many match (none, or a namespace gone, is success).
+
+    Background propagation, as `delete`: the API server removes the objects at once
+    and their own dependents go to the garbage collector. (A Job's default would be
+    to orphan its pods, which holds the Job until the collector has unlinked them.)
+    """
+    if not labels:
+        raise ValueError("delete_collection needs a label selector")  # never a whole kind
+    selector = ",".join(f"{k}={v}" for k, v in labels.items())
+    resource = _resource(api_version, kind, "deletecollection")
+    try:
+        with _call("deletecollection", kind, namespace, selector):
+            response = resource.delete(
+                namespace=namespace,
+                label_selector=selector,
+                body={"propagationPolicy": "Background"},
+                # The answer lists every object deleted, in full: read, not parsed.
+                serialize=False,
+            )
+            response.data  # noqa: B018 - read to the end: the connection goes back to the pool
+    except KubeError as exc:
+        if exc.status != NOT_FOUND:
+            raise
+
+
 def patch_merge(
     api_version: str, kind: str, namespace: str, name: str, patch: Mapping[str, Any]
 ) -> None:

@@ -31,6 +31,18 @@ class Rule:
     when: When = ""
 
 
+_DELETED = (
+    "a deleted run's children go at once, one request per kind selected by the run's uid "
+    "label, not one object at a time at the garbage collector's pace (about 20 a second)"
+)
+_RUN_CHILDREN: tuple[tuple[str, str, When], ...] = (
+    ("apps", "statefulsets", ""), ("apps", "deployments", ""), ("batch", "jobs", ""),
+    ("apps", "replicasets", ""), ("", "pods", ""), ("", "persistentvolumeclaims", ""),
+    ("apps", "controllerrevisions", ""), ("", "services", ""),
+    ("discovery.k8s.io", "endpointslices", ""), ("", "configmaps", ""), ("", "secrets", ""),
+    ("networking.k8s.io", "networkpolicies", "networkPolicy"),
+)  # fmt: skip
+
 RULES: tuple[Rule, ...] = (
     # -- kopf (its own calls) ------------------------------------------------------
     Rule("apiextensions.k8s.io", "customresourcedefinitions", ("list", "watch"), "cluster",
@@ -85,6 +97,10 @@ RULES: tuple[Rule, ...] = (
     Rule("networking.k8s.io", "networkpolicies", ("create", "patch", "list", "delete"), "runs",
          "per-target NetworkPolicies: only the run's runner pods, the target's own members "
          "and the operator reach a database", when="networkPolicy"),
+    # A deleted run's children, of every kind it may leave in its namespace
+    # (`tearing_down.run_children`), what controllers made from its objects included.
+    *(Rule(group, resource, ("deletecollection",), "runs", _DELETED, when=when)
+      for group, resource, when in _RUN_CHILDREN),
     Rule("batch", "jobs", ("create", "list", "delete"), "release",
          "privileged cache-drop Jobs (cache: cold) run in the operator's namespace only; "
          "deleted by the run's cleanup and when the run is deleted", when="coldCache"),

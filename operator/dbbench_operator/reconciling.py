@@ -301,13 +301,16 @@ def _recorded(
 
 
 def deleted(run: RunRef, raw_spec: Mapping[str, Any], settings: OperatorSettings) -> None:
-    """The run is being deleted: its children in its namespace go with it (owner
-    references), but its cache-drop Jobs in the operator's namespace cannot be owned
-    by it. Raises to be retried (the run's finalizer holds it until this succeeds)."""
+    """The run is being deleted: its children in its namespace are deleted now, not
+    left to the garbage collector (`tearing_down.remove_children`), and its cache-drop
+    Jobs in the operator's namespace, which no owner reference can reach. Raises to
+    be retried (the run's finalizer holds it until this succeeds)."""
     spec, _ = parse(raw_spec)
-    if spec is not None:
-        deadlines.call_within(
-            lambda: tearing_down.remove_cache_drops(run, spec, settings),
-            settings.pass_deadline, f"{run.name}-deleted",
-        )  # fmt: skip
+
+    def remove() -> None:
+        tearing_down.remove_children(run, spec, settings)  # every kind if spec is None
+        if spec is not None:
+            tearing_down.remove_cache_drops(run, spec, settings)
+
+    deadlines.call_within(remove, settings.pass_deadline, f"{run.name}-deleted")
     admitting.release(run)
