@@ -208,6 +208,12 @@ def _body(response: Any) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _drain(response: Any) -> None:
+    """Read an unparsed answer to its end: only then does its connection go back to
+    the pool (an unread one is closed, and the next call makes a new one)."""
+    response.data  # noqa: B018 - reading is the point
+
+
 def apply(manifest: Mapping[str, Any]) -> None:
     """Create or update one object with server-side apply (idempotent)."""
     meta = manifest["metadata"]
@@ -217,13 +223,15 @@ def apply(manifest: Mapping[str, Any]) -> None:
     resource = _resource(manifest["apiVersion"], kind, "patch")
     _use(str(resource.group or ""), str(resource.name), "create")
     with _call("apply", kind, namespace, meta["name"]):
-        resource.server_side_apply(
-            body=dict(manifest),
-            name=meta["name"],
-            namespace=namespace,
-            field_manager=FIELD_MANAGER,
-            force_conflicts=True,
-            serialize=False,
+        _drain(
+            resource.server_side_apply(
+                body=dict(manifest),
+                name=meta["name"],
+                namespace=namespace,
+                field_manager=FIELD_MANAGER,
+                force_conflicts=True,
+                serialize=False,
+            )
         )
 
 
@@ -268,11 +276,13 @@ def delete(api_version: str, kind: str, namespace: str, name: str) -> bool:
     resource = _resource(api_version, kind, "delete")
     try:
         with _call("delete", kind, namespace, name):
-            resource.delete(
-                name=name,
-                namespace=namespace,
-                body={"propagationPolicy": "Background"},
-                serialize=False,
+            _drain(
+                resource.delete(
+                    name=name,
+                    namespace=namespace,
+                    body={"propagationPolicy": "Background"},
+                    serialize=False,
+                )
             )
     except KubeError as exc:
         if exc.status == NOT_FOUND:
@@ -297,14 +307,15 @@ def delete_collection(
     resource = _resource(api_version, kind, "deletecollection")
     try:
         with _call("deletecollection", kind, namespace, selector):
-            response = resource.delete(
-                namespace=namespace,
-                label_selector=selector,
-                body={"propagationPolicy": "Background"},
-                # The answer lists every object deleted, in full: read, not parsed.
-                serialize=False,
+            _drain(
+                resource.delete(
+                    namespace=namespace,
+                    label_selector=selector,
+                    body={"propagationPolicy": "Background"},
+                    # The answer lists every object deleted, in full: read, not parsed.
+                    serialize=False,
+                )
             )
-            response.data  # noqa: B018 - read to the end: the connection goes back to the pool
     except KubeError as exc:
         if exc.status != NOT_FOUND:
             raise
@@ -315,12 +326,14 @@ def patch_merge(
 ) -> None:
     resource = _resource(api_version, kind, "patch")
     with _call("patch", kind, namespace, name):
-        resource.patch(
-            name=name,
-            namespace=namespace,
-            body=dict(patch),
-            content_type="application/merge-patch+json",
-            serialize=False,
+        _drain(
+            resource.patch(
+                name=name,
+                namespace=namespace,
+                body=dict(patch),
+                content_type="application/merge-patch+json",
+                serialize=False,
+            )
         )
 
 
@@ -354,7 +367,7 @@ def create_if_absent(manifest: Mapping[str, Any]) -> bool:
     resource = _resource(manifest["apiVersion"], kind, "create")
     try:
         with _call("create", kind, namespace, meta["name"]):
-            resource.create(body=dict(manifest), namespace=namespace, serialize=False)
+            _drain(resource.create(body=dict(manifest), namespace=namespace, serialize=False))
     except KubeError as exc:
         if exc.status == CONFLICT:
             return False

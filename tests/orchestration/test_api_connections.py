@@ -39,3 +39,27 @@ def test_every_pass_thread_keeps_its_connection_between_passes(admin_client: Non
     pool = client.rest_client.pool_manager.connection_from_url(client.configuration.host)
     # The first round opens one connection per thread; later rounds reuse them.
     assert pool.num_connections <= workers, pool.num_connections
+
+
+def test_writes_whose_answer_is_not_parsed_still_give_their_connection_back(
+    admin_client: None,
+) -> None:
+    workers = driving.PASS_WORKERS
+    together = threading.Barrier(workers)
+    kube.apply(config_map(0))  # the client and its discovery, made once
+
+    def write(i: int) -> None:
+        together.wait(timeout=30)
+        kube.apply(config_map(i))  # server-side apply: its answer is read, not parsed
+
+    for _ in range(3):
+        list(driving.PASSES.map(write, range(workers)))
+    client = kube.api_client()
+    pool = client.rest_client.pool_manager.connection_from_url(client.configuration.host)
+    assert pool.num_connections <= workers + 1, pool.num_connections
+
+
+def config_map(i: int) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": f"connections-{i}", "namespace": "default"},
+            "data": {"i": str(i)}}  # fmt: skip
