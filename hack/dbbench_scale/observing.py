@@ -19,16 +19,19 @@ from dbbench_scale.placement import RUN_UID_LABEL
 
 T = TypeVar("T")
 RUNS = "/apis/dbbench.io/v1alpha1/benchmarkruns"
-# What a run owns, directly or through its StatefulSets, Deployments and Jobs.
+# What a run owns, directly or through its StatefulSets, Deployments, Jobs and
+# Services (their controllers' ControllerRevisions, ReplicaSets, Pods, claims
+# and EndpointSlices carry the run's label too).
 OWNED = (
     ("/api/v1", "pods"), ("/api/v1", "services"), ("/api/v1", "configmaps"),
     ("/api/v1", "secrets"), ("/api/v1", "persistentvolumeclaims"),
     ("/apis/apps/v1", "statefulsets"), ("/apis/apps/v1", "deployments"),
-    ("/apis/apps/v1", "replicasets"), ("/apis/batch/v1", "jobs"),
+    ("/apis/apps/v1", "replicasets"), ("/apis/apps/v1", "controllerrevisions"),
+    ("/apis/batch/v1", "jobs"), ("/apis/discovery.k8s.io/v1", "endpointslices"),
     ("/apis/networking.k8s.io/v1", "networkpolicies"),
 )  # fmt: skip
-# Claims made from a StatefulSet's volumeClaimTemplates carry no run label;
-# in the runs' namespaces every claim is a run's.
+# Counted by namespace, not by label: in the runs' namespaces every claim is a
+# run's, and a claim that lost its label would still be a leftover.
 UNLABELLED = {"persistentvolumeclaims"}
 
 
