@@ -128,7 +128,7 @@ def snapshot(api: Api) -> Snapshot:
     return Snapshot(dict(phases), len(pods), scheduled, unsteady)
 
 
-def settle(api: Api, timeout: float, quiet: int = 2, every: float = 5.0) -> tuple[Snapshot, bool]:
+def settle(api: Api, timeout: float, quiet: int = 2, every: float = 3.0) -> tuple[Snapshot, bool]:
     """Wait until every run is steady and nothing moved for `quiet` polls.
     (the last snapshot, whether it settled before `timeout`)."""
     deadline = time.monotonic() + timeout
