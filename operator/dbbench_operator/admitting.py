@@ -20,7 +20,7 @@ decision. Runs in namespaces the operator does not watch are not seen.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -80,7 +80,7 @@ def node_seen(obj: Mapping[str, Any], *, deleted: bool) -> bool:
 def _all_nodes(settings: OperatorSettings) -> list[NodeEntry]:
     nodes = INVENTORY.nodes(settings.resync_interval)
     if nodes is None:
-        nodes = [node_entry(n) for n in kube.list_objects("v1", "Node", None)]
+        nodes = [node_entry(n) for n in kube.iter_objects("v1", "Node", None)]
         INVENTORY.fill_nodes(nodes)
     return nodes
 
@@ -117,12 +117,13 @@ def misfit(spec: BenchmarkRunSpec, settings: OperatorSettings) -> tuple[str, str
     return None
 
 
-def _list_runs(settings: OperatorSettings) -> list[dict[str, Any]]:
+def _list_runs(settings: OperatorSettings) -> Iterator[dict[str, Any]]:
+    """Every run, a page at a time (their entries are kept, not their bodies)."""
     if not settings.watch_namespaces:
-        return kube.list_objects(API_VERSION, KIND, None)
-    return [
-        run for ns in settings.watch_namespaces for run in kube.list_objects(API_VERSION, KIND, ns)
-    ]
+        yield from kube.iter_objects(API_VERSION, KIND, None)
+        return
+    for ns in settings.watch_namespaces:
+        yield from kube.iter_objects(API_VERSION, KIND, ns)
 
 
 def _runs(settings: OperatorSettings) -> list[RunEntry]:

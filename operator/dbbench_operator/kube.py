@@ -252,6 +252,37 @@ def get(api_version: str, kind: str, namespace: str | None, name: str) -> dict[s
         raise
 
 
+# Objects a list call asks for at a time (`limit`): a pass that reads every run
+# of a 1,000-run cluster (admission's resync) holds one page of their bodies
+# at a time, not ~8 MB of JSON and its dicts at once.
+LIST_PAGE = 100
+
+
+def iter_objects(
+    api_version: str,
+    kind: str,
+    namespace: str | None,
+    labels: Mapping[str, str] | None = None,
+    *,
+    fields: Mapping[str, str] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Objects of a kind (all namespaces when `namespace` is None), by label and field
+    equality (e.g. Events by ``involvedObject.uid``), read `LIST_PAGE` at a time."""
+    selector = ",".join(f"{k}={v}" for k, v in (labels or {}).items()) or None
+    field_selector = ",".join(f"{k}={v}" for k, v in (fields or {}).items()) or None
+    resource = _resource(api_version, kind, "list")
+    token: str | None = None
+    while True:
+        with _call("list", kind, namespace, selector or field_selector or "*"):
+            found = _body(resource.get(namespace=namespace, label_selector=selector,
+                                       field_selector=field_selector, limit=LIST_PAGE,
+                                       _continue=token, serialize=False))  # fmt: skip
+        yield from found.get("items") or []
+        token = (found.get("metadata") or {}).get("continue") or None
+        if token is None:
+            return
+
+
 def list_objects(
     api_version: str,
     kind: str,
@@ -260,15 +291,8 @@ def list_objects(
     *,
     fields: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Objects of a kind (all namespaces when `namespace` is None), by label
-    and field equality (e.g. Events by ``involvedObject.uid``)."""
-    selector = ",".join(f"{k}={v}" for k, v in (labels or {}).items()) or None
-    field_selector = ",".join(f"{k}={v}" for k, v in (fields or {}).items()) or None
-    resource = _resource(api_version, kind, "list")
-    with _call("list", kind, namespace, selector or field_selector or "*"):
-        found = _body(resource.get(namespace=namespace, label_selector=selector,
-                                   field_selector=field_selector, serialize=False))  # fmt: skip
-    return list(found.get("items") or [])
+    """`iter_objects`, as a list."""
+    return list(iter_objects(api_version, kind, namespace, labels, fields=fields))
 
 
 def delete(api_version: str, kind: str, namespace: str, name: str) -> bool:

@@ -83,13 +83,13 @@ def exclusive_run(cluster: ControlPlane, ns: str, name: str) -> dict[str, Any]:
 def counted_lists(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
     """The operator's list calls, by kind (the real calls, counted)."""
     calls: Counter[str] = Counter()
-    real = kube.list_objects
+    real = kube.iter_objects
 
     def counting(api_version: str, kind: str, *args: Any, **kwargs: Any) -> Any:
         calls[kind] += 1
         return real(api_version, kind, *args, **kwargs)
 
-    monkeypatch.setattr(kube, "list_objects", counting)
+    monkeypatch.setattr(kube, "iter_objects", counting)  # list_objects reads through it
     kube.api_client.cache_clear()
     kube.dynamic.cache_clear()
     INVENTORY.clear()

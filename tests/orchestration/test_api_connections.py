@@ -4,6 +4,7 @@ kube-apiserver)."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 
@@ -63,3 +64,31 @@ def config_map(i: int) -> dict[str, object]:
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": f"connections-{i}", "namespace": "default"},
             "data": {"i": str(i)}}  # fmt: skip
+
+
+def test_lists_are_read_a_page_at_a_time_and_every_object_is_seen(
+    kube_cluster: ControlPlane, admin_client: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pods = [{"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": f"paged-{i}", "namespace": "default",
+                          "labels": {"test": "paged"}},
+             "spec": {"containers": [{"name": "c", "image": "none"}]}}
+            for i in range(5)]  # fmt: skip
+    kube_cluster.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1",
+                         "kind": "List", "items": pods}))  # fmt: skip
+    try:
+        monkeypatch.setattr(kube, "LIST_PAGE", 2)
+        requests = []
+        real_get = kube._call
+
+        def counted(*args: object) -> object:
+            requests.append(args)
+            return real_get(*args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(kube, "_call", counted)
+        found = kube.list_objects("v1", "Pod", "default", {"test": "paged"})
+        assert sorted(p["metadata"]["name"] for p in found) == [f"paged-{i}" for i in range(5)]
+        assert [r[0] for r in requests if r[0] == "list"] == ["list"] * 3  # pages: 2, 2, 1
+    finally:
+        kube_cluster.kubectl("delete", "pod", "-l", "test=paged", "-n", "default",
+                             "--wait=false")  # fmt: skip
