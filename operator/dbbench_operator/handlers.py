@@ -78,7 +78,7 @@ _TRIMMER: asyncio.Task[None] | None = None
 
 @kopf.on.startup()
 async def start_trimming(**_: Any) -> None:
-    """Freed heap memory goes back to the system once a minute (`trimming`)."""
+    """Freed heap memory goes back to the system every 30 s (`trimming`)."""
     global _TRIMMER  # noqa: PLW0603 - one task for the operator's life, kept from the GC
     if _TRIMMER is None or _TRIMMER.done():
         _TRIMMER = asyncio.get_running_loop().create_task(trimming.trim_forever())

@@ -1,4 +1,4 @@
-"""Giving the heap memory the operator freed back to the system, once a minute.
+"""Giving the heap memory the operator freed back to the system, twice a minute.
 
 A pass reads lists and writes patches in a worker thread: megabytes of JSON at
 a time that are freed right after, but glibc keeps freed chunks in its heaps
@@ -6,7 +6,11 @@ unless they sit at the very top, so the operator's RSS followed the high-water
 mark of its busiest moment, not what it holds (`make scale`: RSS grew about four
 times as fast as its live objects). `malloc_trim(0)` returns every free page of
 every heap. It takes milliseconds; where the C library has no malloc_trim
-(musl), this does nothing.
+(musl), this does nothing. Before it, a full garbage collection: objects in
+reference cycles (kopf's and asyncio's, exceptions with their tracebacks) are
+otherwise freed only when the collector's oldest generation runs, rarely once
+hundreds of thousands of objects live, and freed memory that is still held
+cannot be trimmed. A collection takes ~0.1 s of the event loop at 1,000 runs.
 """
 
 from __future__ import annotations
@@ -14,13 +18,14 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
+import gc
 import logging
 from collections.abc import Callable
 from functools import cache
 
 log = logging.getLogger(__name__)
 
-TRIM_EVERY_S = 60.0
+TRIM_EVERY_S = 30.0
 
 
 @cache
@@ -49,4 +54,5 @@ async def trim_forever(every: float = TRIM_EVERY_S) -> None:
         return
     while True:
         await asyncio.sleep(every)
+        gc.collect()
         trim()
