@@ -54,7 +54,7 @@ WINDOW_S = float(os.environ.get("SCALE_WINDOW", "15"))
 SETTLE_S = float(os.environ.get("SCALE_SETTLE", "120"))
 # The ramp stops adding runs when this is spent (the whole script must stay
 # under 20 minutes on a 2-core machine, whatever the operator costs).
-RAMP_BUDGET_S = float(os.environ.get("SCALE_RAMP_BUDGET", "600"))
+RAMP_BUDGET_S = float(os.environ.get("SCALE_RAMP_BUDGET", "750"))
 MERGE_PODS = tuple(int(n) for n in os.environ.get("SCALE_MERGE_PODS", "8,64").split(","))
 MERGE_PHASE_S = 60.0  # each pod's phase: one interval histogram per second and kind
 SHAPES_TIMEOUT_S = float(os.environ.get("SCALE_SHAPES_TIMEOUT", "300"))
