@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from dbbench_operator import kube, pacing
+from dbbench_operator import kube, pacing, provisioning
 from dbbench_operator.concluding import Outcome
 from dbbench_operator.model import API_VERSION, KIND
 from dbbench_operator.monitoring import METRICS
@@ -205,3 +205,4 @@ async def drive(body: Mapping[str, Any], stopped: Stopped, alarms: Alarms, post:
             await pause(alarm, stopped, wait, began + pacing.MIN_GAP_S)
     finally:
         alarms.forget(uid, alarm)
+        provisioning.forget(uid)

@@ -34,6 +34,13 @@ from dbbench_operator.topology.request import TopologyRequest
 _applied: dict[tuple[str, str], str] = {}
 
 
+def forget(uid: str) -> None:
+    """Drop what the cache holds for a run whose loop ended (deleted, or ended and
+    cleaned up): an operator that lives for months must not keep every run's."""
+    for key in [k for k in list(_applied) if k[0] == uid]:
+        _applied.pop(key, None)
+
+
 def _digest(*parts: object) -> str:
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 

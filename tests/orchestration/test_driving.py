@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator import driving
+from dbbench_operator import driving, provisioning
 from dbbench_operator.concluding import Outcome
 from dbbench_operator.driving import Written, drive, fresh_status
 from dbbench_operator.settings import OperatorSettings
@@ -307,3 +307,17 @@ def test_settings_default_to_events_with_a_minute_safety_net() -> None:
     assert settings.events
     assert (settings.reconcile_interval, settings.resync_interval) == (5, 60)
     assert not OperatorSettings.from_env({"DBBENCH_EVENTS": "false"}).events
+
+
+def test_a_loop_that_ends_drops_what_the_apply_cache_holds_for_its_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(provisioning._applied, (UID, "run"), "digest")
+    monkeypatch.setitem(provisioning._applied, ("other-run", "run"), "digest")
+
+    async def quiet(_: Alarms, __: float) -> None:
+        await asyncio.sleep(0.1)
+
+    run_loop(monkeypatch, Passes(), EVENTS, quiet)
+    assert (UID, "run") not in provisioning._applied
+    assert ("other-run", "run") in provisioning._applied
