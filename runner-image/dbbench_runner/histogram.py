@@ -15,7 +15,9 @@ increment.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import ctypes
+import sys
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import compress
 
 from hdrh.histogram import HdrHistogram
@@ -162,3 +164,25 @@ class LatencyHistogram:
         for item in hdr.get_recorded_iterator():
             histogram.record_value(item.value_iterated_to, item.count_at_value_iterated_to)
         return histogram
+
+
+def new_hdr() -> HdrHistogram:
+    """An empty hdrh histogram of our bucket layout."""
+    return HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS)
+
+
+def refill_hdr(hdr: HdrHistogram, counts: Mapping[int, int]) -> HdrHistogram:
+    """`hdr` (of our layout) emptied, then holding sparse {bucket: count}: as
+    LatencyHistogram.from_counts(counts).to_hdr(), without a new pair of dense
+    arrays per call. An interval log writes one histogram per second; new ones
+    (two 190 KB arrays each, in a reference cycle only the collector frees)
+    piled up until the next collection."""
+    # What hdr.reset() does, but its Python loop over 23,552 counts costs ~1 ms.
+    ctypes.memset(ctypes.addressof(hdr.counts), 0, ctypes.sizeof(hdr.counts))
+    hdr.total_count = 0
+    hdr.min_value = sys.maxsize
+    hdr.max_value = 0
+    for index, count in sorted(counts.items()):
+        if count:
+            hdr.record_value(lowest_of(index), count)
+    return hdr

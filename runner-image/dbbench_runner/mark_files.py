@@ -21,8 +21,8 @@ from pathlib import Path
 from dbbench_runner.series import Mark
 
 HEADER = ("epoch", "operations", "records", "latencyUs")
-# Bytes read per reopening: ~90 marks of a pod held at once.
-BLOCK = 4096
+# Bytes read per reopening: ~45 marks, what a pod's stream holds at once.
+BLOCK = 2048
 
 
 def write_marks(path: Path, marks: Iterable[Mark]) -> None:
@@ -34,7 +34,8 @@ def write_marks(path: Path, marks: Iterable[Mark]) -> None:
 
 
 def _lines(path: Path, block: int) -> Iterator[str]:
-    """The file's lines (their ends dropped), read `block` bytes at a time."""
+    """The file's lines (their ends dropped), read `block` bytes at a time and
+    cut one at a time (a block's list of lines would double what a pod holds)."""
     offset = 0
     while True:
         with path.open("rb") as handle:
@@ -47,7 +48,12 @@ def _lines(path: Path, block: int) -> Iterator[str]:
                 data += handle.readline()
                 end = len(data)
         offset += end
-        yield from data[:end].decode("utf-8").splitlines()
+        start = 0
+        while start < end:
+            stop = data.find(b"\n", start, end)
+            stop = end if stop < 0 else stop
+            yield data[start:stop].decode("utf-8").rstrip("\r")
+            start = stop + 1
 
 
 def read_marks(path: Path, block: int = BLOCK) -> Iterator[Mark]:
@@ -62,8 +68,9 @@ def read_marks(path: Path, block: int = BLOCK) -> Iterator[Mark]:
             yield float(row[at[0]]), int(row[at[1]]), int(row[at[2]]), int(row[at[3]])
 
 
-def in_order(times: Sequence[float], counts: Sequence[int], records: Sequence[int],
-             latency: Sequence[int]) -> bool:  # fmt: skip
+def in_order(
+    times: Sequence[float], counts: Sequence[int], records: Sequence[int], latency: Sequence[int]
+) -> bool:
     """Whether marks (as Checkpoints' columns) are sorted as `sorted` sorts them."""
     previous: Mark | None = None
     for mark in zip(times, counts, records, latency, strict=True):

@@ -6,7 +6,8 @@ storage sample counts the records every pod had written by its time.
 
 Memory does not follow the number of pods: pods are read one at a time and
 added in (histograms, per-second counts, error and record counts), and what
-the merged files need of every pod is kept small: its summary's few fields,
+the merged files need of every pod is kept small: its summary's few fields
+(its environment goes to the merged environment.json as read),
 its count of records written at each storage sample's time (not its marks),
 and, when its checkpoints.csv is in order (as runners write it), not its marks
 either: they are read back from the files in one ordered stream as the merged
@@ -20,7 +21,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dbbench_contract.environment import MergedEnvironment
 from dbbench_contract.summary import StepSummary
 from dbbench_runner.client_usage import PodUsage, pods_from_summary
 from dbbench_runner.mark_files import in_order, merged_marks, write_marks
@@ -32,6 +32,7 @@ from dbbench_runner.results import (
     read_measurements,
     read_storage,
     read_summary,
+    write_merged_environment,
     write_results,
 )
 from dbbench_runner.server_counters import CounterWindow, windows_of
@@ -107,9 +108,9 @@ def merge(out: Path, inputs: list[Path]) -> StepSummary:
                 mark_files.append(spill / f"{len(mark_files)}.csv")
                 write_marks(mark_files[-1], marks.marks())
             del marks, columns
-        environments = MergedEnvironment(pods=tuple(read_environment(d) for d in inputs))
+        write_merged_environment(out, (read_environment(d) for d in inputs))
         return write_results(
-            out, pods.meta(), total, storage.rows(), environments,
+            out, pods.meta(), total, storage.rows(), None,
             client=pods.client, counters=pods.counters, marks=merged_marks(mark_files),
         )  # fmt: skip
     finally:

@@ -48,7 +48,7 @@ from dbbench_contract.layout import (
 from dbbench_contract.summary import OperationSummary, StepSummary
 from dbbench_runner.client_usage import PodUsage, summary_fields
 from dbbench_runner.hdr_sparse import sparse_counts
-from dbbench_runner.histogram import LatencyHistogram
+from dbbench_runner.histogram import LatencyHistogram, new_hdr, refill_hdr
 from dbbench_runner.measurement import Checkpoints, Measurements, SecondBucket, latency_ms
 from dbbench_runner.series import Mark, SeriesUnit, Window, windows_of_ordered
 from dbbench_runner.server_counters import CounterWindow, counters_block
@@ -73,6 +73,7 @@ __all__ = [
     "read_storage",
     "read_summary",
     "summarize",
+    "write_merged_environment",
     "write_results",
 ]  # fmt: skip
 
@@ -284,9 +285,10 @@ def _interval_log(meta: RunMeta, m: Measurements, kind: str, total: LatencyHisto
     log.output_legend()
     seconds = sorted((s, b) for (s, k), b in m.seconds.items() if k == kind)
     if sum(sum(b.counts.values()) for _, b in seconds) == total.get_total_count():
+        hdr = new_hdr()  # one for every second: refilled, not made anew
         for second, bucket in seconds:
             log.output_interval_histogram(
-                bucket.histogram().to_hdr(), second, second + 1,
+                refill_hdr(hdr, bucket.counts), second, second + 1,
                 max_value_unit_ratio=MAX_VALUE_UNIT_RATIO,
             )  # fmt: skip
     else:
@@ -301,14 +303,15 @@ def write_results(
     meta: RunMeta,
     m: Measurements,
     storage: list[StorageRow],
-    environment: Environment | MergedEnvironment,
+    environment: Environment | MergedEnvironment | None,
     *,
     client: list[PodUsage] | None = None,
     counters: list[CounterWindow | None] | None = None,
     marks: Iterable[Mark] | None = None,
 ) -> StepSummary:
     """The step's files from what was measured; `marks` in time order, when given,
-    instead of m's checkpoints (a merge streams its pods' marks from their files)."""
+    instead of m's checkpoints (a merge streams its pods' marks from their files);
+    environment None: the caller writes environment.json (a merge, pod by pod)."""
     summary = summarize(meta, m, storage, client, counters)
     for kind, histogram in m.histograms.items():
         atomic_write(out / histogram_file(kind), _interval_log(meta, m, kind, histogram))
@@ -316,9 +319,22 @@ def write_results(
     seconds_rows = [_second_row(second, kind, b) for (second, kind), b in sorted(m.seconds.items())]
     atomic_write(out / SERIES_SECONDS, _csv(list(SERIES_SECONDS_COLUMNS), seconds_rows))
     atomic_write(out / STORAGE, _csv(STORAGE_HEADER, csv_rows(storage)))
-    atomic_write(out / ENVIRONMENT, json.dumps(environment.to_wire(), indent=2, sort_keys=True))
+    if environment is not None:
+        atomic_write(out / ENVIRONMENT, json.dumps(environment.to_wire(), indent=2, sort_keys=True))
     atomic_write(out / SUMMARY, json.dumps(summary.to_wire(), indent=2))
     return summary
+
+
+def write_merged_environment(out: Path, environments: Iterable[Environment]) -> None:
+    """A merged step's environment.json, the pods' environments written one at a
+    time: the same text as json.dumps(MergedEnvironment(pods=...).to_wire(),
+    indent=2, sort_keys=True), without holding every pod's."""
+    with atomic_file(out / ENVIRONMENT) as handle:
+        handle.write('{\n  "pods": [')
+        for index, environment in enumerate(environments):
+            text = json.dumps(environment.to_wire(), indent=2, sort_keys=True)
+            handle.write(("," if index else "") + "\n    " + text.replace("\n", "\n    "))
+        handle.write("\n  ]\n}")
 
 
 def _write_marks(out: Path, meta: RunMeta, marks: Iterable[Mark]) -> None:
