@@ -38,6 +38,19 @@ def test_merged_files_are_those_of_the_exact_merge(tmp_path: Path, phase: int) -
         assert merged[name] == data, name
 
 
+def test_a_pod_whose_marks_are_out_of_order_merges_alike(tmp_path: Path) -> None:
+    # Runners write their marks in order, and the merge streams them so; a file
+    # that is not (hand-made, or from another writer) is sorted aside first.
+    step = tmp_path / "step"
+    inputs = write_step(step, 0)
+    path = inputs[1] / "checkpoints.csv"
+    header, *rows = path.read_text().splitlines(keepends=True)
+    path.write_text(header + "".join(reversed(rows)))
+    merge(step, inputs)
+    assert files(step) == files(EXPECTED / PHASES[0][0])
+    assert [p.name for p in step.iterdir() if p.name.startswith(".")] == []
+
+
 def merge_peak(tmp_path: Path, phase: int, pods: int) -> int:
     """tracemalloc's peak over a merge of `pods` pods that measured the same load
     (a checkpoint every 5 operations: ~400 marks a pod), so that only what the
