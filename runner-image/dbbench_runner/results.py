@@ -29,6 +29,7 @@ from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogWriter
 
 from dbbench_contract.environment import Environment, MergedEnvironment
+from dbbench_contract.hdr_sparse import sparse_counts
 from dbbench_contract.latency_log import (
     MAX_VALUE_UNIT_RATIO,
     SERIES_SECONDS_COLUMNS,
@@ -47,7 +48,6 @@ from dbbench_contract.layout import (
 )
 from dbbench_contract.summary import OperationSummary, StepSummary
 from dbbench_runner.client_usage import PodUsage, summary_fields
-from dbbench_runner.hdr_sparse import sparse_counts
 from dbbench_runner.histogram import LatencyHistogram, new_hdr, refill_hdr
 from dbbench_runner.measurement import Checkpoints, Measurements, SecondBucket, latency_ms
 from dbbench_runner.series import Mark, SeriesUnit, Window, windows_of_ordered
