@@ -19,14 +19,17 @@ import io
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogWriter
 
 from dbbench_contract.environment import Environment, MergedEnvironment
+from dbbench_contract.hdr_sparse import sparse_counts
 from dbbench_contract.latency_log import (
     MAX_VALUE_UNIT_RATIO,
     SERIES_SECONDS_COLUMNS,
@@ -45,10 +48,9 @@ from dbbench_contract.layout import (
 )
 from dbbench_contract.summary import OperationSummary, StepSummary
 from dbbench_runner.client_usage import PodUsage, summary_fields
-from dbbench_runner.hdr_sparse import sparse_counts
-from dbbench_runner.histogram import LatencyHistogram
+from dbbench_runner.histogram import LatencyHistogram, new_hdr, refill_hdr
 from dbbench_runner.measurement import Checkpoints, Measurements, SecondBucket, latency_ms
-from dbbench_runner.series import SeriesUnit, Window, stability_series
+from dbbench_runner.series import Mark, SeriesUnit, Window, windows_of_ordered
 from dbbench_runner.server_counters import CounterWindow, counters_block
 from dbbench_runner.storage import HEADER as STORAGE_HEADER
 from dbbench_runner.storage import StorageRow, csv_rows, parse_rows, summary_block
@@ -71,6 +73,7 @@ __all__ = [
     "read_storage",
     "read_summary",
     "summarize",
+    "write_merged_environment",
     "write_results",
 ]  # fmt: skip
 
@@ -101,16 +104,24 @@ class RunMeta:
     writes_records: bool | None = None
 
 
-def atomic_write(path: Path, text: str) -> None:
+@contextmanager
+def atomic_file(path: Path) -> Iterator[TextIO]:
+    """A text file written in parts, in place at `path` once the block ends
+    without an error (a merge writes its larger files row by row)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            yield handle
         Path(temp).replace(path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write(path: Path, text: str) -> None:
+    with atomic_file(path) as handle:
+        handle.write(text)
 
 
 def _csv(header: list[str], rows: Iterable[list[object]]) -> str:
@@ -126,18 +137,26 @@ def _count(value: float) -> str:
     return f"{value:.0f}" if abs(value - round(value)) < 1e-6 else f"{value:.3f}"
 
 
-def _series_rows(series: list[Window]) -> list[list[object]]:
+SERIES_OPS_HEADER = [
+    "operations",
+    "records",
+    "epoch",
+    "windowSeconds",
+    "opsPerSecond",
+    "recordsPerSecond",
+    "meanLatencyMs",
+]
+
+
+def _series_row(w: Window) -> list[object]:
     return [
-        [
-            _count(w.operations),
-            _count(w.records),
-            f"{w.epoch:.6f}",
-            f"{w.seconds:.6f}",
-            f"{w.ops_per_second:.3f}",
-            f"{w.records_per_second:.3f}",
-            f"{w.mean_latency_ms:.4f}",
-        ]
-        for w in series
+        _count(w.operations),
+        _count(w.records),
+        f"{w.epoch:.6f}",
+        f"{w.seconds:.6f}",
+        f"{w.ops_per_second:.3f}",
+        f"{w.records_per_second:.3f}",
+        f"{w.mean_latency_ms:.4f}",
     ]
 
 
@@ -266,9 +285,10 @@ def _interval_log(meta: RunMeta, m: Measurements, kind: str, total: LatencyHisto
     log.output_legend()
     seconds = sorted((s, b) for (s, k), b in m.seconds.items() if k == kind)
     if sum(sum(b.counts.values()) for _, b in seconds) == total.get_total_count():
+        hdr = new_hdr()  # one for every second: refilled, not made anew
         for second, bucket in seconds:
             log.output_interval_histogram(
-                bucket.histogram().to_hdr(), second, second + 1,
+                refill_hdr(hdr, bucket.counts), second, second + 1,
                 max_value_unit_ratio=MAX_VALUE_UNIT_RATIO,
             )  # fmt: skip
     else:
@@ -283,46 +303,60 @@ def write_results(
     meta: RunMeta,
     m: Measurements,
     storage: list[StorageRow],
-    environment: Environment | MergedEnvironment,
+    environment: Environment | MergedEnvironment | None,
     *,
     client: list[PodUsage] | None = None,
     counters: list[CounterWindow | None] | None = None,
+    marks: Iterable[Mark] | None = None,
 ) -> StepSummary:
+    """The step's files from what was measured; `marks` in time order, when given,
+    instead of m's checkpoints (a merge streams its pods' marks from their files);
+    environment None: the caller writes environment.json (a merge, pod by pod)."""
     summary = summarize(meta, m, storage, client, counters)
     for kind, histogram in m.histograms.items():
         atomic_write(out / histogram_file(kind), _interval_log(meta, m, kind, histogram))
-    marks = m.checkpoints.marks()
-    atomic_write(
-        out / CHECKPOINTS,
-        _csv(
-            ["epoch", "operations", "records", "latencyUs"],
-            # repr: the epoch reads back bit for bit, so merge re-windows exactly.
-            # Rows made as written: a merged step has every pod's marks.
-            ([repr(t), n, r, u] for t, n, r, u in marks),
-        ),
-    )
-    series = stability_series(marks, meta.report_every, meta.started, meta.series_unit)
-    atomic_write(
-        out / SERIES_OPS,
-        _csv(
-            [
-                "operations",
-                "records",
-                "epoch",
-                "windowSeconds",
-                "opsPerSecond",
-                "recordsPerSecond",
-                "meanLatencyMs",
-            ],
-            _series_rows(series),
-        ),
-    )
+    _write_marks(out, meta, m.checkpoints.marks() if marks is None else marks)
     seconds_rows = [_second_row(second, kind, b) for (second, kind), b in sorted(m.seconds.items())]
     atomic_write(out / SERIES_SECONDS, _csv(list(SERIES_SECONDS_COLUMNS), seconds_rows))
     atomic_write(out / STORAGE, _csv(STORAGE_HEADER, csv_rows(storage)))
-    atomic_write(out / ENVIRONMENT, json.dumps(environment.to_wire(), indent=2, sort_keys=True))
+    if environment is not None:
+        atomic_write(out / ENVIRONMENT, json.dumps(environment.to_wire(), indent=2, sort_keys=True))
     atomic_write(out / SUMMARY, json.dumps(summary.to_wire(), indent=2))
     return summary
+
+
+def write_merged_environment(out: Path, environments: Iterable[Environment]) -> None:
+    """A merged step's environment.json, the pods' environments written one at a
+    time: the same text as json.dumps(MergedEnvironment(pods=...).to_wire(),
+    indent=2, sort_keys=True), without holding every pod's."""
+    with atomic_file(out / ENVIRONMENT) as handle:
+        handle.write('{\n  "pods": [')
+        for index, environment in enumerate(environments):
+            text = json.dumps(environment.to_wire(), indent=2, sort_keys=True)
+            handle.write(("," if index else "") + "\n    " + text.replace("\n", "\n    "))
+        handle.write("\n  ]\n}")
+
+
+def _write_marks(out: Path, meta: RunMeta, marks: Iterable[Mark]) -> None:
+    """checkpoints.csv and series-ops.csv in one pass over the ordered marks, each
+    row written as made: a merged step has every pod's marks, too many to hold."""
+    with atomic_file(out / CHECKPOINTS) as raw, atomic_file(out / SERIES_OPS) as series:
+        raw_rows = csv.writer(raw, lineterminator="\n")
+        raw_rows.writerow(["epoch", "operations", "records", "latencyUs"])
+        series_rows = csv.writer(series, lineterminator="\n")
+        series_rows.writerow(SERIES_OPS_HEADER)
+
+        def written(marks: Iterable[Mark]) -> Iterator[Mark]:
+            for mark in marks:
+                # repr: the epoch reads back bit for bit, so merge re-windows exactly.
+                raw_rows.writerow([repr(mark[0]), mark[1], mark[2], mark[3]])
+                yield mark
+
+        windows = windows_of_ordered(
+            written(marks), meta.report_every, meta.started, meta.series_unit
+        )
+        for window in windows:
+            series_rows.writerow(_series_row(window))
 
 
 def read_histograms(directory: Path) -> dict[str, LatencyHistogram]:

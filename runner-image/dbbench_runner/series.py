@@ -19,7 +19,7 @@ connection, a constant that cancels out of window lengths.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -78,31 +78,40 @@ def stability_series(
     marks: Iterable[Mark], every: int, start: float, unit: SeriesUnit
 ) -> list[Window]:
     """Windows of exactly `every` units from `start` (the end of warm-up)."""
+    return list(windows_of_ordered(sorted(marks), every, start, unit))
+
+
+def windows_of_ordered(
+    marks: Iterable[Mark], every: int, start: float, unit: SeriesUnit
+) -> Iterator[Window]:
+    """As stability_series, from marks already in order (a merge streams all pods'
+    marks, too many to sort in memory), each window as it closes."""
     if every < 1:
         raise ValueError(f"reportEvery must be at least 1, not {every}")
-    windows: list[Window] = []
+    return _windows(marks, every, start, unit)
+
+
+def _windows(marks: Iterable[Mark], every: int, start: float, unit: SeriesUnit) -> Iterator[Window]:
     boundary = every
     total = 0  # the unit's running total before the current mark
     operations_before = records_before = 0
     previous = start
     current = _Open(start)
-    for mark in sorted(marks):
+    for mark in marks:
         epoch, count = mark[0], (mark[2] if unit == "records" else mark[1])
         taken = 0.0  # share of this mark already given to closed windows
         while count > 0 and total + count >= boundary:
             reach = (boundary - total) / count
             current.take(mark, reach - taken)
             crossed = previous + (epoch - previous) * reach
-            windows.append(
-                Window(
-                    operations=operations_before + mark[1] * reach,
-                    records=records_before + mark[2] * reach,
-                    epoch=crossed,
-                    seconds=max(crossed - current.start, 1e-9),
-                    window_operations=current.operations,
-                    window_records=current.records,
-                    window_latency_us=current.latency_us,
-                )
+            yield Window(
+                operations=operations_before + mark[1] * reach,
+                records=records_before + mark[2] * reach,
+                epoch=crossed,
+                seconds=max(crossed - current.start, 1e-9),
+                window_operations=current.operations,
+                window_records=current.records,
+                window_latency_us=current.latency_us,
             )
             current = _Open(crossed)
             taken = reach
@@ -112,4 +121,3 @@ def stability_series(
         operations_before += mark[1]
         records_before += mark[2]
         previous = epoch
-    return windows

@@ -11,8 +11,9 @@ record are computed from that count; the engine's figure is kept as
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import accumulate
 
 from dbbench_contract.summary import StorageBlock
 from dbbench_runner.drivers.base import StorageSample
@@ -109,24 +110,59 @@ class _WrittenBy:
     """What one pod is known to have written by a given time: the larger of its
     own storage samples' count and its checkpoints' records (both lower bounds)."""
 
-    def __init__(self, rows: Sequence[StorageRow], marks: Sequence[Mark]) -> None:
-        self._row_times = [r.epoch for r in rows]
-        self._row_written = [r.written for r in rows]
-        ordered = sorted(marks)
-        self._mark_times = [m[0] for m in ordered]
-        self._mark_totals: list[int] = []
-        total = 0
-        for mark in ordered:
-            total += mark[2]
-            self._mark_totals.append(total)
+    def __init__(self, rows: Sequence[StorageRow], writes: Iterable[tuple[float, int]]) -> None:
+        ordered_rows = sorted(rows, key=lambda r: r.epoch)
+        self._row_times = [r.epoch for r in ordered_rows]
+        # The largest count sampled up to each sample: at() is then one lookup.
+        self._row_most = list(accumulate((r.written for r in ordered_rows), max))
+        # (time, records) of the marks; the order among equal times does not
+        # change a total up to a time.
+        ordered = sorted(writes, key=lambda w: w[0])
+        self._mark_times = [w[0] for w in ordered]
+        self._mark_totals = list(accumulate(w[1] for w in ordered))
 
     def at(self, epoch: float) -> int:
         by_rows = bisect.bisect_right(self._row_times, epoch)
         by_marks = bisect.bisect_right(self._mark_times, epoch)
         return max(
-            max(self._row_written[:by_rows], default=0),
+            self._row_most[by_rows - 1] if by_rows else 0,
             self._mark_totals[by_marks - 1] if by_marks else 0,
         )
+
+
+class MergedStorage:
+    """All pods' samples, each counting what every pod had written, with the pods'
+    marks taken one pod at a time (a merge does not keep them all).
+
+    A sample of pod i counts its own `written` plus every other pod's count at
+    its time: its own plus (all pods' count at that time) minus pod i's. So each
+    pod adds its count at every sample time once, and only these sums are kept.
+    """
+
+    def __init__(self, pods: Sequence[Sequence[StorageRow]]) -> None:
+        self._pods = pods
+        self._everyone = dict.fromkeys((row.epoch for rows in pods for row in rows), 0)
+        self._own: list[list[int]] = []
+
+    def add(self, writes: Iterable[tuple[float, int]]) -> None:
+        """The next pod's (in the order given) marks, as (time, records written)."""
+        rows = self._pods[len(self._own)]
+        known = _WrittenBy(rows, (w for w in writes if w[1]))
+        everyone = self._everyone
+        for epoch in everyone:
+            everyone[epoch] += known.at(epoch)
+        self._own.append([known.at(row.epoch) for row in rows])
+
+    def rows(self) -> list[StorageRow]:
+        """The samples in time order (the pods' order among equal times)."""
+        if len(self._own) != len(self._pods):
+            raise ValueError(f"{len(self._own)} of {len(self._pods)} pods' marks added")
+        merged = [
+            replace(row, written=row.written + self._everyone[row.epoch] - own)
+            for rows, owns in zip(self._pods, self._own, strict=True)
+            for row, own in zip(rows, owns, strict=True)
+        ]
+        return sorted(merged, key=lambda r: r.epoch)
 
 
 def merged_rows(pods: Sequence[tuple[Sequence[StorageRow], Sequence[Mark]]]) -> list[StorageRow]:
@@ -135,11 +171,7 @@ def merged_rows(pods: Sequence[tuple[Sequence[StorageRow], Sequence[Mark]]]) -> 
     The last sample is taken after its pod's last write, and every other pod's
     last sample (after its own last write) is earlier: so it counts exactly.
     """
-    known = [_WrittenBy(sorted(rows, key=lambda r: r.epoch), marks) for rows, marks in pods]
-    merged: list[StorageRow] = []
-    for index, (rows, _) in enumerate(pods):
-        others = [k for i, k in enumerate(known) if i != index]
-        for row in rows:
-            written = row.written + sum(k.at(row.epoch) for k in others)
-            merged.append(replace(row, written=written))
-    return sorted(merged, key=lambda r: r.epoch)
+    merged = MergedStorage([rows for rows, _ in pods])
+    for _, marks in pods:
+        merged.add((m[0], m[2]) for m in marks)
+    return merged.rows()

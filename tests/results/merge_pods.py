@@ -7,6 +7,7 @@ few values in the clamped extremes.
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import sys
@@ -30,11 +31,13 @@ PHASES = (
 )
 
 
-def write_pod(out: Path, phase: int, pod: int, pods: int = PODS) -> None:
+def write_pod(
+    out: Path, phase: int, pod: int, pods: int = PODS, checkpoint_every: int = 50
+) -> None:
     """Pod `pod` of a step of `pods`: seeded by (phase, pod), so the same files each time."""
     name, kind, unit, kinds = PHASES[phase]
     rng = random.Random(phase * 1000 + pod)
-    m = Measurements(checkpoint_every=50, series_unit=unit)  # type: ignore[arg-type]
+    m = Measurements(checkpoint_every=checkpoint_every, series_unit=unit)  # type: ignore[arg-type]
     started = STARTED + (pod % 4) * 0.37  # pods' seconds overlap, not aligned
     operations = 1500 + 250 * (pod % 5)
     record = 0
@@ -68,6 +71,23 @@ def write_step(step: Path, phase: int, pods: int = PODS) -> list[Path]:
     dirs = [step / f"pod-{i}" for i in range(pods)]
     for pod, directory in enumerate(dirs):
         write_pod(directory, phase, pod, pods)
+    return dirs
+
+
+def write_alike_step(step: Path, phase: int, pods: int, checkpoint_every: int) -> list[Path]:
+    """pod-0..pod-(pods-1) that all measured pod 0's load, each with its own index:
+    a merge's memory without the merged histograms growing with the pods' variety."""
+    dirs = [step / f"pod-{i}" for i in range(pods)]
+    write_pod(dirs[0], phase, 0, pods, checkpoint_every)
+    for pod, directory in enumerate(dirs[1:], start=1):
+        shutil.copytree(dirs[0], directory)
+        for name, key in (("summary.json", "pods"), ("environment.json", "pod")):
+            document = json.loads((directory / name).read_text())
+            if key == "pods":
+                document["pods"] = [pod]
+            else:
+                document["pod"]["index"] = pod
+            (directory / name).write_text(json.dumps(document))
     return dirs
 
 

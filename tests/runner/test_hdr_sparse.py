@@ -8,7 +8,7 @@ import random
 import pytest
 from hdrh.histogram import HdrHistogram
 
-from dbbench_runner.hdr_sparse import sparse_counts
+from dbbench_contract.hdr_sparse import sparse_counts
 from dbbench_runner.histogram import HIGHEST_US, LatencyHistogram
 
 

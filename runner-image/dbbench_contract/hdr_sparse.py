@@ -8,7 +8,7 @@ ZigZag LEB128 counts, runs of empty buckets as one negative number) already
 skips the empty buckets, so reading it directly costs what the histogram holds.
 
 Only for histograms of our bucket layout (lowest 1, highest one hour, 3
-significant digits, see dbbench_runner.histogram); anything else is None and
+significant digits, see dbbench_contract.hdr_buckets); anything else is None and
 the caller goes through hdrh.
 """
 
@@ -18,7 +18,7 @@ import base64
 import struct
 import zlib
 
-from dbbench_runner.histogram import HIGHEST_US, LOWEST_US, SIGNIFICANT_DIGITS, SIZE, highest_of
+from dbbench_contract.hdr_buckets import HIGHEST_US, LOWEST_US, SIGNIFICANT_DIGITS, SIZE, highest_of
 
 # hdrh's cookies (hdrh.codec): the outer header's (compressed) and the payload's.
 _COMPRESSION_COOKIE = 0x1C849304
