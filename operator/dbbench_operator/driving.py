@@ -23,6 +23,7 @@ import functools
 import hashlib
 import json
 import logging
+import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -60,6 +61,9 @@ class Stopped(Protocol):
 # the steady rate.
 PASS_WORKERS = 16
 PASSES = ThreadPoolExecutor(max_workers=PASS_WORKERS, thread_name_prefix="pass")
+
+# A stretched wait lasts its length times a draw from 1 +- JITTER (`pacing.stretched`).
+JITTER = 0.25
 
 # Statuses the loop remembers having replaced: the watch may lag a few patches.
 _SUPERSEDED = 4
@@ -201,6 +205,7 @@ async def drive(body: Mapping[str, Any], stopped: Stopped, alarms: Alarms, post:
                 now_status, settings, busy_passes=busy, retry_after=outcome.retry_after,
                 seconds_left=seconds_left(spec, now_status, datetime.now(UTC)),
                 active_runs=len(alarms), moved=now_status.get("phase") != status.get("phase"),
+                jitter=random.uniform(1 - JITTER, 1 + JITTER),  # noqa: S311 - not a secret
             )  # fmt: skip
             await pause(alarm, stopped, wait, began + pacing.MIN_GAP_S)
     finally:

@@ -67,13 +67,19 @@ def quiet_interval(status: Mapping[str, Any], settings: OperatorSettings) -> flo
     return None
 
 
-def stretched(interval: float, active_runs: int, settings: OperatorSettings) -> float:
+def stretched(
+    interval: float, active_runs: int, settings: OperatorSettings, jitter: float = 1.0
+) -> float:
     """`interval`, or longer when `active_runs` runs each waiting that long would make
-    more than `max_passes_per_second` timed passes a second together."""
+    more than `max_passes_per_second` timed passes a second together.
+
+    A stretched wait is multiplied by `jitter` (the loop draws it around 1, so the
+    mean, and the budget, hold): runs applied together would otherwise keep their
+    timed passes together, a burst of hundreds every few minutes and nothing between."""
     budget = settings.max_passes_per_second
-    if budget <= 0:
+    if budget <= 0 or active_runs / budget <= interval:
         return interval
-    return max(interval, active_runs / budget)
+    return max(interval, active_runs / budget * jitter)
 
 
 def backoff(settings: OperatorSettings, busy_passes: int, retry_after: float | None) -> float:
@@ -91,6 +97,7 @@ def next_wait(
     seconds_left: float | None = None,
     active_runs: int = 1,
     moved: bool = False,
+    jitter: float = 1.0,
 ) -> Wait:
     """The wait after a pass that left the run with `status` (the pass's patch applied).
 
@@ -100,14 +107,15 @@ def next_wait(
     `moved`: the pass changed the run's phase, so the next one has work to do now
     (Pending to Provisioning deploys the first target at the next pass): it comes
     after MIN_GAP_S, never stretched. A thousand runs would otherwise each wait
-    active runs / budget (minutes) between admission and deploying."""
+    active runs / budget (minutes) between admission and deploying. `jitter`: see
+    `stretched`."""
     if busy_passes:
         return Wait(backoff(settings, busy_passes, retry_after), wakeable=False)
     if moved:
         return Wait(MIN_GAP_S, wakeable=settings.events)
     quiet = quiet_interval(status, settings) if settings.events else None
     seconds = stretched(settings.reconcile_interval if quiet is None else quiet, active_runs,
-                        settings)  # fmt: skip
+                        settings, jitter)  # fmt: skip
     if seconds_left is not None:
         seconds = min(seconds, max(0.0, seconds_left) + PAST_TIMEOUT_S)
     return Wait(max(seconds, 0.0), wakeable=settings.events)

@@ -99,6 +99,15 @@ def test_a_pass_that_changed_the_phase_is_followed_by_the_next_within_a_second()
     assert next_wait(provisioning, EVENTS, busy_passes=2, moved=True).seconds == 10
 
 
+def test_a_stretched_wait_is_jittered_around_its_length_and_a_short_one_is_not() -> None:
+    many = [next_wait(RUNNING_STEP, EVENTS, active_runs=1000, jitter=j).seconds
+            for j in (0.75, 1.0, 1.25)]  # fmt: skip
+    assert many == [150, 200, 250]  # the mean holds: the budget too
+    assert next_wait(RUNNING_STEP, EVENTS, active_runs=3, jitter=1.25).seconds == 15
+    assert stretched(15, 100, EVENTS, jitter=1.25) == 25  # 100 runs / 5 a second, jittered
+    assert stretched(15, 100, EVENTS, jitter=0.5) == 15  # never below the interval
+
+
 def test_the_budget_is_read_from_the_environment() -> None:
     assert OperatorSettings.from_env({}).max_passes_per_second == 5
     env = {"DBBENCH_MAX_PASSES_PER_SECOND": "2.5"}
