@@ -171,43 +171,62 @@ def _snapshot(body: Mapping[str, Any], key: str) -> dict[str, Any]:
     return copy.deepcopy(dict(body.get(key) or {}))
 
 
+@dataclass(frozen=True)
+class _Round:
+    """What a loop keeps from one pass to the next (only this: the pass's copies of
+    the run's metadata, spec and status go with `_one_round`'s frame, not held by
+    every waiting run's loop, ~10 KB a run)."""
+
+    written: Written | None
+    busy: int
+    wait: pacing.Wait
+
+
+async def _one_round(
+    body: Mapping[str, Any], stopped: Stopped, alarms: Alarms, post: Post, last: _Round
+) -> _Round:
+    """One pass in a worker thread, its status and Events out, and the next wait."""
+    loop = asyncio.get_running_loop()
+    uid = str(body["metadata"]["uid"])
+    settings = OperatorSettings.from_env()
+    meta, spec = _snapshot(body, "metadata"), _snapshot(body, "spec")
+    live = _snapshot(body, "status")
+    status = fresh_status(live, last.written)
+    try:
+        outcome, after = await loop.run_in_executor(PASSES, functools.partial(
+            _pass_unless_stopped, stopped, meta, spec, status, settings))  # fmt: skip
+    except Exception:  # a bug: kopf would restart the daemon after a minute; retry sooner
+        log.exception("pass of %s/%s failed", meta.get("namespace"), meta.get("name"))
+        outcome, after = Outcome(), None
+    written = last.written
+    if after is not None:
+        written = Written.first(live, after) if written is None else written.then(live, after)
+    for kind, reason, message in outcome.events:
+        post(kind, reason, message)
+    busy = last.busy + 1 if outcome.busy else 0
+    now_status = after if after is not None else {**status, **outcome.status}
+    alarms.waiting_for_nodes(uid, waiting=pacing.waits_for_nodes(now_status))
+    wait = pacing.next_wait(
+        now_status, settings, busy_passes=busy, retry_after=outcome.retry_after,
+        seconds_left=seconds_left(spec, now_status, datetime.now(UTC)),
+        active_runs=len(alarms), moved=now_status.get("phase") != status.get("phase"),
+        jitter=random.uniform(1 - JITTER, 1 + JITTER),  # noqa: S311 - not a secret
+    )  # fmt: skip
+    return _Round(written, busy, wait)
+
+
 async def drive(body: Mapping[str, Any], stopped: Stopped, alarms: Alarms, post: Post) -> None:
     """Pass after pass until kopf stops the run's loop."""
     uid = str(body["metadata"]["uid"])
     alarm = alarms.register(uid)
     loop = asyncio.get_running_loop()
-    written: Written | None = None
-    busy = 0
+    last = _Round(None, 0, pacing.Wait(0.0, wakeable=False))
     try:
         while not stopped:
             alarm.clear()  # a change from now on starts another pass
             began = loop.time()
-            settings = OperatorSettings.from_env()
-            meta, spec = _snapshot(body, "metadata"), _snapshot(body, "spec")
-            live = _snapshot(body, "status")
-            status = fresh_status(live, written)
-            try:
-                outcome, after = await loop.run_in_executor(PASSES, functools.partial(
-                    _pass_unless_stopped, stopped, meta, spec, status, settings))  # fmt: skip
-            except Exception:  # a bug: kopf would restart the daemon after a minute; retry sooner
-                log.exception("pass of %s/%s failed", meta.get("namespace"), meta.get("name"))
-                outcome, after = Outcome(), None
-            if after is not None:
-                written = (
-                    Written.first(live, after) if written is None else written.then(live, after)
-                )
-            for kind, reason, message in outcome.events:
-                post(kind, reason, message)
-            busy = busy + 1 if outcome.busy else 0
-            now_status = after if after is not None else {**status, **outcome.status}
-            alarms.waiting_for_nodes(uid, waiting=pacing.waits_for_nodes(now_status))
-            wait = pacing.next_wait(
-                now_status, settings, busy_passes=busy, retry_after=outcome.retry_after,
-                seconds_left=seconds_left(spec, now_status, datetime.now(UTC)),
-                active_runs=len(alarms), moved=now_status.get("phase") != status.get("phase"),
-                jitter=random.uniform(1 - JITTER, 1 + JITTER),  # noqa: S311 - not a secret
-            )  # fmt: skip
-            await pause(alarm, stopped, wait, began + pacing.MIN_GAP_S)
+            last = await _one_round(body, stopped, alarms, post, last)
+            await pause(alarm, stopped, last.wait, began + pacing.MIN_GAP_S)
     finally:
         alarms.forget(uid, alarm)
         provisioning.forget(uid)
