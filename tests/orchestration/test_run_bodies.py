@@ -26,10 +26,10 @@ __all__ = ["operator_env", "results_service"]  # fixtures, shared with the lifec
 def test_the_body_kopf_keeps_for_a_runs_loop_has_no_managed_fields(
     kube_cluster: ControlPlane, operator_env: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    kept: list[Mapping[str, Any]] = []
+    kept: dict[str, Mapping[str, Any]] = {}  # by run name: other tests' runs may be there
 
     async def loop_that_only_keeps_its_body(body: Mapping[str, Any], stopped: Any, *_: Any) -> None:
-        kept.append(body)  # kopf's live body: it follows the watch
+        kept[body["metadata"]["name"]] = body  # kopf's live body: it follows the watch
         while not stopped:
             await asyncio.sleep(0.1)
 
@@ -38,10 +38,10 @@ def test_the_body_kopf_keeps_for_a_runs_loop_has_no_managed_fields(
     kube_cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns))
     try:
         with operator(operator_env):
-            wait_for(lambda: kept, 60, "the run's loop")
+            wait_for(lambda: name in kept, 60, "the run's loop")
             # A change the watch shows: kopf replaces the live body with the new one.
             kube_cluster.kubectl("label", "benchmarkrun", name, "-n", ns, "seen=yes")
-            body = kept[0]
+            body = kept[name]
             wait_for(lambda: (body["metadata"].get("labels") or {}).get("seen"), 30, "label")
             assert "managedFields" not in body["metadata"]
             stored = kube_cluster.kubectl(
