@@ -16,7 +16,7 @@ import pytest
 
 from dbbench_operator import driving, provisioning
 from dbbench_operator.concluding import Outcome
-from dbbench_operator.driving import Written, drive, fresh_status
+from dbbench_operator.driving import Written, drive, fresh_status, kept
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.waking import Alarms
 
@@ -321,3 +321,11 @@ def test_a_loop_that_ends_drops_what_the_apply_cache_holds_for_its_run(
     run_loop(monkeypatch, Passes(), EVENTS, quiet)
     assert (UID, "run") not in provisioning._applied
     assert ("other-run", "run") in provisioning._applied
+
+
+def test_once_the_watch_shows_the_loops_last_write_the_loop_forgets_its_writes() -> None:
+    pending, provisioning = {"phase": "Pending"}, {"phase": "Provisioning"}
+    written = Written.first(pending, provisioning)
+    assert kept(pending, written) is written  # the watch is behind: still needed
+    assert kept(provisioning, written) is None  # caught up: the live status is enough
+    assert kept(pending, None) is None

@@ -44,6 +44,9 @@ def test_the_body_kopf_keeps_for_a_runs_loop_has_no_managed_fields(
             body = kept[name]
             wait_for(lambda: (body["metadata"].get("labels") or {}).get("seen"), 30, "label")
             assert "managedFields" not in body["metadata"]
+            assert "kubectl.kubernetes.io/last-applied-configuration" not in (
+                body["metadata"].get("annotations") or {})  # fmt: skip
+            assert "dbbench.io/last-handled-configuration" in body["metadata"]["annotations"]
             stored = kube_cluster.kubectl(
                 "get", "benchmarkrun", name, "-n", ns, "--show-managed-fields", "-o", "json"
             ).stdout
