@@ -83,6 +83,24 @@ def run_loop(
     return asyncio.run(main())
 
 
+def among_99_others(monkeypatch: pytest.MonkeyPatch, passes: Passes) -> None:
+    """Drive one run for 1.5 s while 99 other runs have loops (the budget is shared)."""
+    monkeypatch.setattr(driving, "one_pass", passes)
+    alarms = Alarms()
+    for i in range(99):
+        alarms.register(f"other-{i}")
+    body = {"metadata": {"uid": UID, "name": "r", "namespace": "ns"}, "spec": {}, "status": {}}
+
+    async def main() -> None:
+        stop = Stop()
+        loop = asyncio.create_task(drive(body, stop, alarms, lambda *_: None))
+        await asyncio.sleep(1.5)
+        stop.flag.set()
+        await asyncio.wait_for(loop, 5)
+
+    asyncio.run(main())
+
+
 EVENTS = {"DBBENCH_EVENTS": "true", "DBBENCH_RECONCILE_INTERVAL": "30"}
 TIMER = {"DBBENCH_EVENTS": "false", "DBBENCH_RECONCILE_INTERVAL": "0.4"}
 
@@ -138,20 +156,7 @@ def test_the_loop_shares_the_pass_budget_among_every_run_with_a_loop(
     for key, value in {**TIMER, "DBBENCH_MAX_PASSES_PER_SECOND": "50"}.items():
         monkeypatch.setenv(key, value)
     passes = Passes()
-    monkeypatch.setattr(driving, "one_pass", passes)
-    alarms = Alarms()
-    for i in range(99):
-        alarms.register(f"other-{i}")
-    body = {"metadata": {"uid": UID, "name": "r", "namespace": "ns"}, "spec": {}, "status": {}}
-
-    async def main() -> None:
-        stop = Stop()
-        loop = asyncio.create_task(drive(body, stop, alarms, lambda *_: None))
-        await asyncio.sleep(1.5)
-        stop.flag.set()
-        await asyncio.wait_for(loop, 5)
-
-    asyncio.run(main())
+    among_99_others(monkeypatch, passes)
     assert len(passes.started) == 1  # the next one is 2 s away, not 0.4 s
 
 
@@ -170,20 +175,7 @@ def test_a_pass_that_moved_the_run_to_another_phase_is_followed_at_once_despite_
             return Outcome(status={"phase": "Provisioning"}), None  # from no phase, then stays
 
     passes = Admitting()
-    monkeypatch.setattr(driving, "one_pass", passes)
-    alarms = Alarms()
-    for i in range(99):
-        alarms.register(f"other-{i}")
-    body = {"metadata": {"uid": UID, "name": "r", "namespace": "ns"}, "spec": {}, "status": {}}
-
-    async def main() -> None:
-        stop = Stop()
-        loop = asyncio.create_task(drive(body, stop, alarms, lambda *_: None))
-        await asyncio.sleep(1.5)
-        stop.flag.set()
-        await asyncio.wait_for(loop, 5)
-
-    asyncio.run(main())
+    among_99_others(monkeypatch, passes)
     # The first pass moved the run (no phase -> Provisioning): the second came 1 s later
     # (stretched, it would have come 2 s later, after the test's 1.5 s).
     assert len(passes.started) == 2, passes.started
