@@ -81,6 +81,13 @@ def follow(run: RunRef, step: Step, job: dict[str, Any]) -> tuple[JobState, tupl
     """Where the step's Job stands, and its pods that have not started (while it runs)."""
     uid = str((job.get("metadata") or {}).get("uid") or "")
     pods = kube.list_objects("v1", "Pod", run.namespace, {JOB_UID_LABEL: uid})
+    if any((p.get("metadata") or {}).get("deletionTimestamp") for p in pods):
+        # The pass read the Job before setting up and reading the target, then its pods.
+        # The Job controller marks a Job failing (FailureTarget: DeadlineExceeded, ...)
+        # before it deletes the pods: pods seen being deleted are judged against the
+        # Job as it is now, or a Job past spec.timeout read a moment too early made
+        # the run fail as RunnerDeleted (seen on the node under load).
+        job = find_job(run, step) or job
     state = job_state(step, job, pods)
     if state.finished:
         return state, ()

@@ -13,7 +13,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dbbench_contract.summary import StepSummary
+from dbbench_operator import kube, running
+from dbbench_operator.naming import RunRef
 from dbbench_operator.planning import Step
 from dbbench_operator.step_outcome import job_state, stopped_early
 
@@ -127,6 +131,25 @@ def test_a_job_failing_on_its_deadline_is_a_timeout_while_its_pods_terminate() -
         {"type": "FailureTarget", "status": "True", "reason": "PodFailurePolicy"}]}}  # fmt: skip
     pods = [pod("r-0", exit_code=3), pod("r-1", deleting=True)]
     assert "r-0" in job_state(step(0), exited, pods).message
+
+
+def test_pods_seen_being_deleted_are_judged_against_the_job_as_it_is_now(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pass reads the Job, then the target, then the Job's pods: by then the Job
+    controller may have marked the Job past its deadline and begun deleting its pods
+    (seen on the node under load: the run failed as RunnerDeleted, not Timeout)."""
+    read_early = {"metadata": {"uid": "j", "name": "r-step-2"}, "status": {"active": 1}}
+    now = {**read_early, "status": {"active": 1, "conditions": [
+        {"type": "FailureTarget", "status": "True", "reason": "DeadlineExceeded"}]}}  # fmt: skip
+    monkeypatch.setattr(kube, "list_objects", lambda *_, **__: [pod("r-0", deleting=True)])
+    monkeypatch.setattr(running, "find_job", lambda *_: now)
+    state, _ = running.follow(RunRef("r", "ns", "uid"), step(1), read_early)
+    assert (state.failed, state.reason) == (True, "Timeout")
+    # Pods not being deleted: the Job as the pass read it (no second read).
+    monkeypatch.setattr(running, "find_job", lambda *_: pytest.fail("read again"))
+    monkeypatch.setattr(kube, "list_objects", lambda *_, **__: [pod("r-0")])
+    assert not running.follow(RunRef("r", "ns", "uid"), step(1), read_early)[0].failed
 
 
 def test_stuck_runner_pods_are_named_in_the_message() -> None:
