@@ -199,6 +199,11 @@ def _discover(api_version: str, kind: str) -> Any:
         return dynamic().resources.get(api_version=api_version, kind=kind)
 
 
+def _selector(pairs: Mapping[str, str] | None) -> str | None:
+    """A label or field selector of equalities (``k=v,k2=v2``); None for none."""
+    return ",".join(f"{k}={v}" for k, v in (pairs or {}).items()) or None
+
+
 def _body(response: Any) -> dict[str, Any]:
     """The JSON body of a raw response. Every call asks the dynamic client not to
     wrap what it returns (`serialize=False`): it would build a ResourceInstance,
@@ -268,8 +273,7 @@ def iter_objects(
 ) -> Iterator[dict[str, Any]]:
     """Objects of a kind (all namespaces when `namespace` is None), by label and field
     equality (e.g. Events by ``involvedObject.uid``), read `LIST_PAGE` at a time."""
-    selector = ",".join(f"{k}={v}" for k, v in (labels or {}).items()) or None
-    field_selector = ",".join(f"{k}={v}" for k, v in (fields or {}).items()) or None
+    selector, field_selector = _selector(labels), _selector(fields)
     resource = _resource(api_version, kind, "list")
     token: str | None = None
     while True:
@@ -325,9 +329,9 @@ def delete_collection(
     and their own dependents go to the garbage collector. (A Job's default would be
     to orphan its pods, which holds the Job until the collector has unlinked them.)
     """
-    if not labels:
+    selector = _selector(labels)
+    if selector is None:
         raise ValueError("delete_collection needs a label selector")  # never a whole kind
-    selector = ",".join(f"{k}={v}" for k, v in labels.items())
     resource = _resource(api_version, kind, "deletecollection")
     try:
         with _call("deletecollection", kind, namespace, selector):
