@@ -34,10 +34,10 @@ _POLICIES = (("networking.k8s.io/v1", "NetworkPolicy"),)
 # and Jobs first, then the mongos ReplicaSets, then the pods and the rest; the
 # NetworkPolicies last, so a database stays fenced while it stops.
 _ORDER = (
-    ("apps/v1", "StatefulSet"), ("apps/v1", "Deployment"), ("batch/v1", "Job"),
+    *_WORKLOADS, ("batch/v1", "Job"),
     ("apps/v1", "ReplicaSet"),
     ("v1", "Pod"), ("v1", "PersistentVolumeClaim"), ("apps/v1", "ControllerRevision"),
-    ("v1", "Service"), ("discovery.k8s.io/v1", "EndpointSlice"),
+    *_SERVICES, ("discovery.k8s.io/v1", "EndpointSlice"),
     ("v1", "ConfigMap"), ("v1", "Secret"),
     *_POLICIES,
 )  # fmt: skip
