@@ -186,6 +186,13 @@ def dynamic() -> DynamicClient:
     return dyn
 
 
+def forget_clients() -> None:
+    """Build the API clients again at their next use (from the environment as it is
+    then: `$KUBECONFIG`, or the ServiceAccount)."""
+    api_client.cache_clear()
+    dynamic.cache_clear()
+
+
 def _resource(api_version: str, kind: str, verb: str) -> Any:
     """The API resource of a kind (discovery needs no permission), once `verb` on it
     is known to be declared."""

@@ -90,8 +90,7 @@ def counted_lists(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
         return real(api_version, kind, *args, **kwargs)
 
     monkeypatch.setattr(kube, "iter_objects", counting)  # list_objects reads through it
-    kube.api_client.cache_clear()
-    kube.dynamic.cache_clear()
+    kube.forget_clients()
     INVENTORY.clear()
     yield calls
     INVENTORY.clear()

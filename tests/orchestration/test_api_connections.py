@@ -18,11 +18,9 @@ from tests.fixtures.controlplane import ControlPlane
 def admin_client(kube_cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("KUBECONFIG", str(kube_cluster.kubeconfig))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    kube.api_client.cache_clear()
-    kube.dynamic.cache_clear()
+    kube.forget_clients()
     yield
-    kube.api_client.cache_clear()
-    kube.dynamic.cache_clear()
+    kube.forget_clients()
 
 
 def test_every_pass_thread_keeps_its_connection_between_passes(admin_client: None) -> None:

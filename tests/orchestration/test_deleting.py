@@ -71,11 +71,9 @@ RESOURCES = {
 @pytest.fixture
 def as_operator(operator_env: list[str]) -> Iterator[OperatorSettings]:
     """`kube` acts as the chart's ServiceAccount (operator_env's KUBECONFIG)."""
-    kube.api_client.cache_clear()
-    kube.dynamic.cache_clear()
+    kube.forget_clients()
     yield OperatorSettings.from_env()
-    kube.api_client.cache_clear()
-    kube.dynamic.cache_clear()
+    kube.forget_clients()
 
 
 def make_run(cluster: ControlPlane, name: str) -> tuple[RunRef, dict[str, Any]]:

@@ -38,11 +38,9 @@ def no_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None
     """The API is unreachable: a kubeconfig that does not exist, no cached client."""
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing-kubeconfig"))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    kube.api_client.cache_clear()
-    kube.dynamic.cache_clear()
+    kube.forget_clients()
     yield
-    kube.api_client.cache_clear()
-    kube.dynamic.cache_clear()
+    kube.forget_clients()
 
 
 def test_semantic_problem_fails_with_a_warning_event_naming_the_field() -> None:

@@ -69,13 +69,11 @@ def client_pointed_at(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str)
     """The operator's cached client talks to ``url`` for the block, and is rebuilt after."""
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig(tmp_path / "kubeconfig", url)))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    kube.api_client.cache_clear()
-    kube.dynamic.cache_clear()
+    kube.forget_clients()
     try:
         yield
     finally:
-        kube.api_client.cache_clear()
-        kube.dynamic.cache_clear()
+        kube.forget_clients()
 
 
 def timed(fn: Any) -> tuple[float, BaseException | None]:
