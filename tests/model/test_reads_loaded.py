@@ -12,8 +12,8 @@ import pytest
 
 from dbbench_operator.model import check, parse_spec
 from dbbench_operator.model.tables import keyed_table, used_tables
-from dbbench_operator.planning import build_plan_configmap, plan
 from dbbench_operator.naming import RunRef
+from dbbench_operator.planning import build_plan_configmap, plan
 from dbbench_runner.config import Dataset as RunnerDataset
 from dbbench_runner.datasets import generator_for
 
@@ -41,9 +41,7 @@ def problems(*phases: dict[str, Any], **extra: Any) -> list[Any]:
 
 
 def test_server_key_read_after_a_client_key_load_is_refused() -> None:
-    found = problems(
-        {"name": "load", "type": "insert"}, {**QUERIES, "idMode": "server"}
-    )
+    found = problems({"name": "load", "type": "insert"}, {**QUERIES, "idMode": "server"})
     assert [p.field for p in found] == ["spec.phases[1]"]
     message = found[0].message
     assert "phase queries (query, idMode server) reads indexed4_serverkey" in message

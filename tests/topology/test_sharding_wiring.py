@@ -16,11 +16,11 @@ from dbbench_operator.naming import RunRef
 from dbbench_operator.observations import TargetSeen
 from dbbench_operator.planning import plan
 from dbbench_operator.runner_jobs import build_step_config
+from dbbench_operator.topology import naming
+from dbbench_operator.topology.mongo_target import set_up_mongodb
 from dbbench_runner.config import Dataset as RunnerDataset
 from dbbench_runner.config import Target as RunnerTarget
 from dbbench_runner.config import parse_config
-from dbbench_operator.topology import naming
-from dbbench_operator.topology.mongo_target import set_up_mongodb
 from dbbench_runner.datasets import generator_for
 from dbbench_runner.drivers.base import ServerInfo
 from dbbench_runner.environment import environment

@@ -47,6 +47,19 @@ def check(spec: BenchmarkRunSpec) -> list[Problem]:
     return [problem for fn in checks for problem in fn(spec)]
 
 
+def results_claim_problems(spec: BenchmarkRunSpec, claim: str) -> list[Problem]:
+    """One results service owns one claim (the chart's `results.claimName`, given here
+    as `claim`): a run cannot choose another."""
+    if spec.results.claim_name == claim:
+        return []
+    return [Problem(
+        "spec.results.claimName",
+        f"this operator's results service writes to claim {claim!r} (chart "
+        f"value results.claimName), not {spec.results.claim_name!r}: leave the field unset or "
+        f"set it to {claim!r}",
+    )]  # fmt: skip
+
+
 def planned_seconds(spec: BenchmarkRunSpec) -> float:
     """Planned time of the duration-based phases over all targets and repeats:
     a lower bound of the run's length (loading and provisioning come on top)."""
