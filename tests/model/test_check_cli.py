@@ -34,6 +34,8 @@ EXAMPLES = sorted((REPO / "examples").glob("*.yaml")) + sorted(
     (REPO / "examples" / "field").glob("*.yaml")
 )
 REFUSED = sorted((REPO / "tests" / "data" / "refused").glob("*.yaml"))
+# More ways the API server words a refusal (types, counts, nulls, metadata, several at once).
+WORDING = sorted((REPO / "tests" / "data" / "apiserver").glob("*.yaml"))
 NAMESPACE = "dbbench-check-test"
 
 
@@ -69,10 +71,10 @@ def test_every_example_passes_and_the_command_exits_zero() -> None:
     assert f"checked {len(EXAMPLES)} file(s): {len(EXAMPLES)} OK, 0 refused" in result.stdout
 
 
-@pytest.mark.parametrize("corpus", ["invalid", "refused"])
-def test_every_refused_manifest_is_refused_with_its_message(corpus: str) -> None:
-    paths = INVALID if corpus == "invalid" else REFUSED
-    assert len(paths) >= (80 if corpus == "invalid" else 8)
+@pytest.mark.parametrize(("corpus", "least"), [("invalid", 80), ("refused", 8), ("apiserver", 12)])
+def test_every_refused_manifest_is_refused_with_its_message(corpus: str, least: int) -> None:
+    paths = {"invalid": INVALID, "refused": REFUSED, "apiserver": WORDING}[corpus]
+    assert len(paths) >= least
     relative = [p.relative_to(REPO) for p in paths]
     result = dbbench_check(*relative)
     assert result.returncode == 1
@@ -145,8 +147,8 @@ def server_refusals(api: client.CustomObjectsApi, path: Path) -> list[tuple[str,
 @pytest.mark.integration
 def test_dbbench_check_says_what_the_api_server_and_the_operator_say(cluster: Any) -> None:
     api = client.CustomObjectsApi(cluster.api_client())
-    paths = [p.relative_to(REPO) for p in (*INVALID, *REFUSED, *EXAMPLES)]
-    assert len(paths) >= 86 + 8 + 20
+    paths = [p.relative_to(REPO) for p in (*INVALID, *REFUSED, *WORDING, *EXAMPLES)]
+    assert len(paths) >= 86 + 8 + 12 + 20
     offline = dbbench_check(*paths).stdout
     differences, refused = [], 0
     for path in paths:
@@ -156,4 +158,4 @@ def test_dbbench_check_says_what_the_api_server_and_the_operator_say(cluster: An
         if got != expected:
             differences.append((str(path), {"api server/operator": expected, "dbbench check": got}))
     assert differences == []
-    assert refused == len(INVALID) + len(REFUSED)
+    assert refused == len(INVALID) + len(REFUSED) + len(WORDING)
