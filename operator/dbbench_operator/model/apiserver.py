@@ -118,7 +118,8 @@ def unknown_fields(value: Any, schema: Schema, path: str = "") -> Iterator[str]:
             child = f"{path}.{key}" if path else str(key)
             if properties is not None and key in properties:
                 if path == "" and key == "metadata":
-                    yield from (f"metadata.{k}" for k in item or {} if k not in OBJECT_META_FIELDS)
+                    meta = item if isinstance(item, dict) else {}
+                    yield from (f"metadata.{k}" for k in meta if k not in OBJECT_META_FIELDS)
                     continue
                 yield from unknown_fields(item, properties[key], child)
             elif isinstance(extra, Mapping):
