@@ -1,4 +1,4 @@
-"""dbbench: read the results of BenchmarkRuns.
+"""dbbench: check BenchmarkRun manifests before applying them, and read their results.
 
   dbbench list [-A]                      runs with phase and progress
   dbbench get RUN                        a run's results per target, phase and repeat
@@ -10,6 +10,11 @@
                                          size...), relative differences to the first,
                                          whether repeats say it is noise, and the modes
                                          of a workload run with several idModes ranked
+  dbbench check FILE... [--results-claim C]
+                                         every admission check, offline (no cluster):
+                                         the CRD's schema and CEL rules, then the
+                                         operator's; OK or each refusal with its field
+                                         path, exit 1 when any manifest is refused
 
 Installed as `dbbench` and as `kubectl-dbbench` (so `kubectl dbbench ...` works).
 Results are read from the chart's results browser through the Kubernetes API
@@ -77,6 +82,15 @@ def _parser() -> argparse.ArgumentParser:
     comparing.add_argument("runs", nargs="+", metavar="RUN_OR_DIR")
     comparing.add_argument("--html", type=Path, metavar="FILE",
                            help="also write the comparison as a page with charts")  # fmt: skip
+    checking = commands.add_parser(
+        "check", help="admission checks of manifests, offline (no cluster)"
+    )
+    checking.add_argument("files", nargs="+", metavar="FILE", help="YAML manifests ('-': stdin)")
+    checking.add_argument(
+        "--results-claim", default="dbbench-results", metavar="CLAIM",
+        help="the chart's results.claimName, which the operator insists on (default "
+             "dbbench-results, the chart's default)",
+    )  # fmt: skip
     return parser
 
 
@@ -146,6 +160,13 @@ def run(args: argparse.Namespace) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.command == "check":
+        # The admission checks load a CEL evaluator no other command needs.
+        from dbbench_cli.checking import check_files  # noqa: PLC0415
+
+        out, status = check_files(args.files, args.results_claim)
+        sys.stdout.write(out)
+        return status
     try:
         sys.stdout.write(run(args))
     except (CliError, ResultsError) as exc:

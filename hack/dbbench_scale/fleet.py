@@ -104,7 +104,12 @@ def run_manifest(
             "hardware": hardware,
             "runner": _runner(runner_pods),
             "dataset": {"records": 100_000, "recordSize": 256},
-            "phases": [{"name": "reads", "type": "pointReads", "duration": "2h"}],
+            # A load first: a deployed target starts empty, and admission refuses reads
+            # of a table no earlier phase loads (external ones too, once a run loads).
+            "phases": [
+                {"name": "load", "type": "insert"},
+                {"name": "reads", "type": "pointReads", "duration": "2h"},
+            ],
             "timeout": HOURS,
             "startupGrace": HOURS,
         },

@@ -19,6 +19,7 @@ from dbbench_operator.model import (
     SecretKeyRef,
     Target,
 )
+from dbbench_operator.model.tables import used_tables
 from dbbench_operator.naming import RunRef, credentials_secret_name
 from dbbench_operator.settings import EngineImage, OperatorSettings
 from dbbench_operator.topology import naming as topology_naming
@@ -96,7 +97,7 @@ def topology_request(
         cleanup=spec.cleanup,
         credentials_secret=credentials_secret_name(run),
         database=BENCHMARK_DATABASE,
-        collection=spec.dataset.collection,
+        collections=used_tables(spec),
         shard_key=target.shard_key or DEFAULT_SHARD_KEY,
         cluster_domain=cluster_domain,
     )

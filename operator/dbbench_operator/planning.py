@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbbench_operator.model import BenchmarkRunSpec
+from dbbench_operator.model.tables import phase_table
 from dbbench_operator.naming import RunRef, adopt, plan_configmap_name, run_labels
 
 
@@ -25,8 +26,9 @@ class Step:
     repeat: int  # 1-based
     phase_type: str
     # Which of the target's two tables the step writes and reads: records keyed
-    # by the client (`<table>`) or by the server (`<table>_serverkey`).
+    # by the client (`<table>`) or by the server (`<table>_serverkey`), and its name.
     id_mode: str = "client"
+    table: str = ""
 
     @property
     def key(self) -> str:
@@ -40,9 +42,10 @@ def plan(spec: BenchmarkRunSpec) -> list[Step]:
         for phase in spec.phases:
             repeats = 1 if phase.type == "insert" else spec.repeats
             for repeat in range(1, repeats + 1):
-                steps.append(
-                    Step(len(steps), target.name, phase.name, repeat, phase.type, phase.id_mode)
-                )
+                steps.append(Step(
+                    len(steps), target.name, phase.name, repeat, phase.type, phase.id_mode,
+                    phase_table(spec.dataset, phase),
+                ))  # fmt: skip
     return steps
 
 
@@ -50,7 +53,7 @@ def plan_document(steps: list[Step]) -> list[dict[str, object]]:
     """The plan as stored in the run's plan ConfigMap (and shown by tooling)."""
     return [
         {"step": s.index, "key": s.key, "target": s.target, "phase": s.phase,
-         "repeat": s.repeat, "type": s.phase_type}
+         "repeat": s.repeat, "type": s.phase_type, "idMode": s.id_mode, "table": s.table}
         for s in steps
     ]  # fmt: skip
 

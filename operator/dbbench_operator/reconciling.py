@@ -42,6 +42,7 @@ from dbbench_operator.lifecycle import (
 from dbbench_operator.model import BenchmarkRunSpec, SpecError, parse_spec
 from dbbench_operator.model.base import Problem
 from dbbench_operator.model.semantics import check
+from dbbench_operator.model.semantics import results_claim_problems as claim_problems
 from dbbench_operator.model.units import parse_duration
 from dbbench_operator.naming import RunRef
 from dbbench_operator.orchestrating import Advance, Context, advance
@@ -78,14 +79,7 @@ def results_claim_problems(
     spec: BenchmarkRunSpec | None, settings: OperatorSettings
 ) -> tuple[Problem, ...]:
     """One results service owns one claim (the chart's): a run cannot choose another."""
-    if spec is None or spec.results.claim_name == settings.results_claim:
-        return ()
-    return (Problem(
-        "spec.results.claimName",
-        f"this operator's results service writes to claim {settings.results_claim!r} (chart "
-        f"value results.claimName), not {spec.results.claim_name!r}: leave the field unset or "
-        f"set it to {settings.results_claim!r}",
-    ),)  # fmt: skip
+    return () if spec is None else tuple(claim_problems(spec, settings.results_claim))
 
 
 def parse(raw_spec: Mapping[str, Any]) -> tuple[BenchmarkRunSpec | None, tuple[Problem, ...]]:

@@ -182,6 +182,9 @@ def reads(**fields: Any) -> dict[str, Any]:
     return {"name": "r", "type": "pointReads", **fields}
 
 
+LOAD = {"name": "load", "type": "insert"}  # what a reading phase reads (issue 29)
+
+
 PARSE_ERRORS = [
     (spec_with(targets=[target("mysql", shards=2)]), "spec.targets[0].shards"),
     (spec_with(targets=[target("oracle")]), "spec.targets[0].engine"),
@@ -240,15 +243,16 @@ SEMANTIC_PROBLEMS = [
     (
         spec_with(
             phases=[
-                {"name": "m", "type": "mix", "mix": {"read": 1}, "duration": "90m", "warmup": "5m"}
+                LOAD,
+                {"name": "m", "type": "mix", "mix": {"read": 1}, "duration": "90m", "warmup": "5m"},
             ],
             timeout="1h",
         ),
         "spec.timeout",
     ),
     (
-        spec_with(phases=[reads(duration="1m", readPreference="nearest")]),
-        "spec.phases[0].readPreference",
+        spec_with(phases=[LOAD, reads(duration="1m", readPreference="nearest")]),
+        "spec.phases[1].readPreference",
     ),
     (
         spec_with(phases=[{"name": "l", "type": "insert", "writeConcern": "majority"}]),
@@ -271,16 +275,18 @@ SEMANTIC_PROBLEMS = [
         "spec.targets[0].settings.innodb_buffer_pool_size",
     ),
     (
-        spec_with(runner={"pods": 2, "threads": 8}, phases=[reads(duration="1m", targetRate=10)]),
-        "spec.phases[0].targetRate",
+        spec_with(
+            runner={"pods": 2, "threads": 8}, phases=[LOAD, reads(duration="1m", targetRate=10)]
+        ),
+        "spec.phases[1].targetRate",
     ),
     (
-        spec_with(runner={"threads": 8}, phases=[reads(operations=4)]),
-        "spec.phases[0].operations",
+        spec_with(runner={"threads": 8}, phases=[LOAD, reads(operations=4)]),
+        "spec.phases[1].operations",
     ),
     (
-        spec_with(dataset={"records": 1000}, phases=[reads(keys=5000, duration="1m")]),
-        "spec.phases[0].keys",
+        spec_with(dataset={"records": 1000}, phases=[LOAD, reads(keys=5000, duration="1m")]),
+        "spec.phases[1].keys",
     ),
     (
         spec_with(dataset={"records": 100_000_000}, hardware={"storage": {"size": "20Gi"}}),

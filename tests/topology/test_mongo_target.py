@@ -92,7 +92,7 @@ def test_sharded_pass_uses_internal_identity_and_creates_root_through_mongos() -
 
 def test_sharded_pass_shards_on_the_key_the_spec_names() -> None:
     request = make_request(
-        "mongodb", "sharded", 1, 1, shard_key="UserID", collection="news"
+        "mongodb", "sharded", 1, 1, shard_key="UserID", collections=("news",)
     )  # fmt: skip
     layout = naming.layout(request)
     servers = Servers()

@@ -1,6 +1,6 @@
-"""Sharded targets (issue 8, defect 1): the collection the operator shards is the
-one the runner writes, and the shard key reaches the status, the step file and
-the results' environment."""
+"""Sharded targets (issue 8, defect 1; issue 29): the collections the operator
+shards are the ones the runner writes (every key mode the phases use), and the
+shard key reaches the status, the step file and the results' environment."""
 
 from __future__ import annotations
 
@@ -16,12 +16,16 @@ from dbbench_operator.naming import RunRef
 from dbbench_operator.observations import TargetSeen
 from dbbench_operator.planning import plan
 from dbbench_operator.runner_jobs import build_step_config
+from dbbench_operator.topology import naming
+from dbbench_operator.topology.mongo_target import set_up_mongodb
 from dbbench_runner.config import Dataset as RunnerDataset
 from dbbench_runner.config import Target as RunnerTarget
 from dbbench_runner.config import parse_config
 from dbbench_runner.datasets import generator_for
 from dbbench_runner.drivers.base import ServerInfo
 from dbbench_runner.environment import environment
+from tests.topology.test_mongo_setup import Recorder, _catalog, _status
+from tests.topology.test_mongo_target import CREDS, Servers
 
 REPO = Path(__file__).resolve().parents[2]
 RUN = RunRef(name="cmp", namespace="perf", uid="uid-1")
@@ -44,8 +48,8 @@ def test_operator_shards_the_collection_the_runner_writes() -> None:
 def test_sharded_request_names_collection_and_key() -> None:
     spec = _spec()
     request = topology_request(RUN, spec, spec.targets[1])
-    assert (request.database, request.collection, request.shard_key) == (
-        "dbbench", "indexed4", "_id"
+    assert (request.database, request.collections, request.shard_key) == (
+        "dbbench", ("indexed4",), "_id"
     )  # fmt: skip
     custom = _spec(shardKey="Number")
     assert topology_request(RUN, custom, custom.targets[1]).shard_key == "Number"
@@ -67,3 +71,43 @@ def test_shard_key_reaches_status_step_file_and_environment() -> None:
     )
     single = next(s for s in plan(spec) if s.target == "single")
     assert build_step_config(spec, single, target_access(RUN, spec, 0)).target.shard_key is None
+
+
+def _shard_commands(spec: Any, index: int) -> list[dict[str, Any]]:
+    """The shardCollection commands one setup pass of targets[index] sends through mongos."""
+    request = topology_request(RUN, spec, spec.targets[index])
+    layout = naming.layout(request)
+    servers = Servers()
+    for rs in layout.replica_sets:
+        servers.by_host[rs.host(0)] = Recorder(replSetGetStatus=_status(["PRIMARY"], 0, rs))
+    mongos = servers.by_host[layout.endpoint] = Recorder(
+        listShards={"ok": 1, "shards": [{"_id": s.name} for s in layout.shards]},
+        usersInfo={"ok": 1, "users": [{"user": "root"}]},
+        getDefaultRWConcern={"ok": 1, "defaultWriteConcern": {"w": 1, "j": True}},
+        find=_catalog(),
+    )
+    assert set_up_mongodb(request, CREDS, connect=servers).ready
+    return [doc for doc in mongos.sent if "shardCollection" in doc]
+
+
+def test_every_collection_the_phases_use_is_sharded_on_the_target_key() -> None:
+    raw = yaml.safe_load((REPO / "examples" / "indexed4-single-vs-sharded.yaml").read_text())
+    raw["spec"]["targets"][1]["shardKey"] = "Number"
+    phases = raw["spec"]["phases"]
+    phases[1]["idMode"] = "server"  # insert-batch into the server-keyed collection
+    phases.append({**phases[-1], "name": "queries-server", "idMode": "server"})
+    spec = parse_spec(raw["spec"])
+    assert _shard_commands(spec, 1) == [
+        {"shardCollection": "dbbench.indexed4", "key": {"Number": "hashed"}},
+        {"shardCollection": "dbbench.indexed4_serverkey", "key": {"Number": "hashed"}},
+    ]
+
+
+def test_field2_shards_the_server_keyed_collection_its_phases_write_and_read() -> None:
+    for name in ("2-single-vs-sharded.yaml", "2-single-vs-sharded-small.yaml"):
+        raw = yaml.safe_load((REPO / "examples" / "field" / name).read_text())
+        spec = parse_spec(raw["spec"])
+        sharded = next(i for i, t in enumerate(spec.targets) if t.topology == "sharded")
+        assert _shard_commands(spec, sharded) == [
+            {"shardCollection": "dbbench.indexed4_serverkey", "key": {"_id": "hashed"}},
+        ], name

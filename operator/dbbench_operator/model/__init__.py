@@ -4,6 +4,11 @@ the CRD generated from them, and the semantic checks CEL cannot express.
 The operator's boundary is ``parse_spec(body["spec"])`` (raises ``SpecError``)
 followed by ``check(spec)`` (returns ``Problem``s); status is written as
 ``BenchmarkRunStatus(...).model_dump(by_alias=True, exclude_none=True, mode="json")``.
+
+``admission.check_manifest(doc)`` runs every admission check of a manifest
+offline (the API server's schema and CEL rules, then the operator's); it is
+imported on its own (by ``dbbench check``), not from here: it needs a CEL
+evaluator the operator does not.
 """
 
 from .base import Problem, Rule, SpecError

@@ -12,6 +12,7 @@ from decimal import Decimal
 from .base import Problem
 from .placement import Hardware
 from .spec import BenchmarkRunSpec
+from .tables import UnfilledRead, keyed_table, unfilled_reads
 from .targets import POSTGRES_SETTING_UNITS
 from .units import (
     format_bytes,
@@ -39,10 +40,24 @@ def check(spec: BenchmarkRunSpec) -> list[Problem]:
         _postgres_connections_fit,
         _rate_and_operations_fit_connections,
         _keys_within_records,
+        _reads_what_was_loaded,
         _storage_holds_dataset,
         _cold_cache_needs_exclusive_nodes,
     )
     return [problem for fn in checks for problem in fn(spec)]
+
+
+def results_claim_problems(spec: BenchmarkRunSpec, claim: str) -> list[Problem]:
+    """One results service owns one claim (the chart's `results.claimName`, given here
+    as `claim`): a run cannot choose another."""
+    if spec.results.claim_name == claim:
+        return []
+    return [Problem(
+        "spec.results.claimName",
+        f"this operator's results service writes to claim {claim!r} (chart "
+        f"value results.claimName), not {spec.results.claim_name!r}: leave the field unset or "
+        f"set it to {claim!r}",
+    )]  # fmt: skip
 
 
 def planned_seconds(spec: BenchmarkRunSpec) -> float:
@@ -193,6 +208,38 @@ def _keys_within_records(spec: BenchmarkRunSpec) -> Iterator[Problem]:
                 f"keys {phase.keys} exceeds dataset.records {spec.dataset.records}: there are "
                 "not that many distinct keys; lower keys",
             )
+
+
+def _reads_what_was_loaded(spec: BenchmarkRunSpec) -> Iterator[Problem]:
+    """A reading phase whose table nothing loaded would measure an empty table: every
+    read finds nothing, and the run would end Succeeded with figures of nothing."""
+    for unfilled in unfilled_reads(spec):
+        yield Problem(f"spec.phases[{unfilled.index}]", _unfilled_message(spec, unfilled))
+
+
+def _unfilled_message(spec: BenchmarkRunSpec, unfilled: UnfilledRead) -> str:
+    phase, mode = unfilled.phase, unfilled.phase.id_mode
+    if unfilled.loaded_before:
+        before = f"the insert phases before it load {', '.join(unfilled.loaded_before)} only"
+    else:
+        before = "no insert phase comes before it"
+    ways = []
+    other = "server" if mode == "client" else "client"
+    other_table = keyed_table(spec.dataset, other)
+    # flat45's server-keyed table has no index on the key: reading it is refused anyway.
+    if other_table in unfilled.loaded_before and not (
+        spec.dataset.shape == "flat45" and other == "server"
+    ):
+        ways.append(f"set idMode: {other} on this phase to read {other_table}")
+    if unfilled.loaded_later is not None:
+        ways.append(f"move insert phase {unfilled.loaded_later} before it")
+    ways.append(f"add an insert phase with idMode {mode} before it")
+    return (
+        f"phase {phase.name} ({phase.type}, idMode {mode}) reads {unfilled.table}, which no "
+        f"earlier phase of the run loads ({before}); on target(s) "
+        f"{', '.join(unfilled.targets)} it would read an empty table and measure nothing: "
+        + ", or ".join(ways)
+    )
 
 
 def _storage_holds_dataset(spec: BenchmarkRunSpec) -> Iterator[Problem]:

@@ -169,8 +169,9 @@ class TargetResult(ApiModel):
         default=None,
         max_length=256,
         description=(
-            "Sharded targets: the key the benchmark collection is sharded on, as set "
-            "through mongos before the first step, e.g. `_id: hashed`."
+            "Sharded targets: the key every collection the run's phases use is sharded on "
+            "(client-keyed `<table>`, server-keyed `<table>_serverkey`), as set through "
+            "mongos before the first step, e.g. `_id: hashed`."
         ),
     )
     conditions: list[Condition] = Field(

@@ -255,9 +255,11 @@ class Target(ApiModel):
         max_length=64,
         pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$",
         description=(
-            "topology sharded: the field the benchmark collection is sharded on, hashed "
-            "(default _id). The operator shards the collection through mongos before the "
-            "first step; a collection already sharded on another key fails the run."
+            "topology sharded: the field the benchmark collections are sharded on, hashed "
+            "(default _id). The operator shards every collection the run's phases use "
+            "(`<table>` for idMode client, `<table>_serverkey` for idMode server) through "
+            "mongos before the first step; a collection already sharded on another key fails "
+            "the run."
         ),
     )
     hardware: TargetHardware | None = Field(

@@ -41,7 +41,7 @@ class SetupResult:
     message: str = ""
     primary: str | None = None
     actions: tuple[str, ...] = ()  # state-changing commands sent in this pass
-    shard_key: str = ""  # sharded: the benchmark collection's shard key, e.g. "_id: hashed"
+    shard_key: str = ""  # sharded: the benchmark collections' shard key, e.g. "_id: hashed"
 
 
 def _answers(client: AdminClient) -> bool:

@@ -82,7 +82,7 @@ def set_up_mongodb(
     connect: Connect = mongo_client.connect,
 ) -> SetupResult:
     """One pass: initiate / add shards / create the root user / default write concern /
-    shard the benchmark collection (sharded)."""
+    shard every collection the run uses (sharded)."""
     layout = naming.layout(request)
     with _clients(connect) as clients:
         try:
@@ -131,8 +131,9 @@ def _sharded(
         return SetupResult(False, result.reason, result.message, None, actions)
     ensure_default_write_concern(mongos, request.durability)
     # Before the first step inserts: otherwise every document stays on one shard.
-    sharded = ensure_sharded_collection(
-        mongos, request.database, request.collection, request.shard_key
-    )
-    actions = (*actions, *sharded.actions)
-    return SetupResult(True, result.reason, result.message, None, actions, sharded.key)
+    # Every collection the phases use (client- and server-keyed), on the one key.
+    key = ""
+    for collection in request.collections:
+        sharded = ensure_sharded_collection(mongos, request.database, collection, request.shard_key)
+        actions, key = (*actions, *sharded.actions), sharded.key
+    return SetupResult(True, result.reason, result.message, None, actions, key)

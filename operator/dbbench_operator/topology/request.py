@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 Engine = Literal["mongodb", "mysql", "mariadb", "postgresql"]
 Topology = Literal["standalone", "replicaSet", "sharded", "primaryReplica"]
@@ -81,9 +81,12 @@ class TopologyRequest(_Frozen):
     hardware: Hardware = Field(default_factory=Hardware)
     cleanup: Cleanup = "Delete"
     credentials_secret: str = Field(min_length=1)
-    # Where the runner writes (sharded targets shard this collection first).
+    # Where the runner writes: every collection the run's phases use (client-keyed
+    # `<table>`, server-keyed `<table>_serverkey`); sharded targets shard each first.
     database: str = Field(default="dbbench", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-    collection: str = Field(default="flat45", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+    collections: tuple[
+        Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")], ...
+    ] = Field(default=("flat45",), min_length=1)
     shard_key: str = Field(default="_id", pattern=r"^[A-Za-z_][A-Za-z0-9_.]{0,63}$")
     # The cluster's DNS domain (kubelet --cluster-domain): member host names end in it.
     cluster_domain: str = Field(
