@@ -114,7 +114,10 @@ def run_connection(
     measurements.ended = _window_end(last, clock.deadline if deadline_reached else None)
     if measurements.ended is not None:
         measurements.ended += clock.epoch_offset
-    measurements.flush(time.monotonic() + clock.epoch_offset)
+    # The last partial checkpoint closes with the window: the series' last window
+    # spans the same time as the summary's.
+    ended = measurements.ended
+    measurements.flush(time.monotonic() + clock.epoch_offset if ended is None else ended)
     _publish(progress, measurements, None)
     progress.finished = True
     return measurements
