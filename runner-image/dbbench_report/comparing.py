@@ -13,8 +13,9 @@ workload is everything that shapes the load a step put on its target
 - the data set: shape, records, record size, seed, tags index.
 
 Durations are compared in seconds (`60s` is `1m`), and a field given at what
-its absence means is as absent (`warmup: 0s`, `distribution: {type: uniform}`),
-so only what the steps did decides. Field benchmark 1 names its load `load-client-key` in one
+its absence means is as absent (`warmup: 0s`, `distribution: {type: uniform}`,
+`targetRate: 0`, `readPreference: primary`; `tagsIndex` but for news), so
+only what the steps did decides. Field benchmark 1 names its load `load-client-key` in one
 run and `load-server-key` in the other; both are "insert, batch 1" over the
 same data set, and the modes table under the main one ranks every (run,
 target, idMode) of such a workload together. Two runs whose phases differ in
@@ -44,7 +45,8 @@ _DETAIL_FIELDS = (
 )  # fmt: skip
 _DURATIONS = ("duration", "warmup")
 # Phase fields given at what their absence means: left out, as if absent.
-_DEFAULTS = {"warmup": "0s", "distribution": "type:uniform"}
+_DEFAULTS = {"warmup": "0s", "distribution": "type:uniform", "targetRate": "0",
+             "readPreference": "primary"}  # fmt: skip
 _QUERIES = ("indexedEquality", "twoFieldProjection", "sortSkip", "scan100")
 # The data set's fields that change what a step reads and writes (spec.dataset).
 _DATASET_FIELDS = ("shape", "records", "recordSize", "seed", "tagsIndex")
@@ -97,6 +99,8 @@ def _context(phase: Mapping[str, Any], spec: Mapping[str, Any]) -> Items:
     threads = phase.get("threads") or runner.get("threads")
     parts = [("pods", runner.get("pods")), ("threads", threads)]
     shown = {k: dataset[k] for k in _DATASET_FIELDS if dataset.get(k) is not None}
+    if shown.get("shape") != "news":
+        shown.pop("tagsIndex", None)  # only news has Tags: the flag changes nothing else
     parts.append(("dataset", shown or None))
     return tuple((key, _show(value)) for key, value in parts if value is not None)
 
