@@ -196,6 +196,8 @@ def test_a_paced_point_read_phase_reports_its_paced_rate(
     (within 0.5%) over 10 s, from the runner pod on the node."""
     status = finished["replica"]
     summary = results_json(kube, status, "maria/paced-reads/1/summary.json")
+    print(f"paced-reads: {summary['operations']} reads in {summary['durationSeconds']:.4f} s: "
+          f"{summary['throughput']:.2f} ops/s (paced at {PACED_RATE})")  # fmt: skip
     assert summary["status"] == "succeeded", summary
     assert summary["errors"] == 0
     assert summary["durationSeconds"] == pytest.approx(PACED_SECONDS, rel=0.005)
