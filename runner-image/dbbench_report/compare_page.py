@@ -90,8 +90,10 @@ def _modes(runs: Sequence[Run], rows: Sequence[Row]) -> str:
 
 def compare_page(runs: Sequence[Run], rows: Sequence[Row]) -> str:
     intro = (
-        "<p>Steps line up by what they did (type, idMode, batch size, write concern and "
-        "the workload's parameters), not by their phases' names. Figures are means over "
+        "<p>Steps line up by what they did (type, idMode, batch size, write concern, the "
+        "workload's parameters, warm-up, runner pods and threads, data set), never by their "
+        "phases' names: a step no other run did the same way has a row of its own. "
+        "Figures are means over "
         "repeats from the merged step summaries; <i>noise</i>: the repeats of the two runs "
         "overlap (min..max), so the difference is not shown to be real.</p>"
     )

@@ -1,12 +1,26 @@
 """Several runs in one table (pure): throughput and p99 per target and workload,
 the relative difference to the first run, and whether the repeats say it is noise.
 
-Steps line up by what they did, not by what their phases are called: the
-phase's type, idMode, batch size, write concern and the workload's own
-parameters (keys, mix, queries, distribution, rate). Field benchmark 1 names
-its load `load-client-key` in one run and `load-server-key` in the other;
-both are "insert, batch 1", and the modes table under the main one ranks
-every (run, target, idMode) of such a workload together.
+Steps line up by what they did, never by what their phases are called. A
+workload is everything that shapes the load a step put on its target
+(docs/results.md, "dbbench compare"):
+
+- the phase: type, idMode, batch size (insert), write concern, keys,
+  operations, duration, warm-up, target rate, read preference, queries, mix,
+  distribution;
+- the runner: pods and connections per pod (the phase's `threads`, else
+  `runner.threads`);
+- the data set: shape, records, record size, seed, tags index.
+
+Durations are compared in seconds (`60s` is `1m`), and a field given at what
+its absence means is as absent (`warmup: 0s`, `distribution: {type: uniform}`,
+`targetRate: 0`, `readPreference: primary`; `tagsIndex` but for news), so
+only what the steps did decides. Field benchmark 1 names its load `load-client-key` in one
+run and `load-server-key` in the other; both are "insert, batch 1" over the
+same data set, and the modes table under the main one ranks every (run,
+target, idMode) of such a workload together. Two runs whose phases differ in
+any of these (1 or 8 threads, another warm-up, another data set) show as two
+rows, each with the run that did it: never as one row with a difference.
 
 A difference is flagged "noise" when both runs repeated the phase and the
 ranges of their repeats' throughput (min..max) overlap: the runs disagree less
@@ -20,43 +34,84 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dbbench_contract.durations import parse_duration
 from dbbench_report.figures import Spread, latency, throughput
 from dbbench_report.reading import Run
 
 # Phase fields that say what a step did, beyond type and idMode (names as in the spec).
 _DETAIL_FIELDS = (
-    "batchSize", "writeConcern", "keys", "operations", "duration", "targetRate",
+    "batchSize", "writeConcern", "keys", "operations", "duration", "warmup", "targetRate",
     "readPreference", "queries", "mix", "distribution", "scanLength",
 )  # fmt: skip
+_DURATIONS = ("duration", "warmup")
+# Phase fields given at what their absence means: left out, as if absent.
+_DEFAULTS = {"warmup": "0s", "distribution": "type:uniform", "targetRate": "0",
+             "readPreference": "primary"}  # fmt: skip
+_QUERIES = ("indexedEquality", "twoFieldProjection", "sortSkip", "scan100")
+# The data set's fields that change what a step reads and writes (spec.dataset).
+_DATASET_FIELDS = ("shape", "records", "recordSize", "seed", "tagsIndex")
+Items = tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
 class Workload:
-    """What a phase did: its type, idMode and the parameters that shape its load."""
+    """What a phase did: its type, idMode, the parameters that shape its load
+    (`detail`) and the run's that do too (`context`: pods, threads, data set)."""
 
     type: str
     id_mode: str
-    detail: tuple[tuple[str, str], ...]
+    detail: Items
+    context: Items = ()
 
     @classmethod
-    def of(cls, phase: Mapping[str, Any]) -> Workload:
-        detail = tuple(
-            (key, _show(phase[key]))
+    def of(cls, phase: Mapping[str, Any], spec: Mapping[str, Any] | None = None) -> Workload:
+        kind = str(phase.get("type", "?"))
+        values = {k: v for k, v in phase.items() if v is not None}
+        if kind == "query":
+            values.setdefault("queries", list(_QUERIES))
+        shown = {
+            key: _duration(values[key]) if key in _DURATIONS else _show(values[key])
             for key in _DETAIL_FIELDS
-            if phase.get(key) is not None and not (key == "batchSize" and phase["type"] != "insert")
-        )
-        return cls(str(phase.get("type", "?")), str(phase.get("idMode", "client")), detail)
+            if key in values and not (key == "batchSize" and kind != "insert")
+        }
+        detail = tuple((k, v) for k, v in shown.items() if _DEFAULTS.get(k) != v)
+        return cls(kind, str(phase.get("idMode", "client")), detail, _context(phase, spec or {}))
 
     @property
-    def family(self) -> tuple[str, tuple[tuple[str, str], ...]]:
+    def family(self) -> tuple[str, Items, Items]:
         """The workload without its idMode: insert modes of one family compare directly."""
-        return self.type, self.detail
+        return self.type, self.detail, self.context
+
+    def items(self) -> Items:
+        """Every part of the identity, named: what `differences` compares."""
+        return (("type", self.type), ("idMode", self.id_mode), *self.detail, *self.context)
 
     def label(self, with_id_mode: bool = True) -> str:
-        parts = [self.type, *(f"{k}={v}" for k, v in self.detail)]
+        parts = [self.type, *(f"{k}={v}" for k, v in (*self.detail, *self.context))]
         if with_id_mode:
             parts.insert(1, f"idMode={self.id_mode}")
         return " ".join(parts)
+
+
+def _context(phase: Mapping[str, Any], spec: Mapping[str, Any]) -> Items:
+    runner = spec.get("runner") or {}
+    dataset = spec.get("dataset") or {}
+    threads = phase.get("threads") or runner.get("threads")
+    parts = [("pods", runner.get("pods")), ("threads", threads)]
+    shown = {k: dataset[k] for k in _DATASET_FIELDS if dataset.get(k) is not None}
+    if shown.get("shape") != "news":
+        shown.pop("tagsIndex", None)  # only news has Tags: the flag changes nothing else
+    parts.append(("dataset", shown or None))
+    return tuple((key, _show(value)) for key, value in parts if value is not None)
+
+
+def _duration(value: object) -> str:
+    """A duration as seconds (`1m` and `60s` are one duration); as given if unreadable."""
+    try:
+        seconds = parse_duration(str(value))
+    except ValueError:
+        return str(value)
+    return f"{seconds:g}s"
 
 
 def _show(value: object) -> str:
@@ -118,7 +173,7 @@ def _steps_by_workload(run: Run) -> dict[Key, str]:
             name = str(phase.get("name"))
             if not run.steps_of(target, name):
                 continue
-            workload = Workload.of(phase)
+            workload = Workload.of(phase, run.spec)
             seen[workload] = seen.get(workload, 0) + 1
             found[(target, workload, seen[workload])] = name
     return found
@@ -146,6 +201,25 @@ def compare(runs: Sequence[Run]) -> list[Row]:
     return rows
 
 
+def differences(rows: Sequence[Row]) -> list[str]:
+    """Per row, what tells its workload apart from the other rows of its target
+    shown under the same phase name (`threads=1`, `threads=8`): "" when no other."""
+    groups: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for row in rows:
+        groups.setdefault((row.target, row.phase), []).append(dict(row.workload.items()))
+    out = []
+    for row in rows:
+        group = groups[(row.target, row.phase)]
+        if len(group) < 2:
+            out.append("")
+            continue
+        mine = dict(row.workload.items())
+        keys = dict.fromkeys(k for items in group for k in items)
+        differ = [k for k in keys if len({items.get(k, "-") for items in group}) > 1]
+        out.append(" ".join(f"{k}={mine.get(k, '-')}" for k in differ))
+    return out
+
+
 @dataclass(frozen=True)
 class Entry:
     """One (run, target, idMode) of a workload family, for the modes table."""
@@ -161,7 +235,7 @@ def modes(runs: Sequence[Run], rows: Sequence[Row]) -> dict[str, list[Entry]]:
     """Families of workloads done with more than one idMode, each with every
     (run, target, idMode) that ran it, fastest first (field benchmark 1's ranking)."""
     names = labels(runs)
-    families: dict[tuple[str, tuple[tuple[str, str], ...]], list[Entry]] = {}
+    families: dict[tuple[str, Items, Items], list[Entry]] = {}
     for row in rows:
         for name, cell in zip(names, row.cells, strict=True):
             if cell is None:
@@ -171,10 +245,10 @@ def modes(runs: Sequence[Run], rows: Sequence[Row]) -> dict[str, list[Entry]]:
                 cell.throughput.mean, cell.p99.mean,
             ))  # fmt: skip
     out: dict[str, list[Entry]] = {}
-    for (kind, detail), entries in families.items():
+    for (kind, detail, context), entries in families.items():
         if len({e.id_mode for e in entries}) < 2:
             continue
-        title = Workload(kind, "", detail).label(with_id_mode=False)
+        title = Workload(kind, "", detail, context).label(with_id_mode=False)
         out[title] = sorted(entries, key=lambda e: -e.throughput)
     return out
 
@@ -214,8 +288,8 @@ def table(runs: Sequence[Run], rows: Sequence[Row]) -> str:
         if i:
             header += ["Δ p99", "repeats say"]
     lines = [header]
-    for row in rows:
-        line = [row.target, row.phase]
+    for row, differs in zip(rows, differences(rows), strict=True):
+        line = [row.target, f"{row.phase} [{differs}]" if differs else row.phase]
         for i, cell in enumerate(row.cells):
             line.append(_mean(cell, "throughput", 1))
             if i:

@@ -76,11 +76,13 @@ def run_connection(
     if clock.start > now:
         time.sleep(clock.start - now)
     measured = 0
+    deadline_reached = False
     next_publish = time.monotonic() + PUBLISH_EVERY_S
     # issued counts operations started, warm-up included: the open-loop schedule index.
     for issued, operation in enumerate(operations_for(config, dataset, worker)):
         now = time.monotonic()
         if clock.deadline is not None and now >= clock.deadline:
+            deadline_reached = True
             break
         if budget is not None and measured >= budget:
             break
@@ -89,6 +91,11 @@ def run_connection(
         intended = None
         if interval:
             intended = clock.start + issued * interval
+            if clock.deadline is not None and intended >= clock.deadline:
+                # Scheduled at or past the deadline: not part of the phase (waiting
+                # for it would run one operation per connection after the window).
+                deadline_reached = True
+                break
             if intended > now:
                 time.sleep(intended - now)
         measuring = (now if intended is None else intended) >= clock.measure_from
@@ -101,10 +108,30 @@ def run_connection(
             next_publish = now + PUBLISH_EVERY_S
     # Within the measured window: unacknowledged writes count once applied.
     driver.drain()
-    measurements.flush(time.monotonic() + clock.epoch_offset)
+    last = timed.last_ended
+    if last is not None and config.phase.write_concern == "unacknowledged":
+        last = time.monotonic()  # the w:0 writes were done when the drain answered
+    measurements.ended = _window_end(last, clock.deadline if deadline_reached else None)
+    if measurements.ended is not None:
+        measurements.ended += clock.epoch_offset
+    # The last partial checkpoint closes with the window: the series' last window
+    # spans the same time as the summary's.
+    ended = measurements.ended
+    measurements.flush(time.monotonic() + clock.epoch_offset if ended is None else ended)
     _publish(progress, measurements, None)
     progress.finished = True
     return measurements
+
+
+def _window_end(last_ended: float | None, deadline: float | None) -> float | None:
+    """Where this connection's measured window ends (time.monotonic): at the deadline
+    when the phase ran to it, or later at the completion of an operation started
+    before it (counted, so inside the window); otherwise (operations done, stopped)
+    at the last measured operation's completion. Never at the connection's shutdown:
+    what follows the work is not the time it took. None: nothing was measured."""
+    if deadline is None:
+        return last_ended
+    return deadline if last_ended is None else max(deadline, last_ended)
 
 
 def _publish(progress: Progress, measurements: Measurements, epoch: float | None) -> None:

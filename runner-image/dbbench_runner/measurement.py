@@ -130,6 +130,10 @@ class Measurements:
     last_record: int = 0
     # Records inserted, warm-up included: what the table gained (storage samples).
     written_records: int = 0
+    # Epoch seconds where the measured window ends (loop._window_end): the
+    # deadline, or the last measured operation's completion; the latest of the
+    # connections added. None: nothing measured and no deadline.
+    ended: float | None = None
     _since_checkpoint: int = 0
     _since_records: int = 0
     _since_latency_us: int = 0
@@ -215,6 +219,8 @@ class Measurements:
         self.warmup_records += other.warmup_records
         self.last_record = max(self.last_record, other.last_record)
         self.written_records += other.written_records
+        if other.ended is not None:
+            self.ended = other.ended if self.ended is None else max(self.ended, other.ended)
 
     def to_wire(self) -> dict[str, object]:
         """A picklable, compact form for sending between processes."""
@@ -232,6 +238,7 @@ class Measurements:
             "warmup": (self.warmup_operations, self.warmup_records),
             "last_record": self.last_record,
             "written_records": self.written_records,
+            "ended": self.ended,
         }
 
     @classmethod
@@ -240,6 +247,8 @@ class Measurements:
         measurements.series_unit = "records" if wire["series_unit"] == "records" else "operations"
         measurements.last_record = int(wire["last_record"])  # type: ignore[call-overload]
         measurements.written_records = int(wire["written_records"])  # type: ignore[call-overload]
+        ended = wire["ended"]
+        measurements.ended = None if ended is None else float(ended)  # type: ignore[arg-type]
         histograms = wire["histograms"]
         assert isinstance(histograms, dict)
         for kind, (pairs, max_value) in histograms.items():

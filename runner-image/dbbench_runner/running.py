@@ -241,7 +241,6 @@ def _run_workers(
             children=children,
             stop=stop,
         )
-        ended = time.time()
         if live is not None:
             live.end()
         disk_reads = window(watch.disk_reads_before, _disk_reads(control))
@@ -258,7 +257,11 @@ def _run_workers(
     for measurements in watch.done.values():
         total.add(measurements)
     usage = list(watch.usage.values())
-    return total, measure_from + epoch_offset, ended, stop.is_set(), usage, disk_reads
+    # The window ends where the work did (the deadline, or the last operation),
+    # not once the workers have shut down: that time did no work.
+    started = measure_from + epoch_offset
+    ended = time.time() if total.ended is None else max(total.ended, started)
+    return total, started, ended, stop.is_set(), usage, disk_reads
 
 
 def _disk_reads(control: Driver) -> CounterSample | None:

@@ -22,6 +22,9 @@ class TimedDriver:
         self._record_warmup = measurements.record_warmup
         # time.time() - time.monotonic(), fixed once: epoch stamps without a syscall per op.
         self._epoch_offset = epoch_offset
+        # time.monotonic() when the last measured operation completed (None: none
+        # yet): where an operation-bounded phase's measured window ends.
+        self.last_ended: float | None = None
 
     def execute(self, operation: Operation, intended: float | None, measuring: bool) -> Status:
         started = monotonic()
@@ -35,6 +38,7 @@ class TimedDriver:
                 status,
                 ended + self._epoch_offset,
             )
+            self.last_ended = ended
         else:
             self._record_warmup(status.rows)
         return status

@@ -139,6 +139,9 @@ def test_the_dashboard_is_well_formed() -> None:
 
 
 def test_every_metric_is_documented() -> None:
+    assert RUNNER_METRICS
+    assert OPERATOR_METRICS
+    assert RESULTS_METRICS
     for name in EVERY_METRIC:
         assert f"`{name}`" in METRICS_DOC, f"docs/metrics.md does not list {name}"
 

@@ -91,6 +91,7 @@ def test_the_rendered_grants_are_exactly_the_declared_permissions(given: dict[st
 
 def test_every_rule_says_why_and_no_verb_is_listed_twice() -> None:
     seen = set()
+    assert permissions.RULES
     for rule in permissions.RULES:
         assert len(rule.why) > 20, rule
         assert len(set(rule.verbs)) == len(rule.verbs), rule

@@ -57,7 +57,9 @@ def test_every_value_is_documented_above_its_key() -> None:
 
 def test_docs_table_lists_every_value() -> None:
     text = DOCS.read_text()
-    for param in documented_params():
+    params = documented_params()
+    assert params, f"no documented value found in {VALUES_FILE}"
+    for param in params:
         assert f"| `{param}` |" in text, f"docs/chart.md does not list {param}"
 
 

@@ -259,6 +259,7 @@ def test_field4_storage_counts_every_record_the_mix_inserted(
     insert, and then its storage must still hold exactly the load."""
     loaded = FIELD4_SPEC["dataset"]["records"]
     status = finished["statuses"][FIELD4_RUN]
+    assert [t["name"] for t in status["targets"]] == list(PODS), status["targets"]
     for target in status["targets"]:
         name = target["name"]
         phases = {p["name"]: p for p in target["phases"]}
@@ -280,6 +281,7 @@ def test_field4_report_compares_the_three_and_costs_each_target(
 ) -> None:
     status = finished["statuses"][FIELD4_RUN]
     page = field4_report
+    assert list(PRICES) == list(PODS)  # every target of the run is costed below
     for phase in ("oltp-primary", "read-only-primary"):
         for target, price in PRICES.items():
             summary = results_json(kube, status, f"{target}/{phase}/1/summary.json")

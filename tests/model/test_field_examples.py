@@ -74,6 +74,7 @@ def test_mongodb_small_example_renders_and_is_accepted(
     body = load(path)
     spec = parse_spec(body["spec"])
     run = RunRef(name=body["metadata"]["name"], namespace=NAMESPACE, uid="0000-field")
+    assert spec.targets
     for target in spec.targets:
         manifests = render(topology_request(run, spec, target))
         kinds = {m["kind"] for m in manifests}

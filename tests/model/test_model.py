@@ -408,7 +408,9 @@ def root_schema() -> dict[str, Any]:
 
 
 def test_crd_schema_is_structural() -> None:
-    for path, node in walk(root_schema()):
+    nodes = list(walk(root_schema()))
+    assert any(path.startswith(".spec.") for path, _ in nodes), "no spec field walked"
+    for path, node in nodes:
         assert not FORBIDDEN & node.keys(), f"{path}: {FORBIDDEN & node.keys()}"
         assert node.get("additionalProperties") is not False, path
         assert "properties" not in node or "additionalProperties" not in node, path
@@ -423,9 +425,14 @@ def test_crd_schema_is_structural() -> None:
 
 
 def test_every_spec_and_status_field_is_described() -> None:
-    for path, node in walk(root_schema()):
-        if path.startswith((".spec", ".status")) and not path.endswith(("[]", "{}")):
-            assert len(node.get("description", "")) >= 8, f"{path} lacks a description"
+    fields = [
+        (path, node)
+        for path, node in walk(root_schema())
+        if path.startswith((".spec", ".status")) and not path.endswith(("[]", "{}"))
+    ]
+    assert {p.split(".")[1] for p, _ in fields} == {"spec", "status"}
+    for path, node in fields:
+        assert len(node.get("description", "")) >= 8, f"{path} lacks a description"
 
 
 def test_preserve_unknown_fields_only_for_pass_through_objects() -> None:
@@ -454,9 +461,9 @@ def test_cel_field_paths_exist_and_lists_are_bounded() -> None:
 
 def test_printer_columns_read_status_fields() -> None:
     status = root_schema()["properties"]["status"]
-    for column in PRINTER_COLUMNS:
-        if column["jsonPath"].startswith(".metadata"):
-            continue
+    read = [c for c in PRINTER_COLUMNS if not c["jsonPath"].startswith(".metadata")]
+    assert read, "no printer column reads the status"
+    for column in read:
         node: dict[str, Any] = {"properties": {"status": status}}
         for part in column["jsonPath"].lstrip(".").split("."):
             node = node["properties"][part]

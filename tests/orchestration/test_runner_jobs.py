@@ -47,9 +47,14 @@ def job_for(spec: Any, index: int) -> dict[str, Any]:
 
 def test_every_step_file_is_accepted_by_the_runner() -> None:
     """The operator writes what the runner parses: one contract, checked on every example."""
-    for path in sorted((REPO / "examples").rglob("*.yaml")):
+    paths = sorted((REPO / "examples").rglob("*.yaml"))
+    assert {p.parent.name for p in paths} == {"examples", "field"}, paths
+    checked = set()
+    for path in paths:
         spec = parse_spec(yaml.safe_load(path.read_text())["spec"])
-        for step in plan(spec):
+        steps = plan(spec)
+        assert steps, path.name
+        for step in steps:
             index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
             config = build_step_config(spec, step, target_access(RUN, spec, index)).to_wire()
             raw = {**config, "pod": {**config["pod"], "index": 0}}
@@ -59,6 +64,8 @@ def test_every_step_file_is_accepted_by_the_runner() -> None:
                     raw["target"].update(uri=None, host="h", port=3306)
             parsed = parse_config(json.loads(json.dumps(raw)))
             assert parsed.phase.name == step.phase, path.name
+            checked.add(path)
+    assert checked == set(paths)  # every example gave step files the runner parsed
 
 
 def test_a_mariadb_step_reads_its_password_from_a_file_never_the_spec() -> None:

@@ -48,7 +48,11 @@ class RunDir:
 
 
 def small_spec(
-    threads: int, repeats: int, price: float | None, target_prices: dict[str, float] | None = None
+    threads: int,
+    repeats: int,
+    price: float | None,
+    target_prices: dict[str, float] | None = None,
+    processes: int = 1,
 ) -> dict[str, Any]:
     """An insert + mix + query run on two external MariaDB targets, at test size;
     `target_prices` give targets a price of their own (`targets[].hardware`)."""
@@ -66,7 +70,7 @@ def small_spec(
     return {
         "targets": targets,
         "hardware": hardware,
-        "runner": {"threads": threads, "processes": 1},
+        "runner": {"threads": threads, "processes": processes},
         "dataset": {"shape": "indexed4", "records": 1000, "recordSize": 256, "seed": 11},
         "phases": [
             {"name": "load", "type": "insert", "batchSize": 1, "reportEvery": 150},

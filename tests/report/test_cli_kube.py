@@ -108,10 +108,11 @@ def test_list_get_fetch_and_compare_runs(
         out = tmp_path / "fetched"
         fetched = kube(cluster, "--url", url, "fetch", "baseline", "--out", str(out))
         assert fetched.returncode == 0, fetched.stderr
-        for path in (result_sets.baseline.path).rglob("*"):
-            if path.is_file():
-                relative = path.relative_to(result_sets.baseline.path)
-                assert (out / relative).read_bytes() == path.read_bytes(), relative
+        files = [p for p in result_sets.baseline.path.rglob("*") if p.is_file()]
+        assert files
+        for path in files:
+            relative = path.relative_to(result_sets.baseline.path)
+            assert (out / relative).read_bytes() == path.read_bytes(), relative
         by_name = kube(cluster, "--url", url, "compare", "baseline", "candidate")
         by_dir = dbbench("compare", str(result_sets.baseline.path), str(result_sets.candidate.path))
         assert by_name.returncode == 0, by_name.stderr

@@ -42,11 +42,12 @@ def upload_completed_steps(service: ResultsService, source: Path, paths: list[st
     token = run_token(service.key, FAILED.namespace, FAILED.name, FAILED.uid)
     prefix = f"/v1/runs/{FAILED.namespace}/{FAILED.name}/{FAILED.uid}/files"
     for step in paths:
-        for path in sorted((source / step).rglob("*")):
-            if path.is_file():
-                status, body = request(service, "PUT", f"{prefix}/{path.relative_to(source)}",
-                                       body=path.read_bytes(), token=token)  # fmt: skip
-                assert status == 201, body
+        files = [p for p in sorted((source / step).rglob("*")) if p.is_file()]
+        assert files, step
+        for path in files:
+            status, body = request(service, "PUT", f"{prefix}/{path.relative_to(source)}",
+                                   body=path.read_bytes(), token=token)  # fmt: skip
+            assert status == 201, body
 
 
 def failed_status(at_step: int, completed_at: datetime) -> dict[str, Any]:

@@ -27,7 +27,9 @@ SAME_AS_SUMMARY = {"p50": "p50", "p99": "p99", "p99.9": "p999", "max": "max"}
 def test_the_distribution_table_is_the_summarys_latency(result_sets: ResultSets) -> None:
     """p50, p99, p99.9 and max of the hlog intervals added up are the step summary's."""
     page = parse(write_report(result_sets.baseline.path).read_text())
-    for step in _steps(result_sets.baseline.path):
+    steps = _steps(result_sets.baseline.path)
+    assert steps
+    for step in steps:
         s = step["summary"]
         where = {"target": step["target"], "phase": step["phase"], "repeat": step["repeat"]}
         assert page.find("distribution", "count", **where).value == repr(s["operations"])

@@ -71,9 +71,10 @@ def test_uploads_wait_out_a_restarting_service_until_the_jobs_deadline(
     assert outcome == [3], outcome
     assert 20 < took < 60
     pod = service.root / RUN_A.path / STEP / "pod-0"
-    for path in results.rglob("*"):
-        if path.is_file():
-            assert (pod / path.relative_to(results)).read_bytes() == path.read_bytes()
+    files = [path for path in results.rglob("*") if path.is_file()]
+    assert files
+    for path in files:
+        assert (pod / path.relative_to(results)).read_bytes() == path.read_bytes()
 
 
 def test_an_unreachable_service_fails_the_upload_at_the_deadline_not_before(

@@ -214,7 +214,9 @@ def test_files_without_per_second_histograms_still_merge_their_totals(tmp_path: 
         write_results(tmp_path / f"pod{index}", meta((index,), 3000.0, 3001.0), m, [], env(index))
     # Rewrite pod0 as the old runner wrote it.
     pod0 = tmp_path / "pod0"
-    for path in (pod0 / "histograms").glob("*.hlog"):
+    logs = sorted((pod0 / "histograms").glob("*.hlog"))
+    assert logs
+    for path in logs:
         kind = path.stem
         buffer = io.StringIO()
         HistogramLogWriter(buffer).output_interval_histogram(

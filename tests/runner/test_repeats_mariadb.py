@@ -9,6 +9,10 @@ logs every statement; the test then replays the log against the rows captured
 before repeat 2: no update wrote the values its row held, the server counted
 every update as a changed row (Handler_update), and what is stored at the end
 is what the last update of each row wrote.
+
+Those values carry the repeat whatever the stream: issue 29, item 9 adds a
+test of the streams themselves, at the server: a later repeat reads and
+updates other keys than the first.
 """
 
 from __future__ import annotations
@@ -140,3 +144,52 @@ def test_repeat_two_writes_no_value_already_stored(
     assert summary["operationsByType"]["update"]["rows"] == UPDATES
     assert stored() == current  # what is stored is what the last update of each row wrote
     assert len({k for k, _ in log}) > RECORDS / 2  # the updates spread over the table
+
+
+def logged_keys(server: MariaDBServer, table: str) -> list[tuple[str, str]]:
+    """(statement, its WHERE clause) of each read and update of `table`, in the
+    order the server ran them (one connection: the order it sent them)."""
+    rows = query(
+        server,
+        "SELECT argument FROM mysql.general_log WHERE command_type = 'Query' "
+        f"AND (argument LIKE 'SELECT * FROM `{table}` WHERE %' "
+        f"OR argument LIKE 'UPDATE `{table}` SET %')",
+    )
+    found = []
+    for (argument,) in rows:
+        text = argument if isinstance(argument, str) else bytes(argument).decode()
+        found.append((text.split(maxsplit=1)[0], text.rsplit(" WHERE ", 1)[1]))
+    return found
+
+
+def test_a_later_repeat_reads_and_updates_other_keys(server: MariaDBServer, tmp_path: Path) -> None:
+    """Issue 29, item 9: each repeat draws a fresh stream (keyspace.stream_seed of
+    the phase and the repeat). Repeats 1 and 2 of a read/update mix, as the server
+    ran them: the same number of statements, on other keys in another order (a
+    repeat that replayed the first would read what the first left in the cache)."""
+    shape = "indexed4"
+    target = mariadb_target(server, "rep_keys")
+    load = {"type": "insert", "batchSize": 50, "reportEvery": RECORDS}
+    assert run_step(step(target, shape, RECORDS, load), tmp_path / "load") == 0
+    mix = {"name": "mix", "type": "mix", "mix": {"read": 1, "update": 1}, "operations": 400,
+           "reportEvery": 400}  # fmt: skip
+    table = generator_for(Dataset(shape=shape, records=RECORDS)).table
+
+    def repeat(number: int) -> list[tuple[str, str]]:
+        config = step(target, shape, RECORDS, mix, repeat=number, phaseIndex=2, threads=1)
+        query(server, "TRUNCATE TABLE mysql.general_log")
+        query(server, "SET GLOBAL general_log = ON")
+        try:
+            assert run_step(config, tmp_path / f"r{number}") == 0
+        finally:
+            query(server, "SET GLOBAL general_log = OFF")
+        return logged_keys(server, table)
+
+    first, second = repeat(1), repeat(2)
+    assert len(first) == len(second) == mix["operations"]
+    assert {kind for kind, _ in first} == {kind for kind, _ in second} == {"SELECT", "UPDATE"}
+    # A replay would match at every position; independent draws from RECORDS keys
+    # match at about operations / RECORDS of them.
+    same = sum(a == b for a, b in zip(first, second, strict=True))
+    assert same < len(first) / 10, f"{same} of {len(first)} statements repeated repeat 1's"
+    assert {w for _, w in first} != {w for _, w in second}

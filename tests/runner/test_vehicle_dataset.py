@@ -87,6 +87,7 @@ def test_vehicle_fields_belong_to_the_vehicle(records: list[dict[str, object]]) 
     per_vehicle = ("Make", "Model", "Colour", "FuelType", "CylinderCapacity", "FirstUseDate",
                    "PostcodeArea")  # fmt: skip
     seen: dict[object, tuple[object, ...]] = {}
+    assert records
     for record in records:
         fields = tuple(record[f] for f in per_vehicle)
         assert seen.setdefault(record["VehicleID"], fields) == fields

@@ -10,6 +10,7 @@ from dbbench_runner.datasets.indexed4 import NUMBER_RANGE
 from dbbench_runner.drivers.base import ServerInfo, StorageSample
 from dbbench_runner.histogram import lowest_of
 from dbbench_runner.loop import PhaseClock, Progress, run_connection
+from dbbench_runner.measurement import Measurements
 from dbbench_runner.operations import Insert, Operation, Query, Read, Scan, Status, Update
 from dbbench_runner.workloads import operations_for
 
@@ -167,3 +168,77 @@ def test_point_reads_with_a_duration_read_the_keys_again() -> None:
     assert keys[100:200] == keys[:100]
     counted = config("flat45", {"type": "pointReads", "keys": 100})
     assert len(list(operations_for(counted, generator_for(counted.dataset), 0))) == 100
+
+
+class ClockedDriver(SlowDriver):
+    """Records when each call started and ended (time.monotonic); each takes `slow_s`."""
+
+    def __init__(self, slow_s: float = 0.0) -> None:
+        super().__init__(stall_at=-1, stall_s=0)
+        self.slow_s = slow_s
+        self.spans: list[tuple[float, float]] = []
+        self.returned = 0.0
+
+    def execute(self, operation: Operation) -> Status:
+        began = time.monotonic()
+        time.sleep(self.slow_s)
+        status = super().execute(operation)
+        self.spans.append((began, time.monotonic()))
+        return status
+
+
+def clocked_run(step: StepConfig, driver: ClockedDriver) -> tuple[Measurements, PhaseClock]:
+    """The connection's measurements and clock; `driver.returned`: when it returned."""
+    now = time.monotonic()
+    deadline = now + step.phase.duration if step.phase.duration else None
+    clock = PhaseClock(now, now, deadline, time.time() - time.monotonic())
+    measurements = run_connection(step, dataset=generator_for(step.dataset), driver=driver,
+                                  worker=0, clock=clock, stopped=lambda: False,
+                                  progress=Progress())  # fmt: skip
+    driver.returned = time.monotonic()
+    return measurements, clock
+
+
+def epoch(clock: PhaseClock, monotonic: float) -> float:
+    """A time.monotonic() as the measurements' epoch (computed as they compute it)."""
+    return monotonic + clock.epoch_offset
+
+
+def test_a_paced_phase_does_its_rate_until_the_deadline_and_its_window_ends_there() -> None:
+    # Issue 29: the connection slept until the next scheduled time even past the
+    # deadline and ran one more operation after it.
+    step = config("flat45", {"type": "mix", "mix": {"read": 1}, "duration": "1s",
+                             "targetRate": 200})  # fmt: skip
+    driver = ClockedDriver()
+    measurements, clock = clocked_run(step, driver)
+    assert clock.deadline is not None
+    assert measurements.operations == len(driver.spans) == 200
+    last_ended = driver.spans[-1][1]
+    if last_ended < clock.deadline:  # as it is unless the machine stalls the connection
+        assert measurements.ended == epoch(clock, clock.deadline)
+    else:  # an operation scheduled before the deadline ran late: its end is the window's
+        assert epoch(clock, last_ended) <= (measurements.ended or 0) < epoch(clock, driver.returned)
+
+
+def test_an_operation_running_at_the_deadline_counts_and_ends_the_window() -> None:
+    # Closed loop: an operation started before the deadline and still running at it
+    # is counted, so the window runs to its completion (operations and window agree).
+    step = config("flat45", {"type": "mix", "mix": {"read": 1}, "duration": "500ms"})
+    driver = ClockedDriver(slow_s=0.6)
+    measurements, clock = clocked_run(step, driver)
+    assert clock.deadline is not None
+    ((began, ended),) = driver.spans
+    assert began < clock.deadline < ended
+    assert measurements.operations == 1
+    # It ends once the operation has returned (the timer stops after the driver),
+    # not later at the connection's own end.
+    assert epoch(clock, ended) <= (measurements.ended or 0) < epoch(clock, driver.returned)
+
+
+def test_an_operation_bounded_phase_ends_its_window_at_its_last_operation() -> None:
+    step = config("flat45", {"type": "mix", "mix": {"read": 1}, "operations": 50})
+    driver = ClockedDriver()
+    measurements, clock = clocked_run(step, driver)
+    assert measurements.operations == len(driver.spans) == 50
+    ended = driver.spans[-1][1]
+    assert epoch(clock, ended) <= (measurements.ended or 0) < epoch(clock, driver.returned)

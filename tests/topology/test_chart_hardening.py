@@ -145,12 +145,13 @@ def test_volume_ownership_is_changed_only_on_mismatch(
     helm_on_path: str, combo: tuple[str, str, int, int]
 ) -> None:
     engine, topology, members, shards = combo
-    for kind in ("StatefulSet", "Deployment"):
-        for workload in _by_name(
-            render(make_request(engine, topology, members, shards)), kind
-        ).values():
-            security = workload["spec"]["template"]["spec"]["securityContext"]
-            assert security["fsGroupChangePolicy"] == "OnRootMismatch"
+    rendered = render(make_request(engine, topology, members, shards))
+    workloads = [w for kind in ("StatefulSet", "Deployment")
+                 for w in _by_name(rendered, kind).values()]  # fmt: skip
+    assert workloads
+    for workload in workloads:
+        security = workload["spec"]["template"]["spec"]["securityContext"]
+        assert security["fsGroupChangePolicy"] == "OnRootMismatch"
 
 
 def test_mariadb_replicas_start_read_only_with_semi_sync(helm_on_path: str) -> None:

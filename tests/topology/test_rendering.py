@@ -103,8 +103,12 @@ def test_names_labels_and_services(rendered: Any) -> None:
 
 def test_probes_are_tcp_only(rendered: Any) -> None:
     _, docs = rendered
-    for workload in _workloads(docs):
-        for container in workload["spec"]["template"]["spec"]["containers"]:
+    workloads = _workloads(docs)
+    assert workloads
+    for workload in workloads:
+        containers = workload["spec"]["template"]["spec"]["containers"]
+        assert containers, workload["metadata"]["name"]
+        for container in containers:
             for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
                 assert set(container[probe]) - {"periodSeconds", "failureThreshold"} == {
                     "tcpSocket"
@@ -113,7 +117,9 @@ def test_probes_are_tcp_only(rendered: Any) -> None:
 
 def test_pods_run_as_non_root(rendered: Any) -> None:
     _, docs = rendered
-    for workload in _workloads(docs):
+    workloads = _workloads(docs)
+    assert workloads
+    for workload in workloads:
         security = workload["spec"]["template"]["spec"]["securityContext"]
         assert security["runAsNonRoot"] is True
         assert security["runAsUser"] == 999
