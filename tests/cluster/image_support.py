@@ -144,7 +144,10 @@ class ImageRoot:
         launch = ["unshare", "--mount", "--propagation", "private", "--", "bash", "-ec",
                   _LAUNCH, "launch", *mounts, *argv]  # fmt: skip
         with log.open("ab") as sink:
-            process = subprocess.Popen(launch, stdout=sink, stderr=subprocess.STDOUT)
+            # A session of its own: kill_all() ends the entrypoint and every
+            # server it started at once, as a container's end would.
+            process = subprocess.Popen(launch, stdout=sink, stderr=subprocess.STDOUT,
+                                       start_new_session=True)  # fmt: skip
         return Server(port=port, process=process, log=log)
 
 
@@ -157,6 +160,52 @@ def stop(server: Server, timeout: float = 90) -> None:
         except subprocess.TimeoutExpired:
             server.process.kill()
             server.process.wait()
+
+
+def kill_all(server: Server) -> None:
+    """SIGKILL to the entrypoint and everything it started (its process group),
+    as a killed container (OOM kill, node lost, `crictl stop -t 0`) ends."""
+    with suppress(ProcessLookupError):
+        os.killpg(server.process.pid, signal.SIGKILL)
+    server.process.wait(timeout=30)
+    # The group's last members (a server shutting down) may outlive the leader.
+    deadline = time.monotonic() + 30
+    while _group_alive(server.process.pid):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"process group {server.process.pid} outlived SIGKILL")
+        time.sleep(0.1)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_for_output(server: Server, text: str, timeout: float = 180) -> None:
+    """Until the server's log says `text`; fails if it exits first."""
+    deadline = time.monotonic() + timeout
+    while text not in server.output():
+        if server.process.poll() is not None:
+            pytest.fail(f"exited with {server.process.returncode} before {text!r}:\n"
+                        f"{server.output()}")  # fmt: skip
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {text!r} within {timeout} s:\n{server.output()}")
+        time.sleep(0.05)
+
+
+def wait_for_path(server: Server, path: Path, timeout: float = 180) -> None:
+    """Until `path` exists (a file the initialisation writes); fails if it exits first."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if server.process.poll() is not None:
+            pytest.fail(f"exited with {server.process.returncode} before {path} existed:\n"
+                        f"{server.output()}")  # fmt: skip
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {path} within {timeout} s:\n{server.output()}")
+        time.sleep(0.02)
 
 
 def empty_volume(path: Path) -> Path:
