@@ -28,7 +28,8 @@ PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 # root, volume, its mount point, the entrypoint directory (mounted on /mnt),
 # tmpfs directories, the user, a memory cgroup to join and where the container
-# sees it (both empty: none); then the command. /tmp is always a fresh tmpfs.
+# sees it (both empty: none); then the command. /tmp is always a fresh tmpfs,
+# /dev the host's.
 _LAUNCH = r"""
 root=$1 data=$2 mount_point=$3 entrypoint_dir=$4 tmpfs_dirs=$5 user=$6 cgroup=$7 seen_at=$8
 shift 8
@@ -41,6 +42,8 @@ fi
 mount --bind "$data" "$root$mount_point"
 mount --bind "$entrypoint_dir" "$root/mnt"
 mount -t proc proc "$root/proc"
+# A container has a /dev (/dev/null for a shell's background jobs, above all).
+mount --rbind /dev "$root/dev"
 mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
 for dir in $tmpfs_dirs; do mount -t tmpfs -o mode=1777 tmpfs "$root$dir"; done
 exec chroot --userspec="$user" "$root" "$@"
