@@ -26,6 +26,7 @@ from tests.cluster import test_mariadb_image as maria
 from tests.cluster import test_mysql_image as mysql_image
 from tests.cluster import test_postgres_image as pg
 from tests.cluster.image_support import (
+    REPO,
     ImageRoot,
     Server,
     empty_volume,
@@ -246,7 +247,7 @@ def _pg_starter(
 ) -> Callable[[str], Server]:
     mnt = tmp_path / "mnt"
     (mnt / "initdb").mkdir(parents=True)
-    shutil.copy2(pg.REPO / "hack/cluster/postgres/docker-entrypoint.sh", mnt)
+    shutil.copy2(REPO / "hack/cluster/postgres/docker-entrypoint.sh", mnt)
     (mnt / "pg_hba.conf").write_text(chart["hba"])
     (mnt / "initdb" / "1-table.sql").write_text("CREATE TABLE seeded (v int);\n")
     (mnt / "initdb" / "2-pause.sh").write_text(PAUSE_SH)
