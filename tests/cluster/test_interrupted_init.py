@@ -313,3 +313,50 @@ def test_postgresql_stopped_while_moving_its_files_into_place_finishes_the_move(
     _pg_serves(second)
     assert "finishing the move" in second.output(), second.output()
     assert not (data / STAGING).exists()
+
+
+@pytest.mark.skipif(pg._SKIP is not None, reason=pg._SKIP or "")
+def test_the_charts_standby_copy_killed_mid_copy_starts_over(
+    chart: dict[str, Any], tmp_path: Path, servers: list[Server]
+) -> None:
+    """charts/postgresql's clone-primary init container, killed while pg_basebackup
+    writes $PGDATA.partial, copies again when the pod restarts; the standby starts
+    on the complete copy only."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    shutil.copy2(REPO / "hack/cluster/postgres/docker-entrypoint.sh", mnt)
+    (mnt / "pg_hba.conf").write_text(chart["hba"])
+    env = pg._env(chart["server"], pg.SECRET)
+    primary_port = free_port()
+    primary = pg._start(pg._image(mnt), empty_volume(tmp_path / "primary"), env,
+                        pg._server_args(chart["server"], primary_port),
+                        tmp_path / "primary.log")  # fmt: skip
+    servers.append(primary)
+    pg._wait_ready(primary)
+    with pg._connect(primary.port, dbname="dbbench") as conn:  # something to copy
+        conn.execute("CREATE TABLE filler AS SELECT g, repeat('x', 500) AS v "
+                     "FROM generate_series(1, 200000) g")  # fmt: skip
+    script = chart["clone"]["command"][-1].replace("-p 5432", f"-p {primary_port}")
+    clone_env = {**pg._env(chart["clone"], pg.SECRET), "HOSTNAME": "db-1",
+                 "PRIMARY_HOST": "127.0.0.1"}  # fmt: skip
+    volume = empty_volume(tmp_path / "standby")
+    partial = volume / "pgdata.partial"
+    first = pg._image(mnt).start(volume, 0, clone_env, ["bash", "-ec", script],
+                                 tmp_path / "clone-0.log")  # fmt: skip
+    servers.append(first)
+    wait_for_path(first, partial / "base", timeout=120)
+    kill_all(first)
+    assert not (volume / "pgdata" / "PG_VERSION").exists()  # nothing half-copied in place
+    again = pg._image(mnt).start(volume, 0, clone_env, ["bash", "-ec", script],
+                                 tmp_path / "clone-1.log")  # fmt: skip
+    assert again.process.wait(timeout=300) == 0, again.output()
+    assert (volume / "pgdata" / "standby.signal").exists()
+    assert not partial.exists()
+    standby = pg._start(pg._image(mnt), volume, env,
+                        pg._server_args(chart["server"], free_port()),
+                        tmp_path / "standby.log")  # fmt: skip
+    servers.append(standby)
+    pg._wait_ready(standby)
+    with pg._connect(standby.port, dbname="dbbench") as conn:
+        assert conn.execute("SELECT count(*) FROM filler").fetchone() == (200000,)
+        assert conn.execute("SELECT pg_is_in_recovery()").fetchone() == (True,)
