@@ -150,3 +150,13 @@ def test_external_targets_are_not_checked() -> None:
     spec = run("128Mi", engine="mysql")
     spec["targets"][0]["external"] = {"uriSecretRef": {"name": "s", "key": "uri"}}
     assert floor_problems(spec) == []
+
+
+def test_a_sharded_targets_config_servers_have_a_floor_of_their_own() -> None:
+    spec = run("2Gi", engine="mongodb", topology="sharded", shards=2)
+    assert floor_problems(spec) == []  # their default 1Gi holds them
+    spec["hardware"]["configServerResources"] = {"limits": {"cpu": "500m", "memory": "256Mi"}}
+    (problem,) = floor_problems(spec)
+    assert problem.startswith("spec.hardware.configServerResources.limits.memory: 256Mi is "
+                              "below what a config server")  # fmt: skip
+    assert "set limits.memory to at least 512Mi" in problem

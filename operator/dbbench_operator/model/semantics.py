@@ -273,10 +273,36 @@ def _floor_settings(
     return fp, cache, connections, ps, "WiredTiger cache"
 
 
+def _config_server_floor(spec: BenchmarkRunSpec, i: int, target: Target) -> Iterator[Problem]:
+    """A sharded target's config servers: mongod with the smallest WiredTiger cache
+    (sized from their own memory) and the few connections of mongos and the setup."""
+    hardware = spec.hardware_of(target)
+    memory = _memory_of(hardware.config_server_resources)
+    if target.engine != "mongodb" or target.topology != "sharded" or memory is None:
+        return
+    kind, limit, written = memory
+    fp = floors.FOOTPRINTS["mongodb"]
+    needed = floors.floor(fp, floors.MIN_WIRED_TIGER_CACHE, _CONFIG_CONNECTIONS, False)
+    if needed > limit:
+        yield Problem(
+            f"{spec.hardware_path(i, 'config_server_resources')}.{kind}.memory",
+            f"{written} is below what a config server ({fp.measured}) needs: about "
+            f"{floors.mib(needed)} (mongod {floors.mib(fp.server)}, the smallest WiredTiger "
+            f"cache, {floors.mib(floors.MIN_WIRED_TIGER_CACHE)}, {_CONFIG_CONNECTIONS} "
+            f"connections): set {kind}.memory to at least {floors.suggested_limit(needed)}",
+        )
+
+
+# mongos routers, the other config servers and the operator's setup.
+_CONFIG_CONNECTIONS = 32
+
+
 def _memory_floors(spec: BenchmarkRunSpec) -> Iterator[Problem]:
     """A deployed server's memory limit holds what it needs at the run's settings
     (model/memory_floors.py): below it, it stalls at the limit or is OOM-killed."""
     for i, target in enumerate(spec.targets):
+        if target.external is None:
+            yield from _config_server_floor(spec, i, target)
         memory = _memory_of(spec.hardware_of(target).resources)
         if target.external is not None or memory is None:
             continue
