@@ -96,7 +96,8 @@ def test_a_database_killed_during_its_first_start_is_initialised_again(kube: Kub
                 {"name": "reads", "type": "pointReads", "operations": 2000}],
     )  # fmt: skip
     uid = apply_run(kube, name, spec)
-    pod = wait_for(lambda: _initialising(kube, name, uid), 600, "MySQL's first initialisation")
+    pod = wait_for(lambda: _initialising(kube, name, uid), 600, "MySQL's first initialisation",
+                   every=0.5)  # fmt: skip
     pod_name = pod["metadata"]["name"]
     kill_container(pod)
 
@@ -142,7 +143,10 @@ def test_a_target_whose_credentials_cannot_log_in_fails_after_the_grace(kube: Ku
     startupGrace naming the target and the error."""
     name = session_name("refused")
     uid = apply_run(kube, name, small_spec(startupGrace=f"{GRACE_S}s"))
-    pod = wait_for(lambda: _running_pod(kube, name, uid), 600, "the database container to run")
+    # Before the server is Ready (its first start takes seconds): the operator has
+    # not logged in yet.
+    pod = wait_for(lambda: _running_pod(kube, name, uid), 600, "the database container to run",
+                   every=0.5)  # fmt: skip
     pod_name = pod["metadata"]["name"]
     secret = _credentials_secret(kube, name, uid)
     changed = "not-what-the-server-has"
