@@ -195,10 +195,10 @@ def _settling(
                     parse_duration(grace), ctx.now)  # fmt: skip
     if verdict.overdue:
         after = "the first attempt to reach it" if external else "its pods were ready"
+        last = "last error" if seen.reason in refusals.REASONS else "still"
         message = (
             f"{here}: target {seen.name}: the database was not usable within "
-            f"spec.startupGrace ({grace}) after {after}; last error: {seen.reason}: "
-            f"{seen.message}"
+            f"spec.startupGrace ({grace}) after {after}; {last}: {seen.reason}: {seen.message}"
         )
         return _with(waiting, failure=(seen.reason, message))
     until = verdict.deadline.strftime("%Y-%m-%dT%H:%M:%SZ") if verdict.deadline else "?"
