@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from dbbench_operator.startup import Stall
@@ -20,6 +21,11 @@ class TargetSeen:
     shard_key: str = ""
     # Pods that have not started, in their own words (empty once all have).
     stalls: tuple[Stall, ...] = ()
+    # The pods are ready (or the target is external) but the database is not
+    # usable yet (a refused login, replicas not streaming): a wait bounded by
+    # spec.startupGrace from `since` (set by the orchestrator).
+    settling: bool = False
+    since: datetime | None = None
 
     def status(self) -> dict[str, Any]:
         ready = {
@@ -28,6 +34,8 @@ class TargetSeen:
             "reason": self.reason,
             "message": self.message,
         }
+        if self.since is not None:  # kept from pass to pass: when the wait began
+            ready["lastTransitionTime"] = self.since.strftime("%Y-%m-%dT%H:%M:%SZ")
         entry: dict[str, Any] = {"name": self.name, "ready": self.ready, "conditions": [ready]}
         if self.endpoint:
             entry["endpoint"] = self.endpoint

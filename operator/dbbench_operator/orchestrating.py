@@ -10,12 +10,16 @@ neither duplicates nor loses a step. A step whose runner pod failed or was
 disrupted fails (`step_outcome`): it is never re-run, and only a step whose
 runner measured its whole phase (an error rate above the limit) is merged.
 An object the run needs under a name it does not own (an earlier run of the
-same name not yet collected) is waited for, up to spec.startupGrace.
+same name not yet collected) is waited for, up to spec.startupGrace; so is a
+database whose pods are ready but which the setup cannot use yet (a refused
+login, replicas not streaming), from the first pass that saw it so (kept in
+the target's Ready condition as lastTransitionTime).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -39,9 +43,10 @@ from dbbench_operator.owning import ForeignChildError, PreviousRunChildError
 from dbbench_operator.planning import Step
 from dbbench_operator.runner_jobs import JobSettings, step_dir
 from dbbench_operator.settings import OperatorSettings
-from dbbench_operator.startup import Stall, judge
+from dbbench_operator.startup import Stall, judge, parse_time
 from dbbench_operator.step_outcome import MEASURED_TO_THE_END, stopped_early
 from dbbench_operator.tokens import run_token
+from dbbench_operator.topology import refusals
 
 ColdMark = tuple[int, tuple[str, ...]]
 
@@ -77,6 +82,7 @@ class Context:
     now: datetime
     runner_image: str  # fixed when the run left Pending (status.runnerImage)
     started: datetime | None = None
+    targets_status: Sequence[Mapping[str, Any]] = ()  # status.targets as the pass found it
 
 
 def _stalled(
@@ -144,15 +150,65 @@ def _advance(ctx: Context, *, steps_done: int, cold_mark: ColdMark | None) -> Ad
     if seen.failure is not None:
         return _with(base, failure=seen.failure)
     if not seen.ready:
-        cooling_now = job is None and cold_mark is not None and cold_mark[0] == step.index + 1
-        stage = Stage.COOLING if cooling_now else Stage.PROVISIONING
-        waiting = _with(base, stage=stage, reason=seen.reason,
-                        message=f"{here}: target {seen.name}: {seen.message}")  # fmt: skip
-        what = f"{here}: target {seen.name}: database"
-        return _stalled(ctx, waiting, seen.stalls, what, waiting.message) or waiting
+        return _not_ready(ctx, base, seen, here, external=spec.targets[index].external is not None,
+                          cooling_now=job is None and cold_mark is not None
+                          and cold_mark[0] == step.index + 1)  # fmt: skip
     if job is None:
         return _start(ctx, step, here, base)
     return _follow(ctx, step, here, base, job)
+
+
+def _not_ready(
+    ctx: Context, base: Advance, seen: TargetSeen, here: str, *, external: bool, cooling_now: bool
+) -> Advance:
+    """The step's target is not usable yet: its pods have not started, or (pods
+    ready) the database refuses or is still being set up; both end at the grace."""
+    stage = Stage.COOLING if cooling_now else Stage.PROVISIONING
+    waiting = _with(base, stage=stage, reason=seen.reason,
+                    message=f"{here}: target {seen.name}: {seen.message}")  # fmt: skip
+    if seen.settling:
+        return _settling(ctx, waiting, seen, here, external=external)
+    what = f"{here}: target {seen.name}: database"
+    return _stalled(ctx, waiting, seen.stalls, what, waiting.message) or waiting
+
+
+def _settling_since(ctx: Context, name: str) -> datetime:
+    """When this target's wait for a usable database began: kept in its Ready
+    condition by the passes before, else now (the pods were not ready before)."""
+    entry: Mapping[str, Any] = next((t for t in ctx.targets_status if t.get("name") == name), {})
+    conditions = entry.get("conditions") or []
+    ready: Mapping[str, Any] = next((c for c in conditions if c.get("type") == "Ready"), {})
+    if ready.get("status") == "False":
+        return parse_time(ready.get("lastTransitionTime")) or ctx.now
+    return ctx.now
+
+
+def _settling(
+    ctx: Context, waiting: Advance, seen: TargetSeen, here: str, *, external: bool
+) -> Advance:
+    """Pods ready (or external), database not usable: say why and until when, and
+    fail once it has lasted spec.startupGrace, naming the target and the last error."""
+    seen = replace(seen, since=_settling_since(ctx, seen.name))
+    waiting = _with(waiting, target=seen)
+    grace = ctx.spec.startup_grace
+    verdict = judge((Stall(f"target {seen.name}", seen.reason, seen.message, seen.since),),
+                    parse_duration(grace), ctx.now)  # fmt: skip
+    if verdict.overdue:
+        after = "the first attempt to reach it" if external else "its pods were ready"
+        last = "last error" if seen.reason in refusals.REASONS else "still"
+        message = (
+            f"{here}: target {seen.name}: the database was not usable within "
+            f"spec.startupGrace ({grace}) after {after}; {last}: {seen.reason}: {seen.message}"
+        )
+        return _with(waiting, failure=(seen.reason, message))
+    until = verdict.deadline.strftime("%Y-%m-%dT%H:%M:%SZ") if verdict.deadline else "?"
+    message = (
+        f"{here}: target {seen.name}: {seen.message} (the run fails at {until} unless it "
+        f"becomes usable: spec.startupGrace {grace})"
+    )
+    # A refusal is worth a Warning (once per reason); an ordinary wait is not.
+    stalled = (seen.reason, message) if seen.reason in refusals.REASONS else None
+    return _with(waiting, reason=seen.reason, message=message, stalled=stalled)
 
 
 def _with(base: Advance, **changes: Any) -> Advance:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from dataclasses import replace
 from typing import Any
 
 from dbbench_operator import diagnosing, kube, owning, setting_up
@@ -104,7 +105,9 @@ def ensure_target(
             return TargetSeen(
                 target.name, True, "Ready", "external target (checked before the step)"
             )
-        return setting_up.verify_external(run, index, target, target.external.uri_secret_ref)
+        return _settling(
+            setting_up.verify_external(run, index, target, target.external.uri_secret_ref)
+        )
     request = topology_request(run, spec, target)
     endpoint = topology_naming.layout(request).endpoint
     try:
@@ -121,7 +124,15 @@ def ensure_target(
     if not set_up:
         return TargetSeen(target.name, True, "Ready", f"{ready}/{wanted} database pods ready",
                           endpoint)  # fmt: skip
-    return setting_up.set_up(request, endpoint)
+    return _settling(setting_up.set_up(request, endpoint))
+
+
+def _settling(seen: TargetSeen) -> TargetSeen:
+    """Not usable although its pods are ready (or it is external): bounded by
+    spec.startupGrace (`orchestrating`), unless it already failed outright."""
+    if seen.ready or seen.failure is not None:
+        return seen
+    return replace(seen, settling=True)
 
 
 def _waiting(

@@ -214,6 +214,7 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
     ctx = Context(
         run, spec, steps, settings, deadline_seconds=int(left), now=p.now,
         runner_image=runner_image(p.raw_status, settings), started=started,
+        targets_status=p.raw_status.get("targets") or [],
     )  # fmt: skip
     moved = advance(
         ctx, steps_done=int(progress.get("stepsDone") or 0), cold_mark=cold_mark_of(progress)

@@ -2,8 +2,10 @@
 
 Connects to the databases with the run's generated credentials (read from
 the run's Secret, never logged) and runs the idempotent setup passes of the
-topology package. Connection failures are "not ready yet", not errors: pods
-can be Ready before the server accepts logins.
+topology package. A driver error is "not usable yet", reported with what it
+means and the likely fix (`topology.refusals`): pods can be Ready before the
+server accepts logins, and the orchestrator fails the run once such a wait
+has lasted spec.startupGrace.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dbbench_operator import kube, owning
 from dbbench_operator.model import SecretKeyRef, Target
 from dbbench_operator.naming import RunRef
 from dbbench_operator.observations import TargetSeen
-from dbbench_operator.topology import external, pg_session
+from dbbench_operator.topology import external, pg_session, refusals
 from dbbench_operator.topology import naming as topology_naming
 from dbbench_operator.topology.mongo_setup import CommandFailedError
 from dbbench_operator.topology.mongo_sharding import ShardKeyMismatchError
@@ -42,6 +44,31 @@ from dbbench_operator.topology.sql_session import ConnectorSession, connect
 
 REPLICATION_USER = "dbbench_repl"
 MYSQL_ROOT = "root"
+# The server container of each engine's chart, for `kubectl logs -c`.
+_CONTAINERS = {"mysql": "mysql", "mariadb": "mariadb", "postgresql": "postgresql",
+               "mongodb": "mongod"}  # fmt: skip
+
+
+class _MemberError(Exception):
+    """A driver error while logging in to one member (its ordinal says whose log to read)."""
+
+    def __init__(self, ordinal: int, cause: Exception) -> None:
+        super().__init__(type(cause).__name__)
+        self.ordinal = ordinal
+        self.cause = cause
+
+
+def _logs(request: TopologyRequest, ordinal: int = 0) -> refusals.Logs:
+    group = topology_naming.layout(request).replica_sets[0]
+    return refusals.Logs(request.namespace, group.pod(ordinal), _CONTAINERS[request.engine])
+
+
+def _refused(
+    request: TopologyRequest, endpoint: str, exc: Exception, ordinal: int = 0
+) -> TargetSeen:
+    """Not usable yet: the driver's error explained (the wait is bounded by the orchestrator)."""
+    refusal = refusals.explain(request.engine, exc, logs=_logs(request, ordinal))
+    return TargetSeen(request.target_name, False, refusal.reason, refusal.message, endpoint)
 
 
 def _secret(request: TopologyRequest, key: str) -> str:
@@ -57,8 +84,11 @@ def _secret(request: TopologyRequest, key: str) -> str:
 def _sessions(hosts: list[tuple[str, int]], password: str) -> Iterator[list[ConnectorSession]]:
     opened: list[ConnectorSession] = []
     try:
-        for host, port in hosts:
-            opened.append(connect(host, port, MYSQL_ROOT, password))
+        for ordinal, (host, port) in enumerate(hosts):
+            try:
+                opened.append(connect(host, port, MYSQL_ROOT, password))
+            except mysql.connector.Error as exc:
+                raise _MemberError(ordinal, exc) from exc
         yield opened
     finally:
         for session in opened:
@@ -89,11 +119,10 @@ def set_up_mysql(request: TopologyRequest, endpoint: str) -> TargetSeen:
                 semi_sync=request.durability == "strict",
             )
             version = str(sessions[0].query("SELECT VERSION() AS v")[0]["v"])
+    except _MemberError as exc:
+        return _refused(request, endpoint, exc.cause, exc.ordinal)
     except mysql.connector.Error as exc:
-        return TargetSeen(
-            request.target_name, False, "WaitingForDatabase",
-            f"{type(exc).__name__} (errno {exc.errno})", endpoint,
-        )  # fmt: skip
+        return _refused(request, endpoint, exc)
     if readiness.failure:
         failure = ("SemiSyncFellBack", f"target {request.target_name}: {readiness.failure}")
         return TargetSeen(request.target_name, False, *failure, endpoint, version, failure=failure)
@@ -111,7 +140,10 @@ def set_up_postgresql(request: TopologyRequest, endpoint: str) -> TargetSeen:
     opened: list[pg_session.PsycopgSession] = []
     try:
         for host, port in hosts:
-            opened.append(pg_session.connect(host, port, user, password))
+            try:
+                opened.append(pg_session.connect(host, port, user, password))
+            except psycopg.Error as exc:
+                raise _MemberError(len(opened), exc) from exc
         members = [
             Member(group.pod(i), host, port, session)
             for i, ((host, port), session) in enumerate(zip(hosts, opened, strict=True))
@@ -125,11 +157,10 @@ def set_up_postgresql(request: TopologyRequest, endpoint: str) -> TargetSeen:
             synchronous=request.durability == "strict",
         )
         version = str(opened[0].query("SELECT current_setting('server_version') AS v")[0]["v"])
+    except _MemberError as exc:
+        return _refused(request, endpoint, exc.cause, exc.ordinal)
     except psycopg.Error as exc:
-        return TargetSeen(
-            request.target_name, False, "WaitingForDatabase",
-            f"{type(exc).__name__} (sqlstate {exc.sqlstate})", endpoint,
-        )  # fmt: skip
+        return _refused(request, endpoint, exc)
     finally:
         for session in opened:
             session.close()
@@ -162,12 +193,15 @@ def set_up_mongodb(request: TopologyRequest, endpoint: str) -> TargetSeen:
     try:
         result = set_up_mongodb_target(request, creds)
     except CommandFailedError as exc:
-        # e.g. authentication refused: retried next pass, visible meanwhile.
-        return TargetSeen(request.target_name, False, "SetupCommandFailed", str(exc), endpoint)
+        # e.g. authentication refused: retried next pass, explained meanwhile.
+        return _refused(request, endpoint, exc)
     except ShardKeyMismatchError as exc:
         # Waiting cannot fix it, and results on another key would not compare.
         failure = ("ShardKeyMismatch", f"target {request.target_name}: {exc}")
         return TargetSeen(request.target_name, False, *failure, endpoint, failure=failure)
+    if result.reason == "WaitingForDatabase":  # no answer (UnreachableError)
+        refusal = refusals.unreachable(result.message, logs=_logs(request))
+        return TargetSeen(request.target_name, False, refusal.reason, refusal.message, endpoint)
     reason, detail = _reason(result.reason)
     message = "; ".join(part for part in (detail, result.message) if part)
     return TargetSeen(
@@ -192,10 +226,10 @@ def verify_external(run: RunRef, index: int, target: Target, ref: SecretKeyRef) 
         return TargetSeen(target.name, False, "SecretNotFound", message)
     try:
         found = external.probe(uri.decode())
-    except Exception as exc:  # noqa: BLE001 - any driver error means "not reachable yet"
-        # The type only: driver messages can echo the URI, credentials included.
-        message = f"cannot connect ({type(exc).__name__}); retrying until spec.timeout"
-        return TargetSeen(target.name, False, "WaitingForDatabase", message)
+    except Exception as exc:  # noqa: BLE001 - any driver error means "not usable yet"
+        # Explained from its code only: driver messages can echo the URI, credentials included.
+        refusal = refusals.explain(target.engine, exc, secret_field=field)
+        return TargetSeen(target.name, False, refusal.reason, refusal.message)
     if external.family_of(found.engine) != external.family_of(target.engine):
         message = (
             f"spec.targets[{index}].engine is {target.engine} but the server is {found.engine}"

@@ -28,7 +28,8 @@ PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 # root, volume, its mount point, the entrypoint directory (mounted on /mnt),
 # tmpfs directories, the user, a memory cgroup to join and where the container
-# sees it (both empty: none); then the command. /tmp is always a fresh tmpfs.
+# sees it (both empty: none); then the command. /tmp is always a fresh tmpfs,
+# /dev the host's.
 _LAUNCH = r"""
 root=$1 data=$2 mount_point=$3 entrypoint_dir=$4 tmpfs_dirs=$5 user=$6 cgroup=$7 seen_at=$8
 shift 8
@@ -41,6 +42,8 @@ fi
 mount --bind "$data" "$root$mount_point"
 mount --bind "$entrypoint_dir" "$root/mnt"
 mount -t proc proc "$root/proc"
+# A container has a /dev (/dev/null for a shell's background jobs, above all).
+mount --rbind /dev "$root/dev"
 mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
 for dir in $tmpfs_dirs; do mount -t tmpfs -o mode=1777 tmpfs "$root$dir"; done
 exec chroot --userspec="$user" "$root" "$@"
@@ -144,7 +147,10 @@ class ImageRoot:
         launch = ["unshare", "--mount", "--propagation", "private", "--", "bash", "-ec",
                   _LAUNCH, "launch", *mounts, *argv]  # fmt: skip
         with log.open("ab") as sink:
-            process = subprocess.Popen(launch, stdout=sink, stderr=subprocess.STDOUT)
+            # A session of its own: kill_all() ends the entrypoint and every
+            # server it started at once, as a container's end would.
+            process = subprocess.Popen(launch, stdout=sink, stderr=subprocess.STDOUT,
+                                       start_new_session=True)  # fmt: skip
         return Server(port=port, process=process, log=log)
 
 
@@ -157,6 +163,52 @@ def stop(server: Server, timeout: float = 90) -> None:
         except subprocess.TimeoutExpired:
             server.process.kill()
             server.process.wait()
+
+
+def kill_all(server: Server) -> None:
+    """SIGKILL to the entrypoint and everything it started (its process group),
+    as a killed container (OOM kill, node lost, `crictl stop -t 0`) ends."""
+    with suppress(ProcessLookupError):
+        os.killpg(server.process.pid, signal.SIGKILL)
+    server.process.wait(timeout=30)
+    # The group's last members (a server shutting down) may outlive the leader.
+    deadline = time.monotonic() + 30
+    while _group_alive(server.process.pid):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"process group {server.process.pid} outlived SIGKILL")
+        time.sleep(0.1)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_for_output(server: Server, text: str, timeout: float = 180) -> None:
+    """Until the server's log says `text`; fails if it exits first."""
+    deadline = time.monotonic() + timeout
+    while text not in server.output():
+        if server.process.poll() is not None:
+            pytest.fail(f"exited with {server.process.returncode} before {text!r}:\n"
+                        f"{server.output()}")  # fmt: skip
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {text!r} within {timeout} s:\n{server.output()}")
+        time.sleep(0.05)
+
+
+def wait_for_path(server: Server, path: Path, timeout: float = 180) -> None:
+    """Until `path` exists (a file the initialisation writes); fails if it exits first."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if server.process.poll() is not None:
+            pytest.fail(f"exited with {server.process.returncode} before {path} existed:\n"
+                        f"{server.output()}")  # fmt: skip
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {path} within {timeout} s:\n{server.output()}")
+        time.sleep(0.02)
 
 
 def empty_volume(path: Path) -> Path:

@@ -10,6 +10,7 @@ data, and the server says it is FerretDB. Loopback only; stopped by PID.
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -26,8 +27,10 @@ from tests.cluster.image_support import (
     ImageRoot,
     Server,
     empty_volume,
+    kill_all,
     root_skip_reason,
     stop,
+    wait_for_path,
 )
 
 IMAGE = ImageRoot(
@@ -85,6 +88,9 @@ def servers() -> Iterator[list[Server]]:
 
 
 AUTH = {"username": "root", "password": "s3cret:pw", "authSource": "admin"}
+# The entrypoint's first setup: staged here, complete once this mark is written.
+STAGING = "dbbench-initialising"
+MARK = ".dbbench-initialised"
 
 
 def test_root_user_from_the_official_variables_and_auth_enforced(
@@ -184,3 +190,50 @@ def test_half_of_the_root_variables_is_refused(volume: Path, tmp_path: Path) -> 
     finally:
         stop(server, timeout=30)
     assert "MONGO_INITDB_ROOT_PASSWORD" in server.output()
+
+
+def test_a_first_setup_killed_part_way_is_done_again(
+    volume: Path, tmp_path: Path, servers: list[Server]
+) -> None:
+    """FerretDB creates `admin`, then the user, and skips both once `admin` exists;
+    killed once `admin` exists (every process at once, as a container ends), the
+    next start sets up again and the user logs in (docs/decisions.md)."""
+    first = _start(volume, ROOT_ENV, tmp_path / "first.log")
+    servers.append(first)
+    wait_for_path(first, volume / STAGING / "admin.sqlite", timeout=30)
+    kill_all(first)
+    assert (volume / STAGING).is_dir(), first.output()
+    assert not (volume / STAGING / MARK).exists(), first.output()
+    second = _start(volume, ROOT_ENV, tmp_path / "second.log")
+    servers.append(second)
+    _wait_listening(second)
+    client = _client(second, **AUTH)
+    client.dbbench.t.insert_one({"_id": 1})
+    assert client.dbbench.t.count_documents({}) == 1
+    client.close()
+    assert "the first initialisation did not complete" in second.output()
+    assert not (volume / STAGING).exists()
+    assert (volume / "admin.sqlite").is_file()
+
+
+def test_a_first_setup_stopped_while_moving_its_files_finishes_the_move(
+    volume: Path, tmp_path: Path, servers: list[Server]
+) -> None:
+    first = _start(volume, ROOT_ENV, tmp_path / "first.log")
+    servers.append(first)
+    _wait_listening(first)
+    stop(first, timeout=30)
+    # What a kill half-way through the move leaves: the mark, the admin database
+    # still staged.
+    (volume / STAGING).mkdir()
+    (volume / STAGING / MARK).touch()
+    (volume / "admin.sqlite").rename(volume / STAGING / "admin.sqlite")
+    shutil.chown(volume / STAGING, 999, 999)
+    second = _start(volume, ROOT_ENV, tmp_path / "second.log")
+    servers.append(second)
+    _wait_listening(second)
+    client = _client(second, **AUTH)
+    client.admin.command("ping")
+    client.close()
+    assert "finishing the move" in second.output()
+    assert not (volume / STAGING).exists()

@@ -9,12 +9,8 @@ on 127.0.0.1 only; every server is stopped by its PID.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,98 +19,39 @@ import pytest
 from mysql.connector import errorcode
 
 from dbbench_local.mariadb import free_port
+from tests.cluster.image_support import (
+    REPO,
+    ROOTS,
+    ImageRoot,
+    Server,
+    empty_volume,
+    root_skip_reason,
+    stop,
+)
 
-REPO = Path(__file__).resolve().parents[2]
-ROOTS = Path(os.environ.get("DBBENCH_ROOTS_DIR", REPO / ".cluster/roots"))
-ROOT = ROOTS / "mariadb"
-ENTRYPOINT_DIR = REPO / "hack/cluster/mariadb"
+IMAGE = ImageRoot(
+    root=ROOTS / "mariadb",
+    entrypoint_dir=REPO / "hack/cluster/mariadb",
+    mount_point="/var/lib/mysql",
+    tmpfs_dirs=("/run/mysqld",),
+)
 # Quotes, a backslash and a dollar: the entrypoint must escape them in SQL.
 PASSWORD = "pa'ss\\wo\"rd$HOME"
+_SKIP = root_skip_reason(ROOTS / "mariadb.stamp", "mariadb")
 
-
-def _skip_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root (chroot and mount namespaces)"
-    if not (ROOTS / "mariadb.stamp").is_file():
-        return f"no built MariaDB root at {ROOT}: run hack/cluster/images.sh mariadb"
-    if shutil.which("unshare") is None:
-        return "needs unshare (util-linux)"
-    return None
-
-
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or ""),
-]
-
-# Mounts private to the server's mount namespace: the volume, the entrypoint
-# from the working tree, a fresh /tmp and /run/mysqld. Nothing lands in the root.
-_LAUNCH = r"""
-root=$1 data=$2 entrypoint_dir=$3; shift 3
-mount --bind "$data" "$root/var/lib/mysql"
-mount --bind "$entrypoint_dir" "$root/mnt"
-mount -t proc proc "$root/proc"
-mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
-mount -t tmpfs -o mode=1777 tmpfs "$root/run/mysqld"
-exec chroot --userspec=999:999 "$root" "$@"
-"""
-
-
-@dataclass
-class Server:
-    port: int
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
+pytestmark = [pytest.mark.integration, pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")]
 
 
 def _start(volume: Path, port: int, env: Mapping[str, str], log: Path) -> Server:
-    """The chart's container command, chrooted in the image root."""
+    """The chart's container command and flags (charts/mysql, engine mariadb)."""
     command = [
-        "env",
-        "-i",
-        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        "HOSTNAME=db-0",
-        *(f"{key}={value}" for key, value in env.items()),
-        "bash",
-        "-ec",
-        'exec /mnt/docker-entrypoint.sh "$@" --server-id=1 --report-host=db-0.db',
-        "entrypoint",
-        "mariadbd",
-        "--datadir=/var/lib/mysql/data",
-        "--skip-name-resolve",
-        "--log-bin=mysql-bin",
-        "--log-slave-updates=ON",
-        "--binlog-format=ROW",
-        "--relay-log=relay-bin",
-        "--gtid-strict-mode=ON",
-        "--innodb-buffer-pool-size=64M",
-        f"--port={port}",
-        "--bind-address=127.0.0.1",
-    ]
-    with log.open("ab") as sink:
-        process = subprocess.Popen(
-            [
-                "unshare",
-                "--mount",
-                "--propagation",
-                "private",
-                "--",
-                "bash",
-                "-ec",
-                _LAUNCH,
-                "launch",
-                str(ROOT),
-                str(volume),
-                str(ENTRYPOINT_DIR),
-                *command,
-            ],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    return Server(port=port, process=process, log=log)
+        "bash", "-ec", 'exec /mnt/docker-entrypoint.sh "$@" --server-id=1 --report-host=db-0.db',
+        "entrypoint", "mariadbd", "--datadir=/var/lib/mysql/data", "--skip-name-resolve",
+        "--log-bin=mysql-bin", "--log-slave-updates=ON", "--binlog-format=ROW",
+        "--relay-log=relay-bin", "--gtid-strict-mode=ON", "--innodb-buffer-pool-size=64M",
+        f"--port={port}", "--bind-address=127.0.0.1",
+    ]  # fmt: skip
+    return IMAGE.start(volume, port, env, command, log)
 
 
 def _connect(port: int, user: str = "root", password: str = PASSWORD, **extra: Any) -> Any:
@@ -137,23 +74,9 @@ def _wait_ready(server: Server, timeout: float = 120) -> None:
     pytest.fail(f"no root login over TCP within {timeout} s:\n{server.output()}")
 
 
-def _stop(server: Server) -> None:
-    if server.process.poll() is None:
-        server.process.terminate()
-        try:
-            server.process.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            server.process.kill()
-            server.process.wait()
-
-
 @pytest.fixture
 def volume(tmp_path: Path) -> Path:
-    """An empty volume as the local-path provisioner makes it (mode 0777)."""
-    path = tmp_path / "volume"
-    path.mkdir()
-    path.chmod(0o777)
-    return path
+    return empty_volume(tmp_path / "volume")
 
 
 @pytest.fixture
@@ -161,7 +84,7 @@ def servers() -> Iterator[list[Server]]:
     started: list[Server] = []
     yield started
     for server in started:
-        _stop(server)
+        stop(server)
 
 
 ENV = {
@@ -223,7 +146,7 @@ def test_a_second_start_keeps_the_data_and_the_accounts(
     cur.execute("INSERT INTO kept VALUES ('marker')")
     conn.commit()
     conn.close()
-    _stop(first)
+    stop(first)
     assert first.process.returncode == 0, first.output()
 
     # Another password now: a re-initialisation would apply it.
@@ -251,6 +174,6 @@ def test_an_empty_volume_without_a_password_is_refused(volume: Path, tmp_path: P
     try:
         assert server.process.wait(timeout=60) != 0
     finally:
-        _stop(server)
+        stop(server)
     assert "MARIADB_ROOT_PASSWORD" in server.output()
     assert not (volume / "data/mysql").exists()

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from dbbench_local.mariadb import free_port
+from dbbench_operator.model import memory_floors as floors
 from tests.cluster.image_support import Server, empty_volume, memory_cgroup, stop
 from tests.cluster.test_mysql_image import _SKIP, PASSWORD, _start, _wait_ready
 
@@ -54,4 +55,24 @@ def test_a_limit_with_room_starts_and_says_how_much_it_uses(tmp_path: Path) -> N
             stop(server)
     output = server.output()
     assert "of the 1024 MiB memory limit" in output, output
+    assert "initialisation done" in output, output
+
+
+def test_the_least_limit_admission_accepts_is_one_the_entrypoint_accepts(tmp_path: Path) -> None:
+    """The admission floor (model/memory_floors.py) for these flags (a 64 MiB pool,
+    performance_schema ON, 151 connections), to the MiB: the entrypoint's own check
+    (95% of the limit at start) lets the server start there, so the two never
+    disagree the other way round (admitted, then refused minutes later)."""
+    fp = floors.FOOTPRINTS["mysql"]
+    needed = floors.floor(fp, 64 * MIB, fp.default_connections, performance_schema=True)
+    limit = -(-needed // MIB) * MIB
+    with memory_cgroup(limit) as cgroup:
+        server = _start(empty_volume(tmp_path / "volume"), free_port(), ENV,
+                        tmp_path / "server.log", cgroup)  # fmt: skip
+        try:
+            _wait_ready(server)
+        finally:
+            stop(server)
+    output = server.output()
+    assert f"of the {limit // MIB} MiB memory limit" in output, output
     assert "initialisation done" in output, output

@@ -70,6 +70,10 @@ def _helm() -> str:
 
 @pytest.fixture(scope="module")
 def chart() -> dict[str, Any]:
+    return chart_parts()
+
+
+def chart_parts() -> dict[str, Any]:
     """The rendered primaryReplica StatefulSet's server container, clone script and
     pg_hba.conf (shared_buffers set small: the tests start several servers)."""
     _helm()

@@ -132,6 +132,51 @@ def test_runner_pods_that_cannot_start_fail_the_step_after_the_grace(
     assert mariadb.root_password not in json.dumps(run_of(kube_cluster, name))
 
 
+def test_a_database_that_refuses_the_operator_fails_the_run_after_the_grace(
+    kube_cluster: ControlPlane, operator_env: list[str], mariadb: MariaDBServer
+) -> None:
+    """A real mariadbd on which the operator's user does not exist (as on a server
+    whose first start never created it): the refusal is explained at once (what it
+    means, the likely fix, one Warning), and the run fails when spec.startupGrace
+    ends, not spec.timeout, naming the target and the last error."""
+    name = "refused"
+    uri = f"mariadb://dbbench_missing:not-the-password@127.0.0.1:{mariadb.port}/"
+    apply_external_run(kube_cluster, NS, name, "ext-refused", uri,
+                       {"startupGrace": "15s", "timeout": "30m"})  # fmt: skip
+    with operator(operator_env) as runner:
+        seen = wait_for(
+            lambda: condition_with(kube_cluster, name, "Progressing", "AccessDenied"),
+            60,
+            "Progressing=AccessDenied",
+        )
+        first = time.monotonic()
+        said = "the server refused the operator's user name and password (MariaDB error 1045)"
+        assert said in seen["message"]
+        assert ("check the user and password in the URI of spec.targets[0].external."
+                "uriSecretRef") in seen["message"]  # fmt: skip
+        assert "spec.startupGrace 15s" in seen["message"]
+        (target,) = run_of(kube_cluster, name)["status"]["targets"]
+        (ready,) = target["conditions"]
+        assert (ready["status"], ready["reason"]) == ("False", "AccessDenied")
+        assert ready["lastTransitionTime"]  # when the wait began, kept from pass to pass
+        wait_for(lambda: phase_of(kube_cluster, ns=NS, name=name) == "Failed", 60, "Failed")
+        waited = time.monotonic() - first
+        wait_for(lambda: run_of(kube_cluster, name)["status"].get("cleanedUp"), 30, "cleanup")
+    assert runner.exception is None
+    run = run_of(kube_cluster, name)
+    failed = condition(run, "Failed")
+    assert failed["reason"] == "AccessDenied"
+    assert "target ext: the database was not usable within spec.startupGrace (15s)" in (
+        failed["message"])  # fmt: skip
+    assert f"last error: AccessDenied: {said}" in failed["message"]
+    assert waited < 15 + 15, f"failed {waited:.0f}s after the first report"
+    events = events_of(kube_cluster, name, "AccessDenied")
+    assert [e["type"] for e in events] == ["Warning", "Warning"], events  # began, failed
+    text = json.dumps(run) + json.dumps(events)
+    assert "not-the-password" not in text
+    assert "dbbench_missing" not in text
+
+
 @pytest.fixture
 def tiny_node(kube_cluster: ControlPlane) -> Any:
     """A cordoned Node with 2 CPUs and 4 GiB allocatable, labelled as its own pool."""

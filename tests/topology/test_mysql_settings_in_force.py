@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from dbbench_operator.addressing import topology_request
-from dbbench_operator.model import parse_spec
+from dbbench_operator.model import memory_floors, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import BUILT_IN_ENGINE_IMAGES
 from dbbench_operator.topology.rendering import render
@@ -59,8 +59,13 @@ def variables(server: SqlServer, names: list[str]) -> dict[str, str]:
     return {name: shown[name] for name in names}
 
 
-def expected(durability: str, settings: dict[str, str]) -> dict[str, str]:
-    pool, _ = innodb_buffer_pool(LIMIT, int(settings["max_connections"]))
+def expected(engine: str, durability: str, settings: dict[str, str]) -> dict[str, str]:
+    """The pool leaves room for what the server holds besides it (the admission
+    floor's figures, performance_schema at the engine's default)."""
+    connections = int(settings["max_connections"])
+    fp = memory_floors.FOOTPRINTS[engine]
+    overhead = memory_floors.overhead(fp, connections, fp.performance_schema_default)
+    pool, _ = innodb_buffer_pool(LIMIT, connections, floor_overhead=overhead)
     return {**PROFILE[durability], **settings, "innodb_buffer_pool_size": str(pool)}
 
 
@@ -79,7 +84,7 @@ def test_mariadb_runs_with_the_targets_settings_durability_and_memory(
 ) -> None:  # fmt: skip
     flags = rendered_server_flags("mariadb", durability, settings)
     server = mariadb_factory(extra_args=flags)
-    wanted = expected(durability, settings)
+    wanted = expected("mariadb", durability, settings)
     assert variables(server, list(wanted)) == wanted
     # the pool the operator computed from the memory limit fits in it
     assert int(wanted["innodb_buffer_pool_size"]) < LIMIT
@@ -90,5 +95,5 @@ def test_mysql_runs_with_the_targets_settings_durability_and_memory(
 ) -> None:
     flags = rendered_server_flags("mysql", "fast", USER_SETTINGS)
     (server,) = mysql_factory([1], extra_args=flags)
-    wanted = {**expected("fast", USER_SETTINGS), "innodb_buffer_pool_instances": "1"}
+    wanted = {**expected("mysql", "fast", USER_SETTINGS), "innodb_buffer_pool_instances": "1"}
     assert variables(server, list(wanted)) == wanted

@@ -9,14 +9,20 @@
 #
 # On an empty data directory (no <datadir>/mysql) it initialises one, sets the
 # accounts up through a temporary server reachable only on a private socket,
-# stops it and then execs the real command. A data directory that exists is
-# never touched. Differences from the official script: no time-zone tables,
+# stops it and then execs the real command. A data directory that holds a
+# database is never touched. The first initialisation is atomic
+# (docs/decisions.md): it is done in <datadir>/dbbench-initialising, marked
+# complete there as its last step, and only then moved into place; a start
+# that finds that directory without the mark removes it and initialises
+# again, one with the mark finishes the move. Differences from the official script: no time-zone tables,
 # no /docker-entrypoint-initdb.d, no healthcheck users, no upgrade step; all
 # initial SQL stays out of the binary log (a replica's own CREATE USER would
 # be an errant GTID).
 set -eo pipefail
+shopt -s nullglob
 
 note() { printf '%s [Note] [Entrypoint]: %s\n' "$(date --rfc-3339=seconds)" "$*"; }
+warn() { printf '%s [Warn] [Entrypoint]: %s\n' "$(date --rfc-3339=seconds)" "$*" >&2; }
 fail() {
   printf '%s [ERROR] [Entrypoint]: %s\n' "$(date --rfc-3339=seconds)" "$*" >&2
   exit 1
@@ -68,6 +74,41 @@ wants_help() {
 }
 
 client() { mariadb --protocol=socket --user=root --socket="$INIT_SOCKET" --skip-ssl "$@"; }
+
+# First initialisation in a staging directory inside the data directory (so
+# on the same volume, also when the data directory is the volume's root):
+# nothing in the data directory itself changes until it is complete.
+# Not a hidden name: InnoDB's file discovery skips hidden directories, so
+# mysqld cannot use one as its data directory.
+STAGING_NAME=dbbench-initialising
+COMPLETE_MARK=.dbbench-initialised
+
+# The entries of the staging directory moved up into the data directory, one
+# rename each, then the mark and the directory removed: safe to repeat after
+# an interruption at any point.
+publish_staging() {
+  local staging=$DATADIR/$STAGING_NAME entry
+  for entry in "$staging"/* "$staging"/.[!.]* "$staging"/..?*; do
+    [[ ${entry##*/} == "$COMPLETE_MARK" ]] && continue
+    mv -T "$entry" "$DATADIR/${entry##*/}"
+  done
+  rm -f "$staging/$COMPLETE_MARK"
+  rmdir "$staging"
+}
+
+# What an interrupted first start left: finished, or removed (it holds only
+# what the initialisation created) so that this start initialises again.
+recover_interrupted_initialisation() {
+  local staging=$DATADIR/$STAGING_NAME
+  [[ -e $staging ]] || return 0
+  if [[ -e $staging/$COMPLETE_MARK ]]; then
+    note "$DATADIR: the first initialisation completed but was stopped while moving its files into place; finishing the move"
+    publish_staging
+  else
+    warn "$DATADIR: the first initialisation did not complete (no $COMPLETE_MARK in $staging: the server or the container was stopped during it); removing what it created and initialising again"
+    rm -rf "$staging"
+  fi
+}
 
 start_temporary_server() {
   "$@" --skip-networking --socket="$INIT_SOCKET" --skip-slave-start \
@@ -121,14 +162,17 @@ initialise() {
   if [[ -z $MARIADB_ROOT_PASSWORD && -z $MARIADB_ALLOW_EMPTY_ROOT_PASSWORD ]]; then
     fail "the data directory $DATADIR is empty and no root password is given: set MARIADB_ROOT_PASSWORD (or MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=1)"
   fi
-  note "initialising $DATADIR"
+  local staging=$DATADIR/$STAGING_NAME
+  note "initialising $DATADIR (in $staging until complete)"
+  # The container's flags, then the staging directory as the data directory.
+  set -- "$@" --datadir="$staging"
   # The server's own flags apply to the new files too (page size, log sizes),
   # except the binary log: bootstrap statements never belong in it.
   local install_args=() arg
   for arg in "${@:2}"; do
     [[ $arg =~ [[:space:]] ]] || install_args+=("$arg")
   done
-  mariadb-install-db "${install_args[@]}" --datadir="$DATADIR" \
+  mariadb-install-db "${install_args[@]}" \
     --auth-root-authentication-method=normal --skip-test-db --skip-log-bin \
     --cross-bootstrap --rpm --skip-name-resolve >/dev/null
   INIT_DIR=$(mktemp -d /tmp/mariadb-init.XXXXXX)
@@ -138,6 +182,9 @@ initialise() {
   initial_sql | client --database=mysql --binary-mode
   stop_temporary_server
   rm -rf "$INIT_DIR"
+  # The last step: from here on the initialisation counts as complete.
+  : >"$staging/$COMPLETE_MARK"
+  publish_staging
   note "initialisation done"
 }
 
@@ -164,6 +211,7 @@ main() {
   load_env MARIADB_USER
   load_env MARIADB_PASSWORD
   mkdir -p "$DATADIR"
+  recover_interrupted_initialisation
   if [[ -d $DATADIR/mysql ]]; then
     note "$DATADIR holds a database; starting without initialisation"
   else

@@ -14,7 +14,12 @@
 # --verbose --help` with the given flags, so --datadir counts) it runs
 # `mysqld --initialize-insecure` with the same flags, sets the accounts up
 # through a temporary server reachable only on a private socket, stops it and
-# execs the real command. A data directory that exists is never touched.
+# execs the real command. A data directory that holds a database is never
+# touched. The first initialisation is atomic (docs/decisions.md): it is done
+# in <datadir>/dbbench-initialising, marked complete there as its last step,
+# and only then moved into place; a start that finds that directory without
+# the mark (a kill, an OOM kill, a failed step) removes it and initialises
+# again, one with the mark finishes the move.
 # Differences from the official script: the accounts, the time zones and
 # MYSQL_DATABASE/MYSQL_USER are all created with the binary log off (a
 # replica's own CREATE USER would be an errant GTID that breaks replicating
@@ -116,7 +121,10 @@ mib() { printf '%d MiB' $(($1 / 1048576)); }
 # stalled for minutes in the time-zone load or was OOM-killed within seconds
 # of an insert load, while at 600Mi (87% at start) the same load completed.
 # So only a server at more than this share is stopped, saying what to change;
-# the share is always logged.
+# the share is always logged. What it wants at its defaults is the operator's
+# admission floor (operator/dbbench_operator/model/memory_floors.py, measured
+# with tests/cluster/measure_memory.py): tests/model/test_memory_floors.py
+# checks that the figure below is the one the floor suggests.
 MAX_START_SHARE=95
 
 check_memory_headroom() {
@@ -128,7 +136,42 @@ check_memory_headroom() {
   note "the temporary server holds $(mib $((rss_kb * 1024))) of the $(mib "$limit") memory limit ($((rss_kb * 1024 * 100 / limit))%)"
   if ((rss_kb * 1024 * 100 > limit * MAX_START_SHARE)); then
     kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" || true
-    fail "mysqld holds $(mib $((rss_kb * 1024))) just after starting, more than ${MAX_START_SHARE}% of the container's $(mib "$limit") memory limit: with no room left it stalls and is OOM-killed. Raise the memory limit (hardware.resources.limits.memory; MySQL 9.7 at its defaults wants 1Gi) or shrink the server (innodb_buffer_pool_size, performance_schema=OFF)."
+    fail "mysqld holds $(mib $((rss_kb * 1024))) just after starting, more than ${MAX_START_SHARE}% of the container's $(mib "$limit") memory limit: with no room left it stalls and is OOM-killed. Raise the memory limit (hardware.resources.limits.memory; MySQL 9.7 at its defaults wants 768Mi) or shrink the server (innodb_buffer_pool_size, performance_schema=OFF)."
+  fi
+}
+
+# First initialisation in a staging directory inside the data directory (so
+# on the same volume, also when the data directory is the volume's root):
+# nothing in the data directory itself changes until it is complete.
+# Not a hidden name: InnoDB's file discovery skips hidden directories, so
+# mysqld cannot use one as its data directory.
+STAGING_NAME=dbbench-initialising
+COMPLETE_MARK=.dbbench-initialised
+
+# The entries of the staging directory moved up into the data directory, one
+# rename each, then the mark and the directory removed: safe to repeat after
+# an interruption at any point.
+publish_staging() {
+  local staging=$DATADIR/$STAGING_NAME entry
+  for entry in "$staging"/* "$staging"/.[!.]* "$staging"/..?*; do
+    [[ ${entry##*/} == "$COMPLETE_MARK" ]] && continue
+    mv -T "$entry" "$DATADIR/${entry##*/}"
+  done
+  rm -f "$staging/$COMPLETE_MARK"
+  rmdir "$staging"
+}
+
+# What an interrupted first start left: finished, or removed (it holds only
+# what the initialisation created) so that this start initialises again.
+recover_interrupted_initialisation() {
+  local staging=$DATADIR/$STAGING_NAME
+  [[ -e $staging ]] || return 0
+  if [[ -e $staging/$COMPLETE_MARK ]]; then
+    note "$DATADIR: the first initialisation completed but was stopped while moving its files into place; finishing the move"
+    publish_staging
+  else
+    warn "$DATADIR: the first initialisation did not complete (no $COMPLETE_MARK in $staging: the server or the container was stopped during it); removing what it created and initialising again"
+    rm -rf "$staging"
   fi
 }
 
@@ -242,7 +285,10 @@ initialise() {
   verify_minimum_env
   # Fail before initialising rather than half-way.
   ls /docker-entrypoint-initdb.d/ >/dev/null
-  note "initialising $DATADIR"
+  local staging=$DATADIR/$STAGING_NAME
+  note "initialising $DATADIR (in $staging until complete)"
+  # The container's flags, then the staging directory as the data directory.
+  set -- "$@" --datadir="$staging"
   "$@" --initialize-insecure --default-time-zone=SYSTEM
   INIT_DIR=$(mktemp -d /tmp/mysql-init.XXXXXX)
   INIT_SOCKET=$INIT_DIR/mysqld.sock
@@ -260,6 +306,9 @@ initialise() {
   init_files
   stop_temporary_server
   rm -rf "$INIT_DIR"
+  # The last step: from here on the initialisation counts as complete.
+  : >"$staging/$COMPLETE_MARK"
+  publish_staging
   note "initialisation done"
 }
 
@@ -285,6 +334,7 @@ main() {
   load_env MYSQL_PASSWORD
   load_env MYSQL_ROOT_PASSWORD
   mkdir -p "$DATADIR"
+  recover_interrupted_initialisation
   if [[ -d $DATADIR/mysql ]]; then
     note "$DATADIR holds a database; starting without initialisation"
   else

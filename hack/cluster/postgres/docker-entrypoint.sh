@@ -18,7 +18,12 @@
 # container's own options, so a chart's hba_file applies), creates
 # POSTGRES_DB, runs the init files, stops the server and execs the command.
 # A PGDATA that holds a database (a standby's pg_basebackup copy included) is
-# started as it is. As root it makes the directories postgres's and re-runs
+# started as it is. The first initialisation is atomic (docs/decisions.md):
+# it is done in $PGDATA/dbbench-initialising, marked complete there as its
+# last step, and only then moved into place; a start that finds that
+# directory without the mark removes it (and what initdb put in
+# POSTGRES_INITDB_WALDIR) and initialises again, one with the mark finishes
+# the move. As root it makes the directories postgres's and re-runs
 # itself as postgres. Differences from the official script: no nss_wrapper
 # (the image's uids are the chart's), no 18+ data-layout check, the locale is
 # the image's C.UTF-8.
@@ -84,6 +89,46 @@ verify_minimum_env() {
   if [[ $POSTGRES_HOST_AUTH_METHOD == trust ]]; then
     warn "POSTGRES_HOST_AUTH_METHOD=trust: every TCP client logs in without a password"
   fi
+}
+
+# First initialisation in a staging directory inside PGDATA (so on the same
+# volume, also when PGDATA is the volume's root): nothing in PGDATA itself
+# changes until it is complete.
+# Not a hidden name, as in the MySQL and MariaDB images (InnoDB's file
+# discovery skips hidden directories): one name for every image.
+STAGING_NAME=dbbench-initialising
+COMPLETE_MARK=.dbbench-initialised
+
+# The entries of the staging directory moved up into PGDATA, one rename each,
+# then the mark and the directory removed: safe to repeat after an
+# interruption at any point.
+publish_staging() {
+  local staging=$PGDATA/$STAGING_NAME entry
+  for entry in "$staging"/* "$staging"/.[!.]* "$staging"/..?*; do
+    [[ ${entry##*/} == "$COMPLETE_MARK" ]] && continue
+    mv -T "$entry" "$PGDATA/${entry##*/}"
+  done
+  rm -f "$staging/$COMPLETE_MARK"
+  rmdir "$staging"
+}
+
+# What an interrupted first start left: finished, or removed (it holds only
+# what the initialisation created) so that this start initialises again.
+recover_interrupted_initialisation() {
+  local staging=$PGDATA/$STAGING_NAME
+  [[ -e $staging ]] || return 0
+  if [[ -e $staging/$COMPLETE_MARK ]]; then
+    note "$PGDATA: the first initialisation completed but was stopped while moving its files into place; finishing the move"
+    publish_staging
+    return
+  fi
+  warn "$PGDATA: the first initialisation did not complete (no $COMPLETE_MARK in $staging: the server or the container was stopped during it); removing what it created and initialising again"
+  # initdb --waldir left its WAL there, behind the pg_wal link: emptied too,
+  # or the next initdb refuses the directory.
+  if [[ -L $staging/pg_wal && -n $POSTGRES_INITDB_WALDIR ]]; then
+    find "$POSTGRES_INITDB_WALDIR" -mindepth 1 -delete
+  fi
+  rm -rf "$staging"
 }
 
 init_database_dir() {
@@ -155,7 +200,10 @@ initialise() {
   verify_minimum_env
   # Fail before initialising rather than half-way.
   ls /docker-entrypoint-initdb.d/ >/dev/null
-  note "initialising $PGDATA"
+  local final=$PGDATA
+  note "initialising $final (in $final/$STAGING_NAME until complete)"
+  # initdb, pg_ctl and the init files work on the staging directory.
+  export PGDATA=$final/$STAGING_NAME
   init_database_dir
   setup_hba_conf "$@"
   # psql needs it where a chart's file asks for passwords on the socket too.
@@ -165,6 +213,10 @@ initialise() {
   init_files
   stop_temporary_server
   unset PGPASSWORD
+  # The last step: from here on the initialisation counts as complete.
+  : >"$PGDATA/$COMPLETE_MARK"
+  export PGDATA=$final
+  publish_staging
   note "initialisation done"
 }
 
@@ -186,6 +238,7 @@ main() {
     exec setpriv --reuid=postgres --regid=postgres --init-groups "${BASH_SOURCE[0]}" "$@"
   fi
   shift
+  recover_interrupted_initialisation
   if [[ -s $PGDATA/PG_VERSION ]]; then
     note "$PGDATA holds a database; starting without initialisation"
   else

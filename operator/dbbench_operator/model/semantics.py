@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 
+from . import memory_floors as floors
 from .base import Problem
-from .placement import Hardware
+from .placement import Hardware, Resources
 from .spec import BenchmarkRunSpec
 from .tables import UnfilledRead, keyed_table, unfilled_reads
-from .targets import POSTGRES_SETTING_UNITS
+from .targets import POSTGRES_SETTING_UNITS, Target
 from .units import (
     format_bytes,
     format_duration,
@@ -28,6 +29,7 @@ POSTGRES_DEFAULT_MAX_CONNECTIONS = 100
 POSTGRES_RESERVED_CONNECTIONS = 3
 
 GIB = 1024**3
+MIB = 1024**2
 
 
 def check(spec: BenchmarkRunSpec) -> list[Problem]:
@@ -37,6 +39,7 @@ def check(spec: BenchmarkRunSpec) -> list[Problem]:
         _read_preference_needs_replicas,
         _majority_needs_replicas,
         _cache_settings_fit_memory,
+        _memory_floors,
         _postgres_connections_fit,
         _rate_and_operations_fit_connections,
         _keys_within_records,
@@ -71,12 +74,17 @@ def planned_seconds(spec: BenchmarkRunSpec) -> float:
 
 def memory_limit(hardware: Hardware) -> Decimal | None:
     """Memory of one database container: limits.memory, else requests.memory."""
-    resources = hardware.resources
+    found = _memory_of(hardware.resources)
+    return None if found is None else found[1]
+
+
+def _memory_of(resources: Resources | None) -> tuple[str, Decimal, str] | None:
+    """(limits | requests, bytes, as written) of a resources block's memory."""
     if resources is None:
         return None
-    for amounts in (resources.limits, resources.requests):
+    for kind, amounts in (("limits", resources.limits), ("requests", resources.requests)):
         if amounts and "memory" in amounts:
-            return parse_quantity(amounts["memory"])
+            return kind, parse_quantity(amounts["memory"]), str(amounts["memory"])
     return None
 
 
@@ -273,4 +281,103 @@ def _cold_cache_needs_exclusive_nodes(spec: BenchmarkRunSpec) -> Iterator[Proble
             "spec.hardware.exclusive",
             "cache: cold drops the nodes' page cache, which disturbs anything else running "
             "there; set hardware.exclusive: true",
+        )
+
+
+def _run_connections(spec: BenchmarkRunSpec) -> int:
+    """Connections the runner opens at most: runner.pods x (threads + 1)."""
+    threads = max([spec.runner.threads, *(p.threads or 0 for p in spec.phases)])
+    return spec.runner.pods * (threads + 1)
+
+
+def _floor_settings(
+    spec: BenchmarkRunSpec, target: Target, limit: int
+) -> tuple[floors.Footprint, int, int, bool, str]:
+    """(footprint, cache bytes, connections, performance_schema, what the cache is) of
+    a deployed target: its settings, else what the operator computes (the smallest
+    it ever computes for InnoDB and WiredTiger: larger ones fit by construction)."""
+    fp = floors.footprint(target.engine, bool(target.protocol_stand_in))
+    settings = target.settings or {}
+    text = settings.get("max_connections", "")
+    connections = int(text) if text.isdigit() else fp.default_connections
+    ps = False
+    if target.engine in ("mysql", "mariadb"):
+        ps = floors.performance_schema_on(target.engine, settings.get("performance_schema"))
+        pool = settings.get("innodb_buffer_pool_size")
+        cache = parse_mysql_size(pool) if pool else floors.INNODB_MIN_POOL
+        return fp, cache, connections, ps, "buffer pool"
+    if target.engine == "postgresql":
+        shared = settings.get("shared_buffers")
+        computed = max(floors.MIN_SHARED_BUFFERS, int(limit * floors.SHARED_BUFFERS_SHARE))
+        unit = POSTGRES_SETTING_UNITS["shared_buffers"]
+        cache = parse_postgres_size(shared, unit) if shared else computed
+        return fp, cache, connections, ps, "shared_buffers"
+    connections = _run_connections(spec)  # mongod's own limit is far above any run's
+    if target.protocol_stand_in:
+        return fp, 0, connections, ps, "cache"
+    gigabytes = settings.get("wiredTigerCacheSizeGB")
+    cache = int(Decimal(gigabytes) * GIB) if gigabytes else floors.MIN_WIRED_TIGER_CACHE
+    return fp, cache, connections, ps, "WiredTiger cache"
+
+
+def _config_server_floor(spec: BenchmarkRunSpec, i: int, target: Target) -> Iterator[Problem]:
+    """A sharded target's config servers: mongod with the smallest WiredTiger cache
+    (sized from their own memory) and the few connections of mongos and the setup."""
+    hardware = spec.hardware_of(target)
+    memory = _memory_of(hardware.config_server_resources)
+    if target.engine != "mongodb" or target.topology != "sharded" or memory is None:
+        return
+    kind, limit, written = memory
+    fp = floors.FOOTPRINTS["mongodb"]
+    needed = floors.floor(fp, floors.MIN_WIRED_TIGER_CACHE, _CONFIG_CONNECTIONS, False)
+    if needed > limit:
+        yield Problem(
+            f"{spec.hardware_path(i, 'config_server_resources')}.{kind}.memory",
+            f"{written} is below what a config server ({fp.measured}) needs: about "
+            f"{floors.mib(needed)} (mongod {floors.mib(fp.server)}, the smallest WiredTiger "
+            f"cache, {floors.mib(floors.MIN_WIRED_TIGER_CACHE)}, {_CONFIG_CONNECTIONS} "
+            f"connections): set {kind}.memory to at least {floors.suggested_limit(needed)}",
+        )
+
+
+# mongos routers, the other config servers and the operator's setup.
+_CONFIG_CONNECTIONS = 32
+
+
+def _memory_floors(spec: BenchmarkRunSpec) -> Iterator[Problem]:
+    """A deployed server's memory limit holds what it needs at the run's settings
+    (model/memory_floors.py): below it, it stalls at the limit or is OOM-killed."""
+    for i, target in enumerate(spec.targets):
+        if target.external is None:
+            yield from _config_server_floor(spec, i, target)
+        memory = _memory_of(spec.hardware_of(target).resources)
+        if target.external is not None or memory is None:
+            continue
+        kind, limit, written = memory
+        try:
+            fp, cache, connections, ps, cache_name = _floor_settings(spec, target, int(limit))
+        except (ArithmeticError, ValueError):
+            continue  # an unreadable size: _cache_settings_fit_memory names it
+        needed = floors.floor(fp, cache, connections, ps)
+        if needed <= limit or cache >= limit:  # a cache beyond the limit: reported above
+            continue
+        field = f"{spec.hardware_path(i, 'resources')}.{kind}.memory"
+        parts = [f"the server {floors.mib(fp.server)}"]
+        if ps:
+            parts.append(f"performance_schema {floors.mib(fp.performance_schema)}")
+        if cache:
+            parts.append(f"a {floors.mib(cache)} {cache_name} and its bookkeeping")
+        parts.append(f"{connections} connections x {fp.per_connection / MIB:g} MiB")
+        fixes = [f"set {kind}.memory to at least {floors.suggested_limit(needed)}"]
+        without = floors.floor(fp, cache, connections, False)
+        if ps and without <= limit:
+            fixes.append(f'settings.performance_schema: "OFF" (then about {floors.mib(without)})')
+        fits = (int(limit) - floors.floor(fp, cache, 0, ps)) // fp.per_connection
+        if target.engine != "mongodb" and fits >= _run_connections(spec) + 10:
+            fixes.append(f'settings.max_connections: "{fits}"')
+        yield Problem(
+            field,
+            f"{written} is below what {fp.name} needs at target {target.name}'s settings: "
+            f"about {floors.mib(needed)} ({fp.measured}: {', '.join(parts)}); below it the "
+            f"server stalls at the limit or is OOM-killed: {', or '.join(fixes)}",
         )

@@ -12,11 +12,14 @@ shared_buffers (or wal_buffers) the limit cannot hold (model/semantics.py).
 
 from __future__ import annotations
 
+from dbbench_operator.model.memory_floors import MIN_SHARED_BUFFERS, SHARED_BUFFERS_SHARE
+
 MIB = 1024**2
-SHARED_BUFFERS_SHARE = 0.25
 EFFECTIVE_CACHE_SHARE = 0.75
-# PostgreSQL's own floor for shared_buffers is 128 kB; below 16 MB nothing benchmarks.
-MIN_SHARED_BUFFERS = 16 * MIB
+# (model/memory_floors.py: SHARED_BUFFERS_SHARE, 25%, and MIN_SHARED_BUFFERS, 16 MiB:
+# PostgreSQL's own floor is 128 kB, below 16 MB nothing benchmarks; the admission
+# check's memory floor uses the same.)
+__all__ = ["MIN_SHARED_BUFFERS", "SHARED_BUFFERS_SHARE", "postgres_settings"]
 
 # docs/api.md, the durability profiles table. strict adds a synchronous standby,
 # which the setup sets at runtime (synchronous_standby_names names the pods).

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbbench_operator.model import memory_floors
 from dbbench_operator.model.units import parse_mysql_size, parse_quantity
 from dbbench_operator.topology.postgres_sizing import postgres_settings
 from dbbench_operator.topology.request import TopologyRequest
@@ -28,7 +29,8 @@ INNODB_CONTROL_OVERHEAD = 0.05
 MYSQL_DEFAULT_MAX_CONNECTIONS = 151
 # Never more than this share of the limit: the page cache still serves the logs.
 INNODB_MAX_SHARE = 0.75
-INNODB_MIN_POOL = 32 * MIB
+# The admission check's floor assumes the operator never computes less.
+INNODB_MIN_POOL = memory_floors.INNODB_MIN_POOL
 
 # InnoDB pages; the page cleaner keeps about innodb_lru_scan_depth of them
 # free (MariaDB default 1536, MySQL 1024 per instance). In a small pool that is
@@ -77,7 +79,7 @@ def resources_memory(resources: dict[str, Any]) -> int | None:
 
 def wired_tiger_cache_gb(limit: int) -> str:
     """MongoDB's own rule inside a container: 50% of (limit - 1 GiB), at least 0.25 GB."""
-    gigabytes = max(0.25, 0.5 * (limit - GIB) / GIB)
+    gigabytes = max(memory_floors.MIN_WIRED_TIGER_CACHE / GIB, 0.5 * (limit - GIB) / GIB)
     return f"{gigabytes:.2f}".rstrip("0").rstrip(".")
 
 
@@ -86,14 +88,19 @@ def innodb_buffer_pool_instances(pool: int) -> int:
     return max(1, min(INNODB_MAX_INSTANCES, pool // GIB))
 
 
-def innodb_buffer_pool(limit: int, max_connections: int) -> tuple[int, int]:
+def innodb_buffer_pool(
+    limit: int, max_connections: int, *, floor_overhead: int = 0
+) -> tuple[int, int]:
     """(pool bytes, instances): what is left after the headroom, at most 75% of
     the limit, rounded DOWN to chunk x instances so MySQL's rounding up is a no-op.
 
+    The headroom is at least `floor_overhead`, what the server measurably holds
+    besides its pool (model/memory_floors.py): so a limit admitted against the
+    floor with the smallest pool holds the pool computed here too.
     Below one chunk the pool is a whole number of MiB with one instance: MySQL
     then shrinks the chunk to the pool, so nothing is rounded either.
     """
-    headroom = MYSQL_FIXED_OVERHEAD + max_connections * MYSQL_PER_CONNECTION
+    headroom = max(MYSQL_FIXED_OVERHEAD + max_connections * MYSQL_PER_CONNECTION, floor_overhead)
     budget = min(limit * INNODB_MAX_SHARE, (limit - headroom) / (1 + INNODB_CONTROL_OVERHEAD))
     budget_bytes = max(INNODB_MIN_POOL, int(budget))
     if budget_bytes < INNODB_CHUNK:
@@ -125,6 +132,14 @@ def _int_setting(request: TopologyRequest, key: str, default: int) -> int:
     return int(text) if text.isdigit() else default
 
 
+def _floor_overhead(request: TopologyRequest, connections: int) -> int:
+    """What a MySQL/MariaDB server holds besides its pool at the request's settings."""
+    ps = memory_floors.performance_schema_on(
+        request.engine, request.settings.get("performance_schema")
+    )
+    return memory_floors.overhead(memory_floors.FOOTPRINTS[request.engine], connections, ps)
+
+
 def engine_settings(request: TopologyRequest) -> dict[str, str]:
     """Settings for every database server of the target, computed then overridden."""
     limit = memory_limit(request)
@@ -140,7 +155,9 @@ def engine_settings(request: TopologyRequest) -> dict[str, str]:
         computed.update(INNODB_NO_POOL_DUMP)
         if limit is not None:
             connections = _int_setting(request, "max_connections", MYSQL_DEFAULT_MAX_CONNECTIONS)
-            pool, instances = innodb_buffer_pool(limit, connections)
+            pool, instances = innodb_buffer_pool(
+                limit, connections, floor_overhead=_floor_overhead(request, connections)
+            )
             computed["innodb_buffer_pool_size"] = str(pool)
             # MariaDB 10.6+ removed the variable: the flag would stop the server.
             if request.engine == "mysql":
