@@ -7,6 +7,7 @@ followed by ``check(spec)`` (returns ``Problem``s); status is written as
 """
 
 from .base import Problem, Rule, SpecError
+from .connections import mysql_connections_needed
 from .crd import API_VERSION, CRD_NAME, GROUP, KIND, PLURAL, VERSION, build_crd
 from .phases import Distribution, Mix, Phase
 from .placement import Hardware, Resources, Runner, Storage, TargetHardware, Toleration
@@ -92,6 +93,7 @@ __all__ = [
     "check",
     "format_duration",
     "memory_limit",
+    "mysql_connections_needed",
     "parse_duration",
     "parse_mysql_size",
     "parse_postgres_size",

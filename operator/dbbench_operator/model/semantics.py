@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal
 
 from .base import Problem
+from .connections import mysql_connections_needed, phase_threads, runner_connections
 from .placement import Hardware
 from .spec import BenchmarkRunSpec
 from .targets import POSTGRES_SETTING_UNITS
@@ -37,6 +38,7 @@ def check(spec: BenchmarkRunSpec) -> list[Problem]:
         _majority_needs_replicas,
         _cache_settings_fit_memory,
         _postgres_connections_fit,
+        _mysql_connections_fit,
         _rate_and_operations_fit_connections,
         _keys_within_records,
         _storage_holds_dataset,
@@ -164,6 +166,25 @@ def _postgres_connections_fit(spec: BenchmarkRunSpec) -> Iterator[Problem]:
                 f"postgresql allows {allowed - POSTGRES_RESERVED_CONNECTIONS} "
                 f"(max_connections {allowed} minus {POSTGRES_RESERVED_CONNECTIONS} reserved); "
                 f'set settings.max_connections to at least "{wanted + 10}" or use fewer threads',
+            )
+
+
+def _mysql_connections_fit(spec: BenchmarkRunSpec) -> Iterator[Problem]:
+    """MySQL and MariaDB refuse logins past max_connections: a setting below what the
+    run opens would fail its steps at run time (unset, the operator sizes it)."""
+    for i, target in enumerate(spec.targets):
+        if target.engine not in ("mysql", "mariadb") or target.external is not None:
+            continue
+        text = (target.settings or {}).get("max_connections", "")
+        needed = mysql_connections_needed(spec, target)
+        if text.isdigit() and int(text) < needed:
+            yield Problem(
+                f"spec.targets[{i}].settings.max_connections",
+                f"max_connections {text} is below the {needed} connections the run needs "
+                f"({runner_connections(spec)} of the runner: runner.pods {spec.runner.pods} x "
+                f"(threads {phase_threads(spec)} + 1 control), the operator's, each replica's "
+                f'and 10 spare); set settings.max_connections to at least "{needed}", leave '
+                "it out (the operator sizes it) or use fewer threads",
             )
 
 
