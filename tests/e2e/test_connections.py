@@ -68,12 +68,13 @@ SPECS = {engine: spec(engine) for engine in ENGINES}
 
 
 def server_values(kube: Kube, engine: str, pod: str) -> dict[str, int]:
-    """max_connections and Max_used_connections, read inside the pod over its socket."""
+    """max_connections and Max_used_connections, read inside the pod over its socket
+    (the chart names the container after the engine)."""
     sql = ("SHOW GLOBAL VARIABLES LIKE 'max_connections'; "
            "SHOW GLOBAL STATUS LIKE 'Max_used_connections'")  # fmt: skip
     client = "$(command -v mariadb || command -v mysql)"
     out = kube.kubectl(
-        "exec", "-n", RUNS_NS, pod, "-c", "mysql", "--", "bash", "-c",
+        "exec", "-n", RUNS_NS, pod, "-c", engine, "--", "bash", "-c",
         f'{client} -uroot -p"${PASSWORD[engine]}" -N -B -e "{sql}" 2>/dev/null',
     ).stdout  # fmt: skip
     return {k: int(v) for k, v in (line.split("\t") for line in out.splitlines() if line)}
