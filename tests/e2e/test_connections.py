@@ -125,6 +125,7 @@ def test_200_runner_connections_reach_the_server(
     assert needed > 200
     values = finished["values"].get(engine)
     assert values is not None, f"{engine}: the hold phase was never seen running"
+    print(f"{engine}: needed {needed}, read in the pod {values}")  # shown with -rP
     # The operator's max_connections is in force, and the peak shows every runner
     # worker and control connection connected at once (past the default 151).
     assert values["max_connections"] == needed, values
