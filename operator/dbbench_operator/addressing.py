@@ -18,6 +18,7 @@ from dbbench_operator.model import (
     Resources,
     SecretKeyRef,
     Target,
+    mysql_connections_needed,
 )
 from dbbench_operator.model.tables import used_tables
 from dbbench_operator.naming import RunRef, credentials_secret_name
@@ -78,6 +79,9 @@ def topology_request(
         members=target.effective_members,
         shards=target.shards or 0,
         settings=dict(target.settings or {}),
+        connections=mysql_connections_needed(spec, target)
+        if target.engine in ("mysql", "mariadb")
+        else 0,
         durability=target.durability,
         hardware=Hardware(
             node_selector=dict(hw.node_selector or {}),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from dbbench_contract import layout
 from dbbench_contract import step as step_file
@@ -219,27 +219,37 @@ def _limit(pod: Mapping[str, Any], resource: str) -> Decimal | None:
     return None if value is None else parse_quantity(value)
 
 
+_Limit = TypeVar("_Limit", int, float)
+
+
+def _agreed(values: Sequence[_Limit | None]) -> _Limit | None:
+    """The one value every pod shares; None when none is known or they differ."""
+    distinct = set(values)
+    return distinct.pop() if len(distinct) == 1 else None
+
+
 def database_host(pods: Sequence[Mapping[str, Any]]) -> step_file.DatabaseHost:
     """Where the target's database pods run (their nodes, as scheduled when the step
-    starts) and their limits as the pods carry them, for environment.json's
-    data-to-memory ratio. A target's members share its hardware; the first pod's limits
-    stand for all (config servers and routers have their own, smaller ones)."""
+    starts), each with its role and limits as the pod carries them, for environment.json.
+    The target's limits are those of the pods that hold the data: a sharded target's
+    config servers and routers have their own, smaller ones and are listed as such,
+    never taken for the servers the data-to-memory ratio is about."""
     ordered = sorted(pods, key=lambda p: str(p["metadata"]["name"]))
-    memory = _limit(ordered[0], "memory") if ordered else None
-    cpu = _limit(ordered[0], "cpu") if ordered else None
+    listed = tuple(
+        step_file.DatabasePod(
+            name=str(p["metadata"]["name"]),
+            node=(p.get("spec") or {}).get("nodeName"),
+            role=((p.get("metadata") or {}).get("labels") or {}).get("app.kubernetes.io/component"),
+            memory_limit_bytes=None if (memory := _limit(p, "memory")) is None else int(memory),
+            cpu_limit=None if (cpu := _limit(p, "cpu")) is None else float(cpu),
+        )
+        for p in ordered
+    )
+    data = [p for p in listed if p.holds_data]
     return step_file.DatabaseHost(
-        pods=tuple(
-            step_file.DatabasePod(
-                name=str(p["metadata"]["name"]),
-                node=(p.get("spec") or {}).get("nodeName"),
-                role=((p.get("metadata") or {}).get("labels") or {}).get(
-                    "app.kubernetes.io/component"
-                ),
-            )
-            for p in ordered
-        ),
-        memory_limit_bytes=None if memory is None else int(memory),
-        cpu_limit=None if cpu is None else float(cpu),
+        pods=listed,
+        memory_limit_bytes=_agreed([p.memory_limit_bytes for p in data]),
+        cpu_limit=_agreed([p.cpu_limit for p in data]),
     )
 
 

@@ -43,12 +43,40 @@ class TargetInfo(StoredModel):
     read_replicas: tuple[str, ...] = ()
 
 
-class ServerInfo(StoredModel):
+class ShardServer(StoredModel):
+    """One shard of a sharded MongoDB target, as its own mongod (the shard's
+    primary) reports it, with its pods' limits and its part of the data."""
+
+    name: str
+    hosts: str = ""  # listShards' "<replica set>/<member>,<member>"
     version: str = ""
     settings: dict[str, str] = Field(default_factory=dict)
-    # Bytes of the engine's data cache (InnoDB buffer pool, WiredTiger cache,
-    # PostgreSQL shared_buffers).
     cache_bytes: int | None = None
+    # Why the runner could not read it (the error's type); then nothing above is known.
+    error: str | None = None
+    # The shard's database pods' limits (from the step file; None: external or unknown).
+    memory_limit_bytes: int | None = None
+    cpu_limit: float | None = None
+    # Data + index bytes of the phase's collection on this shard, and its ratios.
+    used_bytes: int | None = None
+    data_to_cache_ratio: float | None = None
+    data_to_memory_ratio: float | None = None
+
+
+class ServerInfo(StoredModel):
+    version: str = ""
+    # Settings in force on the servers that hold the data; for a sharded target,
+    # those every shard shares (each shard's own: `shards`).
+    settings: dict[str, str] = Field(default_factory=dict)
+    # Bytes of the engine's data cache (InnoDB buffer pool, WiredTiger cache,
+    # PostgreSQL shared_buffers); for a sharded target, the shards' together.
+    cache_bytes: int | None = None
+    # A sharded MongoDB target: every shard's own mongod, never a config
+    # server's or the router's.
+    shards: tuple[ShardServer, ...] = ()
+    # A sharded target's router (the mongos the runner used): its own settings,
+    # among them the config servers it reads (sharding.configDB). No cache.
+    router: dict[str, str] = Field(default_factory=dict)
 
 
 class RunnerPod(StoredModel):
@@ -74,7 +102,9 @@ class Environment(StoredModel):
     # (data + index) / the engine's cache: above 1 the set no longer fits the cache.
     data_to_cache_ratio: float | None = None
     # (data + index) / the database pod's memory limit: above 1 not even the
-    # page cache can hold it (field benchmark 3's point).
+    # page cache can hold it (field benchmark 3's point). A sharded target's is
+    # over the shards' memory together (one data-bearing pod per shard); each
+    # shard's own is in server.shards.
     data_to_memory_ratio: float | None = None
     # Where the database ran and its limits (None: an external target).
     database: DatabaseHost | None = None

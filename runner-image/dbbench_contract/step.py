@@ -221,21 +221,48 @@ class Pod(WireModel):
         return self
 
 
+# Roles (the pods' app.kubernetes.io/component) of a sharded MongoDB target's
+# pods that hold no data: config servers hold the cluster's metadata, routers
+# (mongos) no storage at all.
+CONFIG_SERVER_ROLE = "configsvr"
+ROUTER_ROLE = "mongos"
+NO_DATA_ROLES = frozenset({CONFIG_SERVER_ROLE, ROUTER_ROLE})
+
+
 class DatabasePod(WireModel):
     """A pod of the database under test, as the operator saw it when the step began."""
 
     name: str
     node: str | None = None
-    role: str | None = None  # primary, replica, shard-0, configsvr, mongos...
+    role: str | None = None  # primary, replica, mongod, shard0, configsvr, mongos...
+    # The pod's database container's limits (config servers and routers have their own).
+    memory_limit_bytes: int | None = Field(default=None, ge=0)
+    cpu_limit: float | None = Field(default=None, ge=0)
+
+    @property
+    def holds_data(self) -> bool:
+        return self.role not in NO_DATA_ROLES
 
 
 class DatabaseHost(WireModel):
     """Where the database under test runs (absent for external targets)."""
 
     pods: tuple[DatabasePod, ...] = ()
-    # Each database pod's memory limit (its target's hardware.resources.limits.memory).
+    # The limits of the pods that hold the data (every member of a replica set or
+    # primary/replica group, every shard's mongod; never a config server's or a
+    # router's): the target's hardware.resources. None when they differ.
     memory_limit_bytes: int | None = Field(default=None, ge=0)
     cpu_limit: float | None = Field(default=None, ge=0)
+
+    def role_limits(self, role: str) -> tuple[int | None, float | None]:
+        """(memory, cpu) limits of the pods of one role (a shard's name), when they agree."""
+        pods = [p for p in self.pods if p.role == role]
+        memory = {p.memory_limit_bytes for p in pods}
+        cpu = {p.cpu_limit for p in pods}
+        return (
+            memory.pop() if len(memory) == 1 else None,
+            cpu.pop() if len(cpu) == 1 else None,
+        )
 
 
 class StepConfig(WireModel):

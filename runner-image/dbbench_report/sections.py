@@ -8,6 +8,7 @@ from html import escape
 from dbbench_contract.defaults import REPORT_EVERY
 from dbbench_contract.environment import Environment
 from dbbench_contract.summary import StepSummary
+from dbbench_report import environment_cells as servers
 from dbbench_report import figures as f
 from dbbench_report import plots
 from dbbench_report.cells import NA, mapping, mib, num, raw, row, table, text
@@ -292,10 +293,6 @@ def _client(client: Mapping[str, str]) -> str:
     return f"{name} ({implementation})" if implementation else name
 
 
-def _ratio(value: float | None) -> str:
-    return NA if value is None else f"{value:.3f}"
-
-
 def _database_nodes(env: Environment | None) -> str:
     host = None if env is None else env.database
     if host is None or not host.pods:
@@ -312,21 +309,20 @@ def _environment_cells(run: Run, target: str) -> dict[str, str]:
     topology = "external" if spec.get("external") else spec.get("topology", "standalone")
     sharded = topology == "sharded"
     server = env.server if env is not None else None
-    host = env.database if env is not None else None
     version = (server.version if server else "") or (summary.server_version if summary else NA)
     return {
         "engine": escape(str(spec.get("engine", NA))),
         "server version": escape(version),
         "topology": escape(str(topology)),
         "durability": escape(str(spec.get("durability", "safe"))),
-        "settings in force": mapping(server.settings if server else None),
-        "engine cache (MiB)": escape(f"{mib(server.cache_bytes if server else None) or 0:,.0f}"),
-        "database memory limit (MiB)": escape(
-            NA if host is None or host.memory_limit_bytes is None
-            else f"{mib(host.memory_limit_bytes):,.0f}"
-        ),
-        "data-to-cache ratio": escape(_ratio(env.data_to_cache_ratio if env else None)),
-        "data-to-memory ratio": escape(_ratio(env.data_to_memory_ratio if env else None)),
+        # The servers that hold the data (a sharded target's shards, never its
+        # config servers or routers, which have their own row).
+        "settings in force": servers.settings(env),
+        "engine cache (MiB)": servers.cache(env),
+        "database memory limit (MiB)": servers.memory(env),
+        "data-to-cache ratio": servers.data_ratio(env, "data_to_cache_ratio"),
+        "data-to-memory ratio": servers.data_ratio(env, "data_to_memory_ratio"),
+        "config servers and routers": servers.metadata_servers(env),
         "cache state": escape(str(run.spec.get("cache", "warm"))),
         "database node": escape(_database_nodes(env)),
         "runner node": escape(str((env.pod.node or env.pod.hostname) if env else NA)),

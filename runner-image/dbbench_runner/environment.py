@@ -18,10 +18,11 @@ from dbbench_contract.environment import (
     RunnerInfo,
     RunnerPod,
     ServerInfo,
+    ShardServer,
     TargetInfo,
     data_to_memory,
 )
-from dbbench_runner.config import StepConfig
+from dbbench_runner.config import DatabaseHost, StepConfig
 from dbbench_runner.drivers import base
 
 CGROUP_MEMORY = Path("/sys/fs/cgroup/memory.max")
@@ -40,17 +41,61 @@ def _used(storage: base.StorageSample | None) -> int | None:
     return None if storage is None else storage.data_bytes + storage.index_bytes
 
 
-def with_storage(environment: Environment, storage: base.StorageSample | None) -> Environment:
-    """Both data-to-memory ratios from a storage sample (the one after the phase)."""
-    host = environment.database
-    return environment.model_copy(
+def _shard_storage(shard: ShardServer, storage: base.StorageSample | None) -> ShardServer:
+    used = None if storage is None else dict(storage.shards).get(shard.name)
+    return shard.model_copy(
         update={
-            "data_to_cache_ratio": data_to_memory(_used(storage), environment.server.cache_bytes),
-            "data_to_memory_ratio": data_to_memory(
-                _used(storage), None if host is None else host.memory_limit_bytes
-            ),
+            "used_bytes": used,
+            "data_to_cache_ratio": data_to_memory(used, shard.cache_bytes),
+            "data_to_memory_ratio": data_to_memory(used, shard.memory_limit_bytes),
         }
     )
+
+
+def _memory(environment: Environment) -> int | None:
+    """The memory that holds the data: the data-bearing pod's limit, or for a
+    sharded target the shards' together (None unless every shard's is known)."""
+    host = environment.database
+    shards = environment.server.shards
+    if not shards:
+        return None if host is None else host.memory_limit_bytes
+    limits = [s.memory_limit_bytes for s in shards]
+    return None if any(m is None for m in limits) else sum(m for m in limits if m is not None)
+
+
+def with_storage(environment: Environment, storage: base.StorageSample | None) -> Environment:
+    """Both data-to-memory ratios from a storage sample (the one after the phase),
+    and each shard's from its part of the data."""
+    shards = tuple(_shard_storage(s, storage) for s in environment.server.shards)
+    server = environment.server.model_copy(update={"shards": shards})
+    return environment.model_copy(
+        update={
+            "server": server,
+            "data_to_cache_ratio": data_to_memory(_used(storage), server.cache_bytes),
+            "data_to_memory_ratio": data_to_memory(_used(storage), _memory(environment)),
+        }
+    )
+
+
+def _shards(info: base.ServerInfo, host: DatabaseHost | None) -> tuple[ShardServer, ...]:
+    """Each shard as read on its own servers, with its pods' limits (pods whose role
+    is the shard's name: the chart's app.kubernetes.io/component)."""
+    listed = []
+    for shard in info.shards:
+        memory, cpu = (None, None) if host is None else host.role_limits(shard.name)
+        listed.append(
+            ShardServer(
+                name=shard.name,
+                hosts=shard.hosts,
+                version=shard.version,
+                settings=shard.settings,
+                cache_bytes=shard.cache_bytes,
+                error=shard.error,
+                memory_limit_bytes=memory,
+                cpu_limit=cpu,
+            )
+        )
+    return tuple(listed)
 
 
 def environment(
@@ -81,7 +126,11 @@ def environment(
             else (),
         ),
         server=ServerInfo(
-            version=info.version, settings=info.settings, cache_bytes=info.cache_bytes
+            version=info.version,
+            settings=info.settings,
+            cache_bytes=info.cache_bytes,
+            shards=_shards(info, config.database_host),
+            router=info.router,
         ),
         dataset=config.dataset.model_dump(mode="json", by_alias=True),
         phase=config.phase.model_dump(mode="json", by_alias=True),

@@ -27,7 +27,7 @@ def expected(spec: dict[str, Any], phase: dict[str, Any]) -> tuple[int, int | No
         return int(phase.get("operations", 0)), None
     earlier = spec["phases"][: spec["phases"].index(phase)]
     mixed_in = any(p["type"] == "mix" and (p.get("mix") or {}).get("insert") for p in earlier)
-    workers = spec["runner"].get("pods", 1) * spec["runner"]["threads"]
+    workers = spec["runner"].get("pods", 1) * phase.get("threads", spec["runner"]["threads"])
     batch = phase.get("batchSize", 1)
     table = phase.get("idMode", "client")
     same_table = [

@@ -300,12 +300,27 @@ def test_restarted_operator_resumes_without_rotating_credentials(
     assert second["metadata"]["uid"] == first["metadata"]["uid"]
 
 
+# Admission accepts each (a well-formed duration, a string setting); only the plan
+# shows it cannot fit: the phases in 1 s, 2 pods x (100 + 1) runner connections,
+# the operator's and 10 spare in MariaDB's max_connections 151.
+SEMANTIC_ERRORS = {
+    "too-short": ({"timeout": "1s"}, "spec.timeout", "timeout 1s"),
+    "too-few-connections": (
+        {"runner": {"pods": 2, "threads": 100},
+         "targets": [{"name": "mariadb", "engine": "mariadb",
+                      "settings": {"max_connections": "151"}}]},
+        "spec.targets[0].settings.max_connections", 'at least "213"',
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(SEMANTIC_ERRORS))
 def test_semantic_error_fails_once_with_the_field_named(
-    kube_cluster: ControlPlane, operator_env: list[str]
+    kube_cluster: ControlPlane, operator_env: list[str], name: str
 ) -> None:
-    ns, name = "team-a", "too-short"
-    # Admission accepts it (a well-formed duration); only the plan shows it cannot fit.
-    manifest = run_manifest(name, ns, timeout="1s")
+    ns = "team-a"
+    overrides, field, words = SEMANTIC_ERRORS[name]
+    manifest = run_manifest(name, ns, **overrides)
     kube_cluster.kubectl("apply", "-f", "-", input=manifest)
     with operator(operator_env) as runner:
         wait_for(lambda: phase_of(kube_cluster, ns, name) == "Failed", 60, "Failed")
@@ -316,7 +331,8 @@ def test_semantic_error_fails_once_with_the_field_named(
     assert run["status"]["phase"] == "Failed"
     accepted = condition(run, "Accepted")
     assert (accepted["status"], accepted["reason"]) == ("False", "InvalidSpec")
-    assert "spec.timeout" in accepted["message"]
+    assert field in accepted["message"]
+    assert words in accepted["message"]
     assert condition(run, "Failed")["status"] == "True"
     selector = f"--field-selector=involvedObject.name={name},reason=InvalidSpec"
     events = get_json(kube_cluster, "events", "-n", ns, selector)

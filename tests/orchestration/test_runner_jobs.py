@@ -219,6 +219,8 @@ def test_the_step_file_says_where_the_database_runs_and_its_limits() -> None:
         "name": "quick-mariadb-0",
         "node": "node-a",
         "role": "primary",
+        "memoryLimitBytes": 512 * 2**20,
+        "cpuLimit": 0.5,
     }
     unscheduled = database_host([{"metadata": {"name": "x-0"}, "spec": {}}])
     assert unscheduled.pods[0].node is None

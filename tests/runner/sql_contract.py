@@ -141,7 +141,8 @@ class SqlContract(DriverContract, VehicleSqlContract):
     def test_environment_records_where_the_database_ran_and_both_ratios(
         self, target: dict[str, Any], tmp_path: Path
     ) -> None:
-        host = {"pods": [{"name": "db-0", "node": "node-a", "role": "primary"}],
+        host = {"pods": [{"name": "db-0", "node": "node-a", "role": "primary",
+                          "memoryLimitBytes": 64 * 2**20, "cpuLimit": 1.5}],
                 "memoryLimitBytes": 64 * 2**20, "cpuLimit": 1.5}  # fmt: skip
         config = self.step(target, "flat45", 200, {"type": "insert", "batchSize": 20},
                            databaseHost=host)  # fmt: skip

@@ -83,6 +83,7 @@ class FakeDatabase:
             raise ServerSelectionTimeoutError("no servers")
         replies: dict[str, dict[str, Any]] = {
             "ping": {"ok": 1},
+            "hello": {"isWritablePrimary": True},  # a mongod: no msg "isdbgrid"
             "buildInfo": {"version": "8.0.4"},
             "getCmdLineOpts": {"parsed": {"storage": {"wiredTiger": {}}}},
             "serverStatus": {
@@ -316,6 +317,7 @@ def test_server_info_and_storage() -> None:
     info = d.server_info()
     assert info.version == "8.0.4"
     assert info.cache_bytes == 1 << 30
+    assert (info.shards, info.router) == ((), {})  # not a router: no shards to read
     assert info.client["driver"] == "pymongo"
     sample = d.storage()
     assert (sample.data_bytes, sample.index_bytes, sample.storage_bytes, sample.engine_records) == (

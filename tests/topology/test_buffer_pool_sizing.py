@@ -71,6 +71,32 @@ def test_more_connections_leave_a_smaller_pool() -> None:
     assert used <= 8 * GIB
 
 
+@pytest.mark.parametrize("engine", ["mysql", "mariadb"])
+def test_max_connections_is_sized_from_the_runs_connections(engine: str) -> None:
+    """The run's connections (request.connections, from runner.pods x threads: see
+    tests/model/test_mysql_connections.py) become max_connections, never below the
+    servers' default 151, and the pool keeps per-connection memory for that many;
+    the user's max_connections wins over both."""
+    hardware = Hardware(resources={"limits": {"memory": "8Gi"}})
+
+    def settings(connections: int, **given: str) -> dict[str, str]:
+        return sizing.engine_settings(make_request(
+            engine, "standalone", hardware=hardware, connections=connections, settings=given
+        ))  # fmt: skip
+
+    def pool(connections: int) -> str:
+        return str(sizing.innodb_buffer_pool(8 * GIB, connections)[0])
+
+    many, few, given = settings(913), settings(23), settings(913, max_connections="1200")
+    assert (many["max_connections"], many["innodb_buffer_pool_size"]) == ("913", pool(913))
+    assert (few["max_connections"], few["innodb_buffer_pool_size"]) == ("151", pool(151))
+    assert (given["max_connections"], given["innodb_buffer_pool_size"]) == ("1200", pool(1200))
+    assert int(many["innodb_buffer_pool_size"]) < int(few["innodb_buffer_pool_size"])
+    # Without a memory limit there is no pool to size, but the connections still count.
+    unlimited = make_request(engine, "standalone", hardware=Hardware(), connections=913)
+    assert sizing.engine_settings(unlimited)["max_connections"] == "913"
+
+
 def test_mariadb_gets_no_instances_flag() -> None:
     # MariaDB 10.6+ removed innodb_buffer_pool_instances: the flag would stop the server.
     hardware = Hardware(resources={"limits": {"memory": "8Gi"}})

@@ -72,10 +72,23 @@ def test_sharded_pass_uses_internal_identity_and_creates_root_through_mongos() -
     result = set_up_mongodb(request, CREDS, connect=servers)
     assert result.ready, result
     assert result.actions == (
-        "addShard shard0", "addShard shard1", "createUser", "shardCollection dbbench.flat45"
+        "addShard shard0", "addShard shard1", "createUser",
+        "createUser shard0", "createUser shard1", "shardCollection dbbench.flat45",
     )  # fmt: skip
     assert {(user, source) for _, user, source, _ in servers.logins} == {("__system", "local")}
     assert (layout.endpoint, "__system", "local", False) in servers.logins
+    # The same user on each shard, shard-local (through the shard's replica set, so
+    # on its primary), allowed to read settings and status only: the runner reads
+    # each shard's own mongod for the environment record.
+    for shard in layout.shards:
+        seeds = ",".join(shard.hosts)  # one member here: the same fake as the member's
+        assert (seeds, "__system", "local", False) in servers.logins
+        sent = servers.by_host[seeds].sent
+        assert [d for d in sent if next(iter(d)) in ("usersInfo", "createUser")] == [
+            {"usersInfo": {"user": "root", "db": "admin"}},
+            {"createUser": "root", "pwd": "root-pw",
+             "roles": [{"role": "clusterMonitor", "db": "admin"}]},
+        ]  # fmt: skip
     assert mongos.names() == [
         "ping", "listShards", "addShard", "addShard", "usersInfo", "createUser",
         "getDefaultRWConcern", "setDefaultRWConcern",
@@ -108,6 +121,29 @@ def test_sharded_pass_shards_on_the_key_the_spec_names() -> None:
     assert result.ready, result
     assert mongos.sent[-1] == {"shardCollection": "dbbench.news", "key": {"UserID": "hashed"}}
     assert result.shard_key == "UserID: hashed"
+
+
+def test_shard_users_already_there_are_left_alone() -> None:
+    request = make_request("mongodb", "sharded", 1, 2)
+    layout = naming.layout(request)
+    servers = Servers()
+    existing = {"ok": 1, "users": [{"user": "root"}]}
+    for rs in layout.replica_sets:
+        servers.by_host[rs.host(0)] = Recorder(
+            replSetGetStatus=_status(["PRIMARY"], 0, rs), usersInfo=existing
+        )
+    servers.by_host[layout.endpoint] = Recorder(
+        listShards={"ok": 1, "shards": [{"_id": "shard0"}, {"_id": "shard1"}]},
+        usersInfo=existing,
+        getDefaultRWConcern={"ok": 1, "defaultWriteConcern": {"w": 1, "j": True}},
+        find=_catalog(),
+    )
+    result = set_up_mongodb(request, CREDS, connect=servers)
+    assert result.ready, result
+    assert not [a for a in result.actions if a.startswith("createUser")]
+    for shard in layout.shards:
+        names = servers.by_host[",".join(shard.hosts)].names()
+        assert ("usersInfo" in names, "createUser" in names) == (True, False)
 
 
 def test_sharded_cluster_not_ready_shards_nothing_yet() -> None:

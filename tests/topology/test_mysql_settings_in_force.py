@@ -30,8 +30,11 @@ PROFILE = {"fast": {"innodb_flush_log_at_trx_commit": "2", "sync_binlog": "0"},
            "safe": {"innodb_flush_log_at_trx_commit": "1", "sync_binlog": "1"}}  # fmt: skip
 
 
-def rendered_server_flags(engine: str, durability: str, settings: dict[str, str]) -> list[str]:
-    """The database container's server flags, as the operator renders them for the spec."""
+def rendered_server_flags(
+    engine: str, durability: str, settings: dict[str, str], **overrides: Any
+) -> list[str]:
+    """The database container's server flags, as the operator renders them for the spec
+    (`overrides`: other spec fields, e.g. runner)."""
     spec = parse_spec({
         "targets": [{"name": "db", "engine": engine, "durability": durability,
                      "settings": settings}],
@@ -39,7 +42,7 @@ def rendered_server_flags(engine: str, durability: str, settings: dict[str, str]
                                    "requests": {"cpu": "1", "memory": "768Mi"}}},
         "dataset": {"records": 1000, "recordSize": 256},
         "phases": [{"name": "load", "type": "insert"}],
-    })  # fmt: skip
+    } | overrides)  # fmt: skip
     request = topology_request(RUN, spec, spec.targets[0], "cluster.local", BUILT_IN_ENGINE_IMAGES)
     (sts,) = [d for d in render(request) if d["kind"] == "StatefulSet"]
     server, *flags = sts["spec"]["template"]["spec"]["containers"][0]["args"]

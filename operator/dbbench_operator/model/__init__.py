@@ -12,6 +12,7 @@ evaluator the operator does not.
 """
 
 from .base import Problem, Rule, SpecError
+from .connections import mysql_connections_needed
 from .crd import API_VERSION, CRD_NAME, GROUP, KIND, PLURAL, VERSION, build_crd
 from .phases import Distribution, Mix, Phase
 from .placement import Hardware, Resources, Runner, Storage, TargetHardware, Toleration
@@ -97,6 +98,7 @@ __all__ = [
     "check",
     "format_duration",
     "memory_limit",
+    "mysql_connections_needed",
     "parse_duration",
     "parse_mysql_size",
     "parse_postgres_size",

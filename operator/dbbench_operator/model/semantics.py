@@ -11,6 +11,7 @@ from decimal import Decimal
 
 from . import memory_floors as floors
 from .base import Problem
+from .connections import mysql_connections_needed, phase_threads, runner_connections
 from .placement import Hardware, Resources
 from .spec import BenchmarkRunSpec
 from .tables import UnfilledRead, keyed_table, unfilled_reads
@@ -41,6 +42,7 @@ def check(spec: BenchmarkRunSpec) -> list[Problem]:
         _cache_settings_fit_memory,
         _memory_floors,
         _postgres_connections_fit,
+        _mysql_connections_fit,
         _rate_and_operations_fit_connections,
         _keys_within_records,
         _reads_what_was_loaded,
@@ -190,6 +192,25 @@ def _postgres_connections_fit(spec: BenchmarkRunSpec) -> Iterator[Problem]:
             )
 
 
+def _mysql_connections_fit(spec: BenchmarkRunSpec) -> Iterator[Problem]:
+    """MySQL and MariaDB refuse logins past max_connections: a setting below what the
+    run opens would fail its steps at run time (unset, the operator sizes it)."""
+    for i, target in enumerate(spec.targets):
+        if target.engine not in ("mysql", "mariadb") or target.external is not None:
+            continue
+        text = (target.settings or {}).get("max_connections", "")
+        needed = mysql_connections_needed(spec, target)
+        if text.isdigit() and int(text) < needed:
+            yield Problem(
+                f"spec.targets[{i}].settings.max_connections",
+                f"max_connections {text} is below the {needed} connections the run needs "
+                f"({runner_connections(spec)} of the runner: runner.pods {spec.runner.pods} x "
+                f"(threads {phase_threads(spec)} + 1 control), the operator's, each replica's "
+                f'and 10 spare); set settings.max_connections to at least "{needed}", leave '
+                "it out (the operator sizes it) or use fewer threads",
+            )
+
+
 def _rate_and_operations_fit_connections(spec: BenchmarkRunSpec) -> Iterator[Problem]:
     for i, phase in enumerate(spec.phases):
         connections = spec.runner.pods * (phase.threads or spec.runner.threads)
@@ -284,12 +305,6 @@ def _cold_cache_needs_exclusive_nodes(spec: BenchmarkRunSpec) -> Iterator[Proble
         )
 
 
-def _run_connections(spec: BenchmarkRunSpec) -> int:
-    """Connections the runner opens at most: runner.pods x (threads + 1)."""
-    threads = max([spec.runner.threads, *(p.threads or 0 for p in spec.phases)])
-    return spec.runner.pods * (threads + 1)
-
-
 def _floor_settings(
     spec: BenchmarkRunSpec, target: Target, limit: int
 ) -> tuple[floors.Footprint, int, int, bool, str]:
@@ -302,6 +317,8 @@ def _floor_settings(
     connections = int(text) if text.isdigit() else fp.default_connections
     ps = False
     if target.engine in ("mysql", "mariadb"):
+        if not text.isdigit():  # what the operator sets when the user does not
+            connections = max(fp.default_connections, mysql_connections_needed(spec, target))
         ps = floors.performance_schema_on(target.engine, settings.get("performance_schema"))
         pool = settings.get("innodb_buffer_pool_size")
         cache = parse_mysql_size(pool) if pool else floors.INNODB_MIN_POOL
@@ -312,7 +329,7 @@ def _floor_settings(
         unit = POSTGRES_SETTING_UNITS["shared_buffers"]
         cache = parse_postgres_size(shared, unit) if shared else computed
         return fp, cache, connections, ps, "shared_buffers"
-    connections = _run_connections(spec)  # mongod's own limit is far above any run's
+    connections = runner_connections(spec)  # mongod's own limit is far above any run's
     if target.protocol_stand_in:
         return fp, 0, connections, ps, "cache"
     gigabytes = settings.get("wiredTigerCacheSizeGB")
@@ -373,7 +390,7 @@ def _memory_floors(spec: BenchmarkRunSpec) -> Iterator[Problem]:
         if ps and without <= limit:
             fixes.append(f'settings.performance_schema: "OFF" (then about {floors.mib(without)})')
         fits = (int(limit) - floors.floor(fp, cache, 0, ps)) // fp.per_connection
-        if target.engine != "mongodb" and fits >= _run_connections(spec) + 10:
+        if target.engine != "mongodb" and fits >= runner_connections(spec) + 10:
             fixes.append(f'settings.max_connections: "{fits}"')
         yield Problem(
             field,

@@ -67,6 +67,16 @@ def create_root_user(user: str, password: str) -> dict[str, Any]:
     return {"createUser": user, "pwd": password, "roles": [{"role": "root", "db": "admin"}]}
 
 
+def create_monitor_user(user: str, password: str) -> dict[str, Any]:
+    """A shard-local user that may read the shard's settings and status, nothing else
+    (serverStatus, getCmdLineOpts: the runner's environment record)."""
+    return {
+        "createUser": user,
+        "pwd": password,
+        "roles": [{"role": "clusterMonitor", "db": "admin"}],
+    }
+
+
 def set_default_write_concern(durability: str) -> dict[str, Any]:
     """The durability profile as the cluster-wide default (a phase may still override)."""
     return {

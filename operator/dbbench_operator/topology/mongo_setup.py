@@ -176,6 +176,15 @@ def ensure_root_user(client: AdminClient, user: str, password: str) -> bool:
     return True
 
 
+def ensure_monitor_user(client: AdminClient, user: str, password: str) -> bool:
+    """Create the shard-local monitoring user when usersInfo does not list it; True
+    when created. `client` reaches the shard's primary (a replica-set connection)."""
+    if client.admin_command(cmd.users_info(user)).get("users"):
+        return False
+    client.admin_command(cmd.create_monitor_user(user, password))
+    return True
+
+
 def ensure_default_write_concern(client: AdminClient, durability: str) -> bool:
     """Set the profile's default write concern on a replica set or cluster; True when set."""
     if cmd.default_write_concern_matches(

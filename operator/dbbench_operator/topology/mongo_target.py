@@ -7,7 +7,9 @@ Builds a client per member from the layout, runs the idempotent steps of
   entrypoint from the run's Secret before the first start;
 - sharded: the internal `__system` identity with the keyFile as password,
   because the entrypoint cannot create users on --configsvr/--shardsvr
-  members; this pass then creates the root user through mongos.
+  members; this pass then creates the root user through mongos, and the same
+  user on each shard (shard-local, clusterMonitor only) for the runner to read
+  the shards' own settings and cache.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dbbench_operator.topology.mongo_setup import (
     SetupResult,
     UnreachableError,
     ensure_default_write_concern,
+    ensure_monitor_user,
     ensure_replica_set,
     ensure_root_user,
     ensure_sharded_cluster,
@@ -129,6 +132,12 @@ def _sharded(
     actions = (*result.actions, *(("createUser",) if created else ()))
     if not result.ready:
         return SetupResult(False, result.reason, result.message, None, actions)
+    # Users made through mongos live on the config servers: the runner reads each
+    # shard's own settings and cache (its environment record) as a shard-local user.
+    for shard in layout.shards:
+        primary = clients.member(",".join(shard.hosts), creds, True, direct=False)
+        if ensure_monitor_user(primary, creds.username, creds.password):
+            actions = (*actions, f"createUser {shard.name}")
     ensure_default_write_concern(mongos, request.durability)
     # Before the first step inserts: otherwise every document stays on one shard.
     # Every collection the phases use (client- and server-keyed), on the one key.

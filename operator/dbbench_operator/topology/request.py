@@ -77,6 +77,10 @@ class TopologyRequest(_Frozen):
     members: int = Field(default=1, ge=1, le=50)
     shards: int = Field(default=0, ge=0, le=32)
     settings: dict[str, str] = Field(default_factory=dict)
+    # Connections each server must accept at once (MySQL/MariaDB: the runner's,
+    # the operator's, the replicas' and headroom, `model.connections`); their
+    # max_connections and buffer pool are sized from it unless `settings` say.
+    connections: int = Field(default=0, ge=0)
     durability: Durability = "safe"
     hardware: Hardware = Field(default_factory=Hardware)
     cleanup: Cleanup = "Delete"

@@ -127,6 +127,12 @@ def config_server_settings(request: TopologyRequest) -> dict[str, str]:
     return {} if limit is None else {"wiredTigerCacheSizeGB": wired_tiger_cache_gb(limit)}
 
 
+def mysql_max_connections(request: TopologyRequest) -> int:
+    """Every connection the run needs (`request.connections`), never below the
+    servers' default: a run needing fewer keeps the pool it would have had."""
+    return max(MYSQL_DEFAULT_MAX_CONNECTIONS, request.connections)
+
+
 def _int_setting(request: TopologyRequest, key: str, default: int) -> int:
     text = request.settings.get(key, "")
     return int(text) if text.isdigit() else default
@@ -153,8 +159,11 @@ def engine_settings(request: TopologyRequest) -> dict[str, str]:
     else:
         computed.update(MYSQL_DURABILITY[request.durability])
         computed.update(INNODB_NO_POOL_DUMP)
+        computed["max_connections"] = str(mysql_max_connections(request))
         if limit is not None:
-            connections = _int_setting(request, "max_connections", MYSQL_DEFAULT_MAX_CONNECTIONS)
+            # The pool keeps per-connection memory for the connections the
+            # server will really allow: the user's setting, else the one above.
+            connections = _int_setting(request, "max_connections", mysql_max_connections(request))
             pool, instances = innodb_buffer_pool(
                 limit, connections, floor_overhead=_floor_overhead(request, connections)
             )

@@ -29,6 +29,9 @@ class StorageSample:
     # The engine's own row count: an estimate on InnoDB (TABLE_ROWS), never
     # what storage per record is computed from (see dbbench_runner.storage).
     engine_records: int
+    # A sharded MongoDB target: (shard, data + index bytes) of the collection on
+    # each shard, as mongos' collStats breaks it down; () elsewhere.
+    shards: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,22 @@ class ServerInfo:
     # PostgreSQL's shared_buffers).
     cache_bytes: int | None = None
     client: dict[str, str] = field(default_factory=dict)
+    # A sharded MongoDB target: each shard's own mongod (then `settings` and
+    # `cache_bytes` are the shards', never the router's), and the router's settings.
+    shards: tuple[ShardInfo, ...] = ()
+    router: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ShardInfo:
+    """One shard's server as the runner read it on the shard itself (its primary)."""
+
+    name: str
+    hosts: str  # listShards' "<replica set>/<member>,<member>"
+    version: str = ""
+    settings: dict[str, str] = field(default_factory=dict)
+    cache_bytes: int | None = None
+    error: str | None = None  # why it could not be read (the error's type and code)
 
 
 class Driver(Protocol):

@@ -18,6 +18,7 @@ from pymongo.write_concern import WriteConcern
 
 from dbbench_runner.config import StepConfig, password
 from dbbench_runner.datasets import DatasetGenerator
+from dbbench_runner.drivers import mongodb_shards as shards
 from dbbench_runner.drivers.base import CounterSample, ServerInfo, StorageSample, with_retries
 from dbbench_runner.operations import (
     Insert,
@@ -47,17 +48,20 @@ READ_PREFERENCES: dict[str, Callable[[], Any]] = {
 }
 
 
-def _error(exc: PyMongoError) -> str:
-    code = getattr(exc, "code", None)
-    return f"{type(exc).__name__}({code})" if code is not None else type(exc).__name__
-
-
 class MongoDriver:
-    def __init__(self, config: StepConfig, dataset: DatasetGenerator, client: Any) -> None:
+    def __init__(
+        self,
+        config: StepConfig,
+        dataset: DatasetGenerator,
+        client: Any,
+        connect_shard: shards.ConnectShard | None = None,
+    ) -> None:
         phase = config.phase
         self._config = config
         self._dataset = dataset
         self._client = client
+        # How to reach a shard's own servers, when the target is a sharded cluster.
+        self._connect_shard = connect_shard
         self._db = client[config.target.database]
         collection = self._db[dataset.table]
         self._writes = collection.with_options(
@@ -85,9 +89,9 @@ class MongoDriver:
         if target.user is not None:
             credentials = {"username": target.user, "password": password(target) or ""}
 
-        def attempt() -> Any:
-            client = client_factory(
-                target.uri,
+        def client_for(uri: str | None) -> Any:
+            return client_factory(
+                uri,
                 appname="dbbench-runner",
                 connectTimeoutMS=timeout_ms,
                 serverSelectionTimeoutMS=timeout_ms,
@@ -96,6 +100,9 @@ class MongoDriver:
                 maxPoolSize=1,
                 **credentials,
             )
+
+        def attempt() -> Any:
+            client = client_for(target.uri)
             try:
                 client.admin.command("ping")
             except PyMongoError:
@@ -107,7 +114,7 @@ class MongoDriver:
         client = with_retries(
             attempt, what="mongodb", attempts=target.connect_retries, retry_on=(PyMongoError,)
         )
-        return cls(config, dataset, client)
+        return cls(config, dataset, client, connect_shard=client_for)
 
     def drain(self) -> None:
         # The server handles one connection's messages in order: a command that
@@ -125,9 +132,9 @@ class MongoDriver:
             return self._execute(operation)
         except BulkWriteError as exc:
             inserted = int(exc.details.get("nInserted", 0))
-            return Status(ok=False, rows=inserted, error=_error(exc))
+            return Status(ok=False, rows=inserted, error=shards.error_name(exc))
         except PyMongoError as exc:
-            return Status.failed(_error(exc))
+            return Status.failed(shards.error_name(exc))
 
     def _find(self, find: schema.Find) -> Status:
         cursor = self._reads.find(
@@ -170,29 +177,26 @@ class MongoDriver:
         raise TypeError(f"unknown operation {operation!r}")
 
     def server_info(self) -> ServerInfo:
-        build = self._db.command("buildInfo")
-        settings: dict[str, str] = {}
-        cache: int | None = None
-        try:
-            options = self._client.admin.command("getCmdLineOpts")
-            settings["cmdLine"] = str(options.get("parsed", {}))
-            status = self._client.admin.command("serverStatus")
-            configured = status.get("wiredTiger", {}).get("cache", {})
-            cache = configured.get("maximum bytes configured")
-            settings["storageEngine"] = str(status.get("storageEngine", {}).get("name", ""))
-        except OperationFailure as exc:
-            # Managed services may refuse these; the run still has the version.
-            settings["unavailable"] = str(exc)
-        version = str(build.get("version", "unknown"))
-        if "ferretdbVersion" in build:
-            # A MongoDB-protocol stand-in reports a MongoDB version it is not.
-            version = f"{version} (FerretDB {build['ferretdbVersion']})"
+        """The servers that hold the data: the one the runner talks to, or, through a
+        router (mongos), each shard's own mongod (`mongodb_shards`)."""
+        found = shards.version(self._db.command("buildInfo"))
+        client = {"driver": "pymongo", "version": pymongo.version}
+        if self._connect_shard is not None and shards.is_router(self._client):
+            router, _ = shards.server_settings(self._client)
+            router_uri = self._config.target.uri or "mongodb://"
+            listed = shards.read_shards(self._client, router_uri, self._connect_shard)
+            return ServerInfo(
+                engine="mongodb",
+                version=found,
+                settings=shards.common_settings(listed),
+                cache_bytes=shards.total_cache(listed),
+                client=client,
+                shards=listed,
+                router=router,
+            )
+        settings, cache = shards.server_settings(self._client)
         return ServerInfo(
-            engine="mongodb",
-            version=version,
-            settings=settings,
-            cache_bytes=int(cache) if cache is not None else None,
-            client={"driver": "pymongo", "version": pymongo.version},
+            engine="mongodb", version=found, settings=settings, cache_bytes=cache, client=client
         )
 
     def storage(self) -> StorageSample:
@@ -204,11 +208,17 @@ class MongoDriver:
             # Older servers answer NamespaceNotFound before the first insert.
             stats = {}
         index = int(stats.get("totalIndexSize", 0))
+        # Through a router, collStats also breaks the collection down by shard.
+        by_shard = stats.get("shards") or {}
         return StorageSample(
             data_bytes=int(stats.get("size", 0)),
             index_bytes=index,
             storage_bytes=int(stats.get("storageSize", 0)) + index,
             engine_records=int(stats.get("count", 0)),
+            shards=tuple(
+                (str(name), int(part.get("size", 0)) + int(part.get("totalIndexSize", 0)))
+                for name, part in sorted(by_shard.items())
+            ),
         )
 
     def disk_reads(self) -> CounterSample | None:
