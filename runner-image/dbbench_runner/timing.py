@@ -34,6 +34,7 @@ class TimedDriver:
                 int((ended - origin) * 1_000_000),
                 status,
                 ended + self._epoch_offset,
+                operation.must_find,
             )
         else:
             self._record_warmup(status.rows)
