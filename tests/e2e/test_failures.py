@@ -193,7 +193,8 @@ def test_reads_of_keys_the_load_did_not_write_fail_the_run_naming_the_step(kube:
     Failed naming the step, its target and repeat. One runner pod: the Job fails
     as its pod exits, and a second pod would be stopped before its upload."""
     name, half = "reads-nothing", 2500
-    reads = {"name": "reads", "type": "pointReads", "keys": 2 * half, "reportEvery": 1000}
+    # Uniform point reads of `operations` distinct keys (keys: the whole data set).
+    reads = {"name": "reads", "type": "pointReads", "operations": 2 * half, "reportEvery": 1000}
     spec = small_spec(phases=[{**LOAD, "operations": half}, reads],
                       runner={"pods": 1, "threads": 2, "resources": RUNNER_RESOURCES})  # fmt: skip
     apply_run(kube, name, spec)

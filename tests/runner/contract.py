@@ -218,13 +218,21 @@ class DriverContract:
         self, target: dict[str, Any], shape: str, tmp_path: Path
     ) -> None:
         # The table holds records 1..120, the phase reads every key of 1..240 (a
-        # hand-written step file: its plan says 240 were loaded). The server answers
-        # 120 of them with no row: errors, counted per type, and the step fails.
+        # hand-written step file: its plan says 240 were loaded), from two pods. The
+        # server answers 120 of them with no row: errors, counted per type, each
+        # pod fails, and the merge adds the pods' counts exactly.
         half = RECORDS // 2
         self.load(target, shape, tmp_path / "load", records=half)
         phase = {"type": "pointReads", "keys": RECORDS, "reportEvery": 60}
-        config = self.step(target, shape, RECORDS, phase)
-        assert run_step(config, tmp_path / "r") == EXIT_ERROR_RATE
+        pods = []
+        for pod in range(2):
+            config = self.step(target, shape, RECORDS, phase, pod={"index": pod, "count": 2})
+            assert run_step(config, tmp_path / f"pod{pod}") == EXIT_ERROR_RATE
+            pods.append(json.loads((tmp_path / f"pod{pod}" / "summary.json").read_text()))
+        reads = [p["operationsByType"]["read"] for p in pods]
+        assert all(r["notFound"] > 0 and r["found"] > 0 for r in reads), reads
+        assert sum(r["found"] for r in reads) == sum(r["notFound"] for r in reads) == half
+        merge(tmp_path / "r", [tmp_path / "pod0", tmp_path / "pod1"])
         summary = check_results(tmp_path / "r", operations=RECORDS)
         read = summary["operationsByType"]["read"]
         assert (read["found"], read["notFound"], read["errors"]) == (half, half, half)
