@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from dbbench_contract.run_summary import StepResult
+from dbbench_contract.run_summary import StepResult, not_found_cell
 
 
 def render(rows: Sequence[Sequence[str]]) -> str:
@@ -52,8 +52,8 @@ def run_table(run: Mapping[str, Any]) -> str:
         f"Run phase: {status.get('phase') or 'Pending'}",
         f"Results:   {status.get('resultsPath') or '-'}",
     ]
-    rows = [["TARGET", "PHASE", "REPEAT", "STATUS", "OPERATIONS", "OPS/S", "P50 MS", "P99 MS",
-             "MAX MS"]]  # fmt: skip
+    rows = [["TARGET", "PHASE", "REPEAT", "STATUS", "OPERATIONS", "NOT FOUND", "OPS/S", "P50 MS",
+             "P99 MS", "MAX MS"]]  # fmt: skip
     for target in status.get("targets") or []:
         for raw in target.get("phases") or []:
             # The status's phase results have the run summary's StepResult fields.
@@ -61,7 +61,7 @@ def run_table(run: Mapping[str, Any]) -> str:
             latency = result.latency_ms
             rows.append([
                 target["name"], result.name, str(result.repeat), result.status or "",
-                f"{result.operations:,}", _num(result.throughput, 1),
+                f"{result.operations:,}", not_found_cell(result), _num(result.throughput, 1),
                 _num(latency and latency.p50, 3), _num(latency and latency.p99, 3),
                 _num(latency and latency.max, 3),
             ])  # fmt: skip

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dbbench_contract.run_summary import StepResult
+from dbbench_contract.run_summary import StepResult, not_found_cell
 from dbbench_local.cluster import IMAGES_DIR, node_images_built_here
 from dbbench_local.controlplane import REPO, tool
 
@@ -145,8 +145,8 @@ def _ms(value: object) -> str:
 def summary_table(run: dict[str, Any]) -> str:
     """The run's results from its status, one line per target, phase and repeat."""
     status = run.get("status") or {}
-    header = ("TARGET", "PHASE", "REPEAT", "OPERATIONS", "ERRORS", "OPS/S", "RECORDS/S",
-              "P50 MS", "P95 MS", "P99 MS", "P99.9 MS", "MAX MS")  # fmt: skip
+    header = ("TARGET", "PHASE", "REPEAT", "OPERATIONS", "ERRORS", "NOT FOUND", "OPS/S",
+              "RECORDS/S", "P50 MS", "P95 MS", "P99 MS", "P99.9 MS", "MAX MS")  # fmt: skip
     rows = [header]
     for target in status.get("targets") or []:
         for raw in target.get("phases") or []:
@@ -156,7 +156,8 @@ def summary_table(run: dict[str, Any]) -> str:
             records = phase.records_per_second
             rows.append((
                 target["name"], phase.name, str(phase.repeat),
-                f"{phase.operations:,}", str(phase.errors), f"{phase.throughput:,.1f}",
+                f"{phase.operations:,}", str(phase.errors), not_found_cell(phase),
+                f"{phase.throughput:,.1f}",
                 "-" if records is None else f"{records:,.1f}",
                 *(_ms(None if latency is None else getattr(latency, k))
                   for k in ("p50", "p95", "p99", "p999", "max")),

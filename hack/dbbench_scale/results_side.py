@@ -165,10 +165,12 @@ def run_summary(
     before = rss_mb(service_pid, "VmRSS")
     reset_peak(service_pid)
     started = time.monotonic()
-    collecting.write_run_summary(
+    failed = collecting.write_run_summary(
         settings, run, spec, steps, started_at="2026-01-01T00:00:00Z", now=datetime.now(UTC),
         status_targets=[{"name": "db", "endpoint": "127.0.0.1:3306"}],
     )  # fmt: skip
+    if failed is not None:  # a failed step: no summary.json was written, nor a report
+        raise RuntimeError(f"the scale run's steps must succeed: {failed[1]}")
     written = time.monotonic()
     report = root / run.namespace / run.name / run.uid / "report.html"
     deadline = written + 300

@@ -20,6 +20,7 @@ from dbbench_operator.planning import Step, plan
 from dbbench_operator.recording import parse_stamp
 from dbbench_operator.runner_jobs import step_dir
 from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.step_outcome import failed_step
 from dbbench_operator.table_state import TableState, table_state
 
 
@@ -126,14 +127,19 @@ def write_run_summary(
     now: datetime,
     status_targets: Sequence[Mapping[str, Any]],
     ending: Ending | None = None,
-) -> None:
+) -> tuple[str, str] | None:
     """Upload the run's summary.json (the service renders the report from it).
 
     A succeeded run has every step merged (a missing one is an error); a failed
     run lists what it merged, up to the step it was at, and the rest without a
-    result."""
+    result. A run about to succeed with a step whose merged summary failed does
+    not: nothing is written, and the (reason, message) naming that step is
+    returned for the run to fail on (its failed summary is written then)."""
     if ending is None or ending.phase == "Succeeded":
         merged = {s.index: results_client.step_summary(settings, run, step_dir(s)) for s in steps}
+        failed = next((f for s in steps if (f := failed_step(s, merged[s.index]))), None)
+        if failed is not None:
+            return failed
     else:
         last = ending.current_step or len(steps)
         found = {s.index: results_client.stored_step_summary(settings, run, step_dir(s))
@@ -147,6 +153,7 @@ def write_run_summary(
     results_client.put_file(
         settings, run, SUMMARY, json.dumps(document.to_wire(), indent=1).encode()
     )
+    return None
 
 
 def ending_of(status: Mapping[str, Any]) -> Ending:

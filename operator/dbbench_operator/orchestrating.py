@@ -8,7 +8,9 @@ it, and merges its results once it has succeeded. Every action is idempotent
 and named after the step, so a pass repeated after an operator restart
 neither duplicates nor loses a step. A step whose runner pod failed or was
 disrupted fails (`step_outcome`): it is never re-run, and only a step whose
-runner measured its whole phase (an error rate above the limit) is merged.
+runner measured its whole phase (an error rate above the limit) is merged. A
+step whose merged summary says failed (every pod exited 0, but the merge of all
+pods sees what no pod could) fails the run too, its result recorded.
 An object the run needs under a name it does not own (an earlier run of the
 same name not yet collected) is waited for, up to spec.startupGrace; so is a
 database whose pods are ready but which the setup cannot use yet (a refused
@@ -44,7 +46,7 @@ from dbbench_operator.planning import Step
 from dbbench_operator.runner_jobs import JobSettings, step_dir
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.startup import Stall, judge, parse_time
-from dbbench_operator.step_outcome import MEASURED_TO_THE_END, stopped_early
+from dbbench_operator.step_outcome import MEASURED_TO_THE_END, failed_step, stopped_early
 from dbbench_operator.tokens import run_token
 from dbbench_operator.topology import refusals
 
@@ -269,6 +271,9 @@ def _follow(ctx: Context, step: Step, here: str, base: Advance, job: dict[str, A
     stopped = stopped_early(step, merged)
     if stopped is not None:
         return _with(base, failure=stopped)
+    failed = failed_step(step, merged)
+    if failed is not None:  # recorded as the step's result, and the run fails on it
+        return _with(base, failure=failed, collected=merged)
     return _with(
         base, steps_done=base.steps_done + 1, stage=Stage.COLLECTED, reason="StepCompleted",
         message=f"{here}: completed", collected=merged,

@@ -46,7 +46,7 @@ from dbbench_operator.model.semantics import results_claim_problems as claim_pro
 from dbbench_operator.model.units import parse_duration
 from dbbench_operator.naming import RunRef
 from dbbench_operator.orchestrating import Advance, Context, advance
-from dbbench_operator.planning import plan
+from dbbench_operator.planning import Step, plan
 from dbbench_operator.recording import (
     cold_mark_of,
     conform,
@@ -204,11 +204,7 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
         return replace(obs, blocked=admitting.blocker(run, spec, settings)), {}, ()
     progress = p.raw_status.get("progress") or {}
     if p.phase is RunPhase.COLLECTING:
-        collecting.write_run_summary(
-            settings, run, spec, steps, started_at=p.raw_status.get("startedAt"), now=p.now,
-            status_targets=p.raw_status.get("targets") or [],
-        )  # fmt: skip
-        return replace(obs, steps_done=len(steps), collected=True), {}, ()
+        return _collect(p, obs, spec, steps), {}, ()
     started = parse_stamp(p.raw_status.get("startedAt")) or p.now
     left = parse_duration(spec.timeout) - (p.now - started).total_seconds()
     ctx = Context(
@@ -221,6 +217,18 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
     )
     extra, events = _recorded(spec, p.raw_status, moved, p.now)
     return _observed(obs, moved, p.raw_status), extra, (*events, *_stall_event(moved, p.raw_status))
+
+
+def _collect(p: Pass, obs: Observation, spec: BenchmarkRunSpec, steps: list[Step]) -> Observation:
+    """The run's summary.json written, or the failed step that keeps it from
+    succeeding (a run never ends Succeeded with a failed step)."""
+    failed = collecting.write_run_summary(
+        p.settings, p.run, spec, steps, started_at=p.raw_status.get("startedAt"), now=p.now,
+        status_targets=p.raw_status.get("targets") or [],
+    )  # fmt: skip
+    if failed is not None:
+        return replace(obs, failure=failed)
+    return replace(obs, steps_done=len(steps), collected=True)
 
 
 def _stall_event(moved: Advance, raw_status: Mapping[str, Any]) -> tuple[Event, ...]:
@@ -270,7 +278,8 @@ def _recorded(
         result = phase_result(moved.current, moved.collected)
         targets = with_result(targets, moved.current, result)
         extra["lastResult"] = last_result(moved.current, moved.collected)
-        events = (("Normal", "StepCompleted", step_event(moved.current, moved.collected)),)
+        if moved.failure is None:  # a failed step's result is recorded; the failure says why
+            events = (("Normal", "StepCompleted", step_event(moved.current, moved.collected)),)
     targets, omitted = compacted(targets)
     if omitted:
         extra["resultsOmitted"] = int(raw_status.get("resultsOmitted") or 0) + omitted

@@ -150,3 +150,19 @@ def stopped_early(step: Step, merged: StepSummary) -> tuple[str, str] | None:
         "stopped (SIGTERM: evicted or deleted) before its phase ended; its partial figures "
         f"are kept in the step's files but not recorded as a result; {_NEVER_RETRIED}"
     )
+
+
+STEP_FAILED = "StepFailed"
+
+
+def failed_step(step: Step, merged: StepSummary) -> tuple[str, str] | None:
+    """(reason, message) when the step's merged summary failed although every runner
+    pod exited 0: only the merge sees every pod (an error rate over all pods, writes
+    the server dropped counted against the whole table, a pod's own verdict), and a
+    failed step is never a result the run can succeed with."""
+    if merged.status != "failed":
+        return None
+    return STEP_FAILED, (
+        f"step {step.index + 1} (target {step.target}, phase {step.phase}, repeat "
+        f"{step.repeat}) failed: {scrub(merged.reason or 'its merged summary says failed', 1200)}"
+    )

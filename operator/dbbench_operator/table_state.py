@@ -3,7 +3,9 @@
 The runner numbers the records it inserts; a second load or a repeated mix
 with inserts must continue after the highest number any earlier step of the
 same target wrote, or its client-made keys collide. And storage samples count
-records exactly only when the runner knows how many were there before.
+records exactly only when the runner knows how many were there before: what
+earlier steps wrote, or, after an unacknowledged (w:0) step, what the server
+held once its writes were drained (`storedRecords`).
 """
 
 from __future__ import annotations
@@ -59,6 +61,12 @@ def table_state(
         summary = merged.get(s.index)
         if summary is None:
             continue
-        before += summary.records_written
+        if summary.stored_records is not None:
+            # An unacknowledged (w:0) step counted what the server holds after it:
+            # writes it dropped are not in the table, and counting them here would
+            # charge them to every later step's check again.
+            before = summary.stored_records
+        else:
+            before += summary.records_written
         last = max(last, summary.last_record_number)
     return TableState(before, last)

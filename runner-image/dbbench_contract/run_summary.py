@@ -44,6 +44,17 @@ class StorageResult(StoredModel):
     bytes_per_record: float | None = None
 
 
+class Lookups(StoredModel):
+    """One operation type that looks rows up (``StepResult.lookups``): its
+    operations, those that found a row or document, and those that found none
+    where the plan says one exists (errors). A query that may rightly come back
+    empty counts in neither of the last two when it does."""
+
+    operations: int = 0
+    found: int = 0
+    not_found: int = 0
+
+
 class StepResult(StoredModel):
     """One measured step as the run's status shows it (``status.targets[].phases[]``):
     the same fields, so the status and the file never disagree."""
@@ -53,6 +64,10 @@ class StepResult(StoredModel):
     status: StepStatus | None = None
     operations: int = 0
     errors: int = 0
+    # Of `errors`: operations that found nothing where the plan says a row exists;
+    # None when the phase looks nothing up (an insert phase).
+    not_found: int | None = None
+    lookups: dict[str, Lookups] | None = None
     records: int | None = None
     duration_seconds: float = 0.0
     throughput: float = 0.0
@@ -103,6 +118,17 @@ def _r(value: float | None, digits: int) -> float:
 RECORD_WRITING_TYPES = frozenset({"insert", "mix"})
 
 
+def not_found_cell(result: StepResult) -> str:
+    """A table cell for the CLI's and the demo's tables: "-" for a phase that looks
+    nothing up, "0", or the count per operation type ("read:12,update:3", one
+    word, as the tables' other cells are)."""
+    if result.not_found is None:
+        return "-"
+    missing = [f"{kind}:{v.not_found:,}" for kind, v in (result.lookups or {}).items()
+               if v.not_found]  # fmt: skip
+    return ",".join(missing) or str(result.not_found)
+
+
 def step_result(name: str, repeat: int, merged: StepSummary) -> StepResult:
     """A merged step summary, compact and rounded, as the status and the run's
     summary.json show it (pure)."""
@@ -113,12 +139,19 @@ def step_result(name: str, repeat: int, merged: StepSummary) -> StepResult:
     )
     storage = merged.storage
     counters = merged.server_counters
+    lookups = {
+        kind: Lookups(operations=v.operations, found=v.found or 0, not_found=v.not_found)
+        for kind, v in sorted(merged.operations_by_type.items())
+        if v.found is not None or v.not_found
+    }
     return StepResult(
         name=name,
         repeat=repeat,
         status=merged.status,
         operations=merged.operations,
         errors=merged.errors,
+        not_found=merged.not_found if lookups else None,
+        lookups=lookups or None,
         records=merged.records if writes else None,
         duration_seconds=_r(merged.duration_seconds, 3),
         throughput=_r(merged.throughput, 1),

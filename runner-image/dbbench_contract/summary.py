@@ -17,6 +17,9 @@ from dbbench_contract.wire import StoredModel
 
 StepStatus = Literal["succeeded", "stopped", "failed"]
 SeriesUnit = Literal["records", "operations"]
+# The error type of an operation that found no row or document where the plan
+# says one exists ("read:NotFound" in errorsByType).
+NOT_FOUND = "NotFound"
 
 
 class LatencyMs(StoredModel):
@@ -51,6 +54,13 @@ class OperationSummary(StoredModel):
     throughput: float = 0.0
     latency_ms: LatencyMs = LatencyMs()
     records_per_second: float | None = None
+    # Operations that found a row or document (a query: returned one). None for
+    # types that look nothing up (inserts) or are not told (MongoDB w:0 updates).
+    found: int | None = None
+    # Operations that found nothing where the plan says a row exists (reads,
+    # scans, updates, read-modify-writes of loaded records; queries that cannot
+    # come back empty on the loaded table): errors, also in `errors`.
+    not_found: int = 0
 
 
 class ClientPod(StoredModel):
@@ -102,6 +112,9 @@ class StepSummary(StoredModel):
     duration_seconds: float = 0.0
     operations: int = 0
     errors: int = 0
+    # Of `errors`: operations that found nothing where the plan says a row exists
+    # (per type in operations_by_type[].not_found).
+    not_found: int = 0
     error_rate: float = 0.0
     max_error_rate: float = defaults.MAX_ERROR_RATE
     # Records the measured part inserted (insert and mix phases), and their rate.

@@ -60,9 +60,16 @@ def _client_cells(summary: StepSummary) -> list[str]:
     return [num("clientCpuPerOpUs", cpu, 1), raw(flag, "clientBound")]
 
 
+def _not_found(summary: StepSummary) -> int | None:
+    """The step's not-found count; None (a dash) when it looks nothing up."""
+    looks_up = any(v.found is not None or v.not_found
+                   for v in summary.operations_by_type.values())  # fmt: skip
+    return summary.not_found if looks_up else None
+
+
 def throughput(run: Run) -> str:
     headers = ["target", "phase", "repeat", "type", "status", "operations", "errors",
-               "throughput (ops/s)", "records/s", *(f"{f.LATENCY_LABELS[k]} (ms)"
+               "not found", "throughput (ops/s)", "records/s", *(f"{f.LATENCY_LABELS[k]} (ms)"
                for k in f.LATENCY_KEYS), "client CPU (µs/op)", "client-bound"]  # fmt: skip
     rows = []
     for step in run.steps:
@@ -70,7 +77,8 @@ def throughput(run: Run) -> str:
         rows.append(row(
             [text(step.target), text(step.phase), text(step.repeat), text(step.type),
              text(s.status, "status"), num("operations", s.operations),
-             num("errors", s.errors), num("throughput", s.throughput),
+             num("errors", s.errors), num("notFound", _not_found(s)),
+             num("throughput", s.throughput),
              num("recordsPerSecond", s.records_per_second if s.records else None),
              *(num(f"latencyMs.{k}", getattr(s.latency_ms, k), 3) for k in f.LATENCY_KEYS),
              *_client_cells(s)],
@@ -79,14 +87,18 @@ def throughput(run: Run) -> str:
     note = (
         "<p>Throughput is operations per second over the measured time (warm-up excluded); "
         "latency percentiles come from the merged HDR histograms of every runner pod. A phase "
-        "flagged client-bound was limited by the runner's CPU, not by the database.</p>"
+        "flagged client-bound was limited by the runner's CPU, not by the database. "
+        "<b>Found</b>: reads, scans, updates and queries that found a row or document; "
+        "<b>not found</b>: those that found none where the plan says one exists, counted as "
+        "errors (a phase reading keys its table does not hold measures nothing).</p>"
     )
     by_type = []
     for step in run.steps:
         for kind, values in sorted(step.summary.operations_by_type.items()):
             by_type.append(row(
                 [text(step.target), text(step.phase), text(step.repeat), text(kind),
-                 num("operations", values.operations),
+                 num("operations", values.operations), num("found", values.found),
+                 num("notFound", values.not_found if values.found is not None else None),
                  num("errors", values.errors),
                  num("throughput", values.throughput),
                  *(num(f"latencyMs.{k}", getattr(values.latency_ms, k), 3)
@@ -94,7 +106,7 @@ def throughput(run: Run) -> str:
                 {"target": step.target, "phase": step.phase, "repeat": step.repeat, "op": kind},
             ))  # fmt: skip
     types = table("operations", ["target", "phase", "repeat", "operation", "operations",
-                                 "errors", "throughput (ops/s)",
+                                 "found", "not found", "errors", "throughput (ops/s)",
                                  *(f"{f.LATENCY_LABELS[k]} (ms)" for k in f.LATENCY_KEYS)],
                   by_type)  # fmt: skip
     return section(

@@ -12,7 +12,7 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 
-from dbbench_contract.summary import LatencyMs
+from dbbench_contract.summary import NOT_FOUND, LatencyMs
 from dbbench_runner.histogram import HIGHEST_US, LOWEST_US, LatencyHistogram, bucket_of
 from dbbench_runner.operations import Status
 from dbbench_runner.series import Mark, SeriesUnit
@@ -121,6 +121,10 @@ class Measurements:
     histograms: dict[str, LatencyHistogram] = field(default_factory=dict)
     errors: Counter[str] = field(default_factory=Counter)  # "op:ErrorType(code)" -> count
     records: Counter[str] = field(default_factory=Counter)  # rows written/returned per op
+    # Per operation type that looks something up: the operations that found a row
+    # or document (a query: returned one). Types absent look nothing up (inserts)
+    # or were never told (MongoDB w:0 updates).
+    found: dict[str, int] = field(default_factory=dict)
     seconds: dict[tuple[int, str], SecondBucket] = field(default_factory=dict)
     checkpoints: Checkpoints = field(default_factory=Checkpoints)
     warmup_operations: int = 0
@@ -140,7 +144,13 @@ class Measurements:
     _second: int = -1
     _current: dict[str, SecondBucket] = field(default_factory=dict)
 
-    def record(self, kind: str, latency_us: int, status: Status, epoch: float) -> None:
+    def record(
+        self, kind: str, latency_us: int, status: Status, epoch: float,
+        must_find: bool | None = None,
+    ) -> None:  # fmt: skip
+        """One measured operation; `must_find` is the workload's word on whether
+        it must find a row (None: it looks nothing up). One that must and found
+        nothing is an error ("<kind>:NotFound"), like a failed call."""
         histogram = self.histograms.get(kind)
         if histogram is None:
             histogram = self.histograms[kind] = new_histogram()
@@ -163,6 +173,15 @@ class Measurements:
         if not status.ok:
             self.errors[f"{kind}:{status.error}"] += 1
             bucket.errors += 1
+        elif must_find is not None and status.counted:
+            found = self.found
+            if status.rows:
+                found[kind] = found.get(kind, 0) + 1
+            else:
+                found.setdefault(kind, 0)
+                if must_find:
+                    self.errors[f"{kind}:{NOT_FOUND}"] += 1
+                    bucket.errors += 1
         self._since_checkpoint += 1
         self._since_latency_us += latency_us
         if kind == "insert":
@@ -212,6 +231,8 @@ class Measurements:
             mine.add(histogram)
         self.errors.update(other.errors)
         self.records.update(other.records)
+        for kind, count in other.found.items():
+            self.found[kind] = self.found.get(kind, 0) + count
         for key, bucket in other.seconds.items():
             self.seconds.setdefault(key, SecondBucket()).add(bucket)
         self.checkpoints.extend(other.checkpoints)
@@ -230,6 +251,7 @@ class Measurements:
             "histograms": {k: (h.to_pairs(), h.max_value) for k, h in self.histograms.items()},
             "errors": dict(self.errors),
             "records": dict(self.records),
+            "found": dict(self.found),
             "seconds": [
                 (s, k, b.operations, b.errors, b.latency_sum_us, list(b.counts.items()))
                 for (s, k), b in self.seconds.items()
@@ -258,6 +280,9 @@ class Measurements:
         assert isinstance(records, dict)
         measurements.errors = Counter({str(k): int(v) for k, v in errors.items()})
         measurements.records = Counter({str(k): int(v) for k, v in records.items()})
+        found = wire["found"]
+        assert isinstance(found, dict)
+        measurements.found = {str(k): int(v) for k, v in found.items()}
         seconds = wire["seconds"]
         assert isinstance(seconds, list)
         for second, kind, ops, errors, latency, counts in seconds:

@@ -50,9 +50,16 @@ class _Pods:
     stopped: bool = False
     client: list[PodUsage] = field(default_factory=list)
     counters: list[CounterWindow | None] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
 
     def add(self, summary: StepSummary) -> None:
         self.pods.extend(summary.pods)
+        if summary.status == "failed":
+            # A pod's own verdict stands in the merge: its error rate, or its share
+            # that measured nothing, or its unapplied writes (a pod's count of those
+            # can only be too low, never too high: storage.py).
+            names = ", ".join(map(str, summary.pods))
+            self.failures.append(f"runner pod {names} failed: {summary.reason}")
         self.started = min(self.started, summary.started_at)
         self.ended = max(self.ended, summary.ended_at)
         self.stopped = self.stopped or summary.status == "stopped"
@@ -78,6 +85,7 @@ class _Pods:
             stopped=self.stopped,
             verify_applied=first.stored_records is not None,
             writes_records=first.writes_records,
+            pod_failures=tuple(self.failures),
         )
 
 

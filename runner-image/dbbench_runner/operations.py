@@ -1,5 +1,11 @@
 """What a workload asks a driver to do: one value per database call.
 
+Each operation says what the plan expects it to find (`must_find`): True for
+reads, scans, updates and read-modify-writes of records the plan says exist
+(an empty answer is an error: the phase is not reading what it loaded); False
+for a query that may rightly return nothing; None for inserts, which look
+nothing up. The workload decides; the driver only reports the rows.
+
 Values are created once per operation and never changed. They are not
 `frozen` dataclasses only because a frozen __init__ sets each field through
 object.__setattr__: ~1 µs more per operation on the runner's hot path
@@ -19,6 +25,7 @@ class Insert:
     # The highest record number in the batch (what the next phase starts after).
     last_number: int = 0
     kind: str = "insert"
+    must_find: None = None  # looks nothing up
 
 
 @dataclass(slots=True)
@@ -27,6 +34,7 @@ class Read:
     kind: str = "read"
     # Reads may go to replicas (readPreference); writes never do.
     secondary_ok: bool = False
+    must_find: bool = True
 
 
 @dataclass(slots=True)
@@ -34,6 +42,7 @@ class Update:
     key: str | int
     fields: Record
     kind: str = "update"
+    must_find: bool = True
 
 
 @dataclass(slots=True)
@@ -42,6 +51,7 @@ class Scan:
     count: int
     kind: str = "scan"
     secondary_ok: bool = False
+    must_find: bool = True  # the scan starts at a record the plan says exists
 
 
 @dataclass(slots=True)
@@ -52,6 +62,8 @@ class Query:
     number: int
     number1: int = 0
     secondary_ok: bool = False
+    # True only when the loaded table cannot give an empty answer (workloads/query).
+    must_find: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +73,7 @@ class ReadModifyWrite:
     key: str | int
     fields: Record
     kind: str = "readModifyWrite"
+    must_find: bool = True
 
 
 Operation = Insert | Read | Update | Scan | Query | ReadModifyWrite
@@ -68,11 +81,16 @@ Operation = Insert | Read | Update | Scan | Query | ReadModifyWrite
 
 @dataclass(slots=True)
 class Status:
-    """A driver's answer: ok, or the error's type; rows written or returned."""
+    """A driver's answer: ok, or the error's type; rows written or returned.
+
+    `counted` is False when the server did not say how many rows the call
+    touched (a MongoDB w:0 update): whether it found its document is unknown,
+    so it is counted neither as found nor as not found."""
 
     ok: bool
     rows: int = 0
     error: str | None = None
+    counted: bool = True
 
     @staticmethod
     def failed(error: str) -> Status:

@@ -46,7 +46,7 @@ from dbbench_contract.layout import (
     SUMMARY,
     histogram_file,
 )
-from dbbench_contract.summary import OperationSummary, StepSummary
+from dbbench_contract.summary import NOT_FOUND, OperationSummary, StepSummary
 from dbbench_runner.client_usage import PodUsage, summary_fields
 from dbbench_runner.histogram import LatencyHistogram, new_hdr, refill_hdr
 from dbbench_runner.measurement import Checkpoints, Measurements, SecondBucket, latency_ms
@@ -102,6 +102,9 @@ class RunMeta:
     # The phase inserts records (Phase.writes_records); None: not known (merges
     # of summaries from runners before the field).
     writes_records: bool | None = None
+    # A merge: why pods whose own summary failed did (a pod failing fails the step
+    # even when the merged error rate is under the limit).
+    pod_failures: tuple[str, ...] = ()
 
 
 @contextmanager
@@ -160,14 +163,40 @@ def _series_row(w: Window) -> list[object]:
     ]
 
 
-def _failure_reason(empty: bool, error_rate: float, max_error_rate: float) -> str:
+# A merged step's reason names at most this many pods that failed on their own.
+POD_FAILURES_SHOWN = 3
+
+
+def _failure_reason(
+    meta: RunMeta, empty: bool, error_rate: float, by_type: dict[str, OperationSummary],
+    unapplied: int,
+) -> str:  # fmt: skip
+    """Why the step failed, in the words a database engineer checks first."""
     if empty:
         return (
             "no operation was measured: the workload ended during warm-up or no "
             "operation completed in the measured window; lengthen duration, shorten "
             "warmup or check the database"
         )
-    return f"error rate {error_rate:.4f} exceeds maxErrorRate {max_error_rate}"
+    parts = []
+    if error_rate > meta.max_error_rate:
+        parts.append(f"error rate {error_rate:.4f} exceeds maxErrorRate {meta.max_error_rate}")
+    elif meta.pod_failures:  # the merged figures pass; a pod's own verdict does not
+        more = len(meta.pod_failures) - POD_FAILURES_SHOWN
+        parts.extend(meta.pod_failures[:POD_FAILURES_SHOWN])
+        if more > 0:
+            parts.append(f"{more} more runner pods failed on their own")
+    missing = [f"{kind} {v.not_found:,} of {v.operations:,}" for kind, v in by_type.items()
+               if v.not_found]  # fmt: skip
+    if missing:
+        parts.append(
+            "found no row or document where the plan says one exists ("
+            + ", ".join(missing)
+            + "): the phase reads keys its table does not hold"
+        )
+    if unapplied:
+        parts.append(f"{unapplied:,} unacknowledged (w:0) writes were not applied by the server")
+    return "; ".join(parts)
 
 
 def summarize(
@@ -185,7 +214,7 @@ def summarize(
     # A phase that measured nothing has no figures to publish: it fails, saying
     # why, instead of reporting 0 ops/s as a result.
     empty = operations == 0 and meta.expects_operations and not meta.stopped
-    failed = empty or error_rate > meta.max_error_rate
+    failed = empty or error_rate > meta.max_error_rate or bool(meta.pod_failures)
     total = LatencyHistogram()
     by_type: dict[str, OperationSummary] = {}
     for kind, histogram in sorted(m.histograms.items()):
@@ -198,6 +227,8 @@ def summarize(
             throughput=count / duration,
             latency_ms=latency_ms(histogram),
             records_per_second=m.records[kind] / duration if kind == "insert" else None,
+            found=m.found.get(kind),
+            not_found=m.errors[f"{kind}:{NOT_FOUND}"],
         )
     errors_by_type = dict(sorted(m.errors.items()))
     if unapplied:
@@ -209,7 +240,7 @@ def summarize(
         phase=meta.phase,
         type=meta.type,
         status="failed" if failed else ("stopped" if meta.stopped else "succeeded"),
-        reason=_failure_reason(empty, error_rate, meta.max_error_rate) if failed else None,
+        reason=_failure_reason(meta, empty, error_rate, by_type, unapplied) if failed else None,
         pods=meta.pods,
         pod_count=meta.pod_count,
         threads=meta.threads,
@@ -218,6 +249,7 @@ def summarize(
         duration_seconds=duration,
         operations=operations,
         errors=errors,
+        not_found=sum(v.not_found for v in by_type.values()),
         error_rate=error_rate,
         max_error_rate=meta.max_error_rate,
         records=m.records["insert"],
@@ -422,6 +454,8 @@ def read_measurements(directory: Path) -> Measurements:
     m.errors.update({k: n for k, n in summary.errors_by_type.items() if k != UNAPPLIED})
     for kind, values in summary.operations_by_type.items():
         m.records[kind] = values.rows
+        if values.found is not None:
+            m.found[kind] = values.found
     m.warmup_operations = summary.warmup_operations
     m.warmup_records = summary.warmup_records
     m.written_records = summary.records_written

@@ -37,6 +37,7 @@ class TimedDriver:
                 int((ended - origin) * 1_000_000),
                 status,
                 ended + self._epoch_offset,
+                operation.must_find,
             )
             self.last_ended = ended
         else:

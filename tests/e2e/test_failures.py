@@ -11,6 +11,7 @@ import pytest
 from dbbench_local.cluster import node_images_built_here
 from dbbench_local.install import NAMESPACE, Kube, wait_for
 from tests.e2e.conftest import (
+    RUNNER_RESOURCES,
     RUNS_NS,
     apply_run,
     condition,
@@ -181,6 +182,43 @@ def test_a_timeout_fails_the_run_and_removes_its_children(kube: Kube) -> None:
         return not any(left.get(k) for k in ("Pod", "Job", "StatefulSet", "Deployment"))
 
     wait_for(children_gone, 120, "the run's pods, Jobs and StatefulSets to go")
+    kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
+
+
+def test_reads_of_keys_the_load_did_not_write_fail_the_run_naming_the_step(kube: Kube) -> None:
+    """The load writes half the data set (`operations: 2500` of 5,000 records: an
+    earlier phase fills the table, so admission accepts it); the point reads read
+    every key of the 5,000. Half find no row at the server: errors, so the step
+    fails, its merged result (recorded) says how many per type, and the run ends
+    Failed naming the step, its target and repeat. One runner pod: the Job fails
+    as its pod exits, and a second pod would be stopped before its upload."""
+    name, half = "reads-nothing", 2500
+    # Uniform point reads of `operations` distinct keys (keys: the whole data set).
+    reads = {"name": "reads", "type": "pointReads", "operations": 2 * half, "reportEvery": 1000}
+    spec = small_spec(phases=[{**LOAD, "operations": half}, reads],
+                      runner={"pods": 1, "threads": 2, "resources": RUNNER_RESOURCES})  # fmt: skip
+    apply_run(kube, name, spec)
+    status = wait_phase(kube, name, ("Failed", "Succeeded"), 900)
+    assert status["phase"] == "Failed", status.get("message")
+    failed = condition(status, "Failed")
+    assert failed["reason"] == "ErrorRateExceeded", failed
+    assert failed["message"].startswith("step 2 (maria/reads/1): runner pod"), failed["message"]
+    assert "exited 3" in failed["message"]
+    assert f"(read {half:,} of {2 * half:,})" in failed["message"]
+    (target,) = status["targets"]
+    load, result = target["phases"]
+    assert (load["status"], load["records"]) == ("succeeded", half)
+    assert load.get("notFound") is None  # an insert looks nothing up
+    assert (result["name"], result["status"], result["operations"]) == ("reads", "failed", 2 * half)
+    assert (result["notFound"], result["errors"]) == (half, half)
+    assert result["lookups"] == {"read": {"operations": 2 * half, "found": half, "notFound": half}}
+    merged = results_json(kube, status, "maria/reads/1/summary.json")
+    assert (merged["status"], merged["notFound"]) == ("failed", half)
+    assert merged["errorsByType"] == {"read:NotFound": half}
+    wait_for(lambda: run_status(kube, name).get("cleanedUp"), 60, "cleanup")
+    summary = results_json(kube, status, "summary.json")
+    assert (summary["run"]["phase"], summary["run"]["reason"]) == ("Failed", "ErrorRateExceeded")
+    assert summary["steps"][1]["result"]["status"] == "failed"
     kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
 
 

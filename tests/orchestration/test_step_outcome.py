@@ -19,7 +19,7 @@ from dbbench_contract.summary import StepSummary
 from dbbench_operator import kube, running
 from dbbench_operator.naming import RunRef
 from dbbench_operator.planning import Step
-from dbbench_operator.step_outcome import job_state, stopped_early
+from dbbench_operator.step_outcome import failed_step, job_state, stopped_early
 
 PODS = Path(__file__).resolve().parents[1] / "data" / "pods"
 
@@ -181,6 +181,24 @@ def test_a_step_a_runner_stopped_early_is_not_a_result() -> None:
     assert found is not None
     assert found[0] == "RunnerStopped"
     assert stopped_early(step(1), merged.model_copy(update={"status": "succeeded"})) is None
+
+
+def test_a_step_whose_merged_summary_failed_fails_naming_step_target_repeat_and_why() -> None:
+    # Every runner pod exited 0; only the merge over both saw the writes the
+    # server did not apply (their own checks can only count too few).
+    merged = StepSummary.from_wire({
+        "target": "db", "engine": "mongodb", "phase": "load-w0", "type": "insert",
+        "status": "failed", "operations": 24, "errors": 120, "pods": [0, 1], "podCount": 2,
+        "reason": "error rate 5.0000 exceeds maxErrorRate 0.01; 120 unacknowledged (w:0) "
+                  "writes were not applied by the server",
+    })  # fmt: skip
+    found = failed_step(Step(2, "db", "load-w0", 3, "insert"), merged)
+    assert found == ("StepFailed", (
+        "step 3 (target db, phase load-w0, repeat 3) failed: error rate 5.0000 exceeds "
+        "maxErrorRate 0.01; 120 unacknowledged (w:0) writes were not applied by the server"
+    ))  # fmt: skip
+    for status in ("succeeded", "stopped"):
+        assert failed_step(step(1), merged.model_copy(update={"status": status})) is None
 
 
 def test_pods_as_the_node_left_them_evicted_and_killed() -> None:

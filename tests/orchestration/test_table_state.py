@@ -95,6 +95,21 @@ def test_a_mix_never_numbers_inside_the_set_it_reads() -> None:
         "recordsBefore": 1000, "firstRecord": LOADED + 1}  # fmt: skip
 
 
+def test_after_an_unacknowledged_step_the_table_holds_what_the_server_stored() -> None:
+    # A w:0 load sent 3000 records, the server kept 2900: the next step's table
+    # starts at 2900 (its own check must not charge it the 100 again).
+    spec = spec_with([LOAD, {**LOAD, "name": "more"}, MIX])
+    steps = plan(spec)
+    dropped = summary(LOADED, LOADED).model_copy(update={"stored_records": LOADED - 100})
+    more = summary(LOADED, 2 * LOADED)
+    state = table_state(steps, steps[1], {0: dropped}, LOADED)
+    assert state is not None
+    assert (state.records_before, state.last_record) == (LOADED - 100, LOADED)
+    state = table_state(steps, steps[2], {0: dropped, 1: more}, LOADED)
+    assert state is not None
+    assert (state.records_before, state.last_record) == (2 * LOADED - 100, 2 * LOADED)
+
+
 def test_without_a_load_in_the_run_the_data_set_is_assumed_present() -> None:
     spec = spec_with([MIX], repeats=2)
     steps = plan(spec)

@@ -101,8 +101,15 @@ def test_list_get_fetch_and_compare_runs(
     first = summary["steps"][0]["result"]  # safe/load/1 as the status rounds it
     assert table[0][:4] == ["safe", "load", "1", "succeeded"]
     assert table[0][4] == f"{first['operations']:,}"
-    assert table[0][5] == f"{first['throughput']:,.1f}"
-    assert table[0][7] == f"{first['latencyMs']['p99']:,.3f}"
+    assert table[0][5] == "-"  # NOT FOUND: a load looks nothing up
+    assert table[0][6] == f"{first['throughput']:,.1f}"
+    assert table[0][8] == f"{first['latencyMs']['p99']:,.3f}"
+    # Every reading step found what it read: NOT FOUND 0, the status's count.
+    looked_up = [(row, s["result"]) for row, s in zip(table, summary["steps"], strict=True)
+                 if s["type"] != "insert"]  # fmt: skip
+    assert looked_up
+    for row, result in looked_up:
+        assert (row[5], result["notFound"]) == ("0", 0), row
 
     with browser_server(claim, tmp_path / "browser.log") as url:
         out = tmp_path / "fetched"

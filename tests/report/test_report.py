@@ -74,6 +74,20 @@ def test_numbers_equal_the_step_summaries(result_sets: ResultSets) -> None:
             assert page.find("operations", "operations", op=op, **where).value == repr(
                 values["operations"]
             )
+            # found next to operations (— for inserts), and not found.
+            found, not_found = values["found"], values["notFound"]
+            assert page.find("operations", "found", op=op, **where).value == (
+                None if found is None else repr(found))  # fmt: skip
+            if found is not None:
+                # Reads, updates, scans find every row; a query may rightly find none.
+                expected = values["operations"] if step["type"] != "query" else found
+                assert (found, not_found) == (expected, 0), (step, op)
+                assert 0 <= found <= values["operations"]
+                assert page.find("operations", "notFound", op=op, **where).value == "0"
+        lookups = [v for v in s["operationsByType"].values() if v["found"] is not None]
+        shown = page.find("throughput", "notFound", **where).value
+        assert shown == ("0" if lookups else None), (step, shown)
+    assert any(v["found"] for s in steps for v in s["summary"]["operationsByType"].values())
 
 
 def test_repeats_side_by_side_and_cost_are_computed_from_the_summaries(

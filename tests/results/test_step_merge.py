@@ -8,13 +8,21 @@ files, so its peak does not follow the number of pods.
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 from pathlib import Path
 
 import pytest
 
+from dbbench_contract.environment import Environment, RunnerPod, TargetInfo
+from dbbench_contract.summary import StepSummary
+from dbbench_runner.drivers.base import StorageSample
+from dbbench_runner.measurement import Measurements
 from dbbench_runner.merge import merge
-from tests.results.merge_pods import PHASES, write_alike_step, write_step
+from dbbench_runner.operations import Status
+from dbbench_runner.results import RunMeta, write_results
+from dbbench_runner.storage import StorageRow
+from tests.results.merge_pods import PHASES, STARTED, write_alike_step, write_step
 
 EXPECTED = Path(__file__).parent.parent / "data" / "merge"
 
@@ -76,3 +84,33 @@ def test_merge_memory_is_flat_in_the_number_of_pods(tmp_path: Path, phase: int) 
     # environments: reads 3.8 -> 6.8 MiB, load 3.0 -> 37.9 MiB.
     assert many < few + 1.5 * 2**20, (few, many)
     assert many < 4 * 2**20, (few, many)
+
+
+def _reads_pod(out: Path, pod: int, operations: int, failed: int) -> None:
+    """A point-read pod's files as the runner writes them, `failed` of its reads
+    failed calls."""
+    m = Measurements(checkpoint_every=50)
+    for n in range(operations):
+        status = Status.failed("Timeout") if n < failed else Status(ok=True, rows=1)
+        m.record("read", 200 + n, status, STARTED + n / operations)
+    m.flush(STARTED + 1)
+    meta = RunMeta("db", "mariadb", "reads", "pointReads", (pod,), 2, 2, STARTED, STARTED + 1,
+                   100, 0.1, "11.8.2-MariaDB", "operations")  # fmt: skip
+    sample = StorageRow(STARTED + 1, StorageSample(10**6, 10**5, 10**7, 500), 500, 0)
+    env = Environment(target=TargetInfo(name="db", engine="mariadb"), pod=RunnerPod(index=pod))
+    write_results(out, meta, m, [sample], env)
+
+
+def test_a_pod_that_failed_on_its_own_fails_the_merged_step(tmp_path: Path) -> None:
+    # Pod 0: 20 reads, 10 failed (50% > maxErrorRate 10%): it failed, and its Job
+    # with it. Pod 1: 1000 reads, none failed. Over both, 10 of 1020 (1%) is under
+    # the limit; the merged step still says failed, naming pod 0 and why.
+    _reads_pod(tmp_path / "pod-0", 0, 20, 10)
+    _reads_pod(tmp_path / "pod-1", 1, 1000, 0)
+    pod0 = StepSummary.from_wire(json.loads((tmp_path / "pod-0" / "summary.json").read_text()))
+    assert pod0.status == "failed"
+    merged = merge(tmp_path / "step", [tmp_path / "pod-0", tmp_path / "pod-1"])
+    assert (merged.operations, merged.errors) == (1020, 10)
+    assert merged.error_rate < merged.max_error_rate
+    assert merged.status == "failed"
+    assert merged.reason == "runner pod 0 failed: error rate 0.5000 exceeds maxErrorRate 0.1"

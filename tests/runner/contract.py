@@ -8,19 +8,23 @@ wrapper, result files.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
-from dbbench_contract.run_summary import step_result
-from dbbench_contract.summary import StepSummary
+from dbbench_contract.run_summary import not_found_cell, step_result
+from dbbench_contract.summary import NOT_FOUND, StepSummary
 from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator, generator_for
 from dbbench_runner.merge import merge
-from dbbench_runner.running import run_step
+from dbbench_runner.operations import Read, ReadModifyWrite, Update
+from dbbench_runner.running import EXIT_ERROR_RATE, run_step
+from dbbench_runner.workloads import operation_budget, operations_for
 
 from .helpers import check_results
 from .helpers import step as build_step
@@ -159,6 +163,12 @@ class DriverContract:
         assert set(by_type) == {"read", "insert", "update", "scan"}
         assert by_type["read"]["rows"] == by_type["read"]["operations"]  # every key read exists
         assert by_type["scan"]["rows"] > 0
+        # Every lookup found what the plan says is there; inserts look nothing up.
+        for kind in ("read", "update", "scan"):
+            assert by_type[kind]["operations"] > 0, kind
+            assert (by_type[kind]["found"], by_type[kind]["notFound"]) == (
+                by_type[kind]["operations"], 0), kind  # fmt: skip
+        assert (by_type["insert"]["found"], summary["notFound"]) == (None, 0)
         inserted = summary["records"]
         assert inserted == by_type["insert"]["operations"]
         assert summary["writesRecords"] is True  # a mix with an insert share
@@ -183,6 +193,10 @@ class DriverContract:
         assert {k: v["operations"] for k, v in by_type.items()} == dict.fromkeys(queries, 50)
         assert by_type["scan100"]["rows"] == 50 * 100
         assert by_type["sortSkip"]["rows"] <= 50 * 10
+        # scan100 has no condition: on a loaded table it must return rows, and did.
+        assert (by_type["scan100"]["found"], by_type["scan100"]["notFound"]) == (50, 0)
+        # The others may rightly come back empty on 240 records: counted, not errors.
+        assert all(v["notFound"] == 0 and 0 <= v["found"] <= 50 for v in by_type.values())
 
     @pytest.mark.parametrize("shape", ["flat45", "news", "ycsb"])
     def test_point_reads_find_every_key(
@@ -195,6 +209,69 @@ class DriverContract:
         assert run_step(config, tmp_path / "r") == 0
         summary = check_results(tmp_path / "r", operations=150)
         assert summary["operationsByType"]["read"]["rows"] == 150
+        read = summary["operationsByType"]["read"]
+        assert (read["found"], read["notFound"], summary["notFound"]) == (150, 0, 0)
+        assert summary["status"] == "succeeded"
+
+    @pytest.mark.parametrize("shape", ["flat45", "ycsb"])
+    def test_point_reads_over_keys_not_in_the_table_fail_with_the_not_found_count(
+        self, target: dict[str, Any], shape: str, tmp_path: Path
+    ) -> None:
+        # The table holds records 1..120, the phase reads every key of 1..240 (a
+        # hand-written step file: its plan says 240 were loaded), from two pods. The
+        # server answers 120 of them with no row: errors, counted per type, each
+        # pod fails, and the merge adds the pods' counts exactly.
+        half = RECORDS // 2
+        self.load(target, shape, tmp_path / "load", records=half)
+        phase = {"type": "pointReads", "keys": RECORDS, "reportEvery": 60}
+        pods = []
+        for pod in range(2):
+            config = self.step(target, shape, RECORDS, phase, pod={"index": pod, "count": 2})
+            assert run_step(config, tmp_path / f"pod{pod}") == EXIT_ERROR_RATE
+            pods.append(json.loads((tmp_path / f"pod{pod}" / "summary.json").read_text()))
+        reads = [p["operationsByType"]["read"] for p in pods]
+        assert all(r["notFound"] > 0 and r["found"] > 0 for r in reads), reads
+        assert sum(r["found"] for r in reads) == sum(r["notFound"] for r in reads) == half
+        merge(tmp_path / "r", [tmp_path / "pod0", tmp_path / "pod1"])
+        summary = check_results(tmp_path / "r", operations=RECORDS)
+        read = summary["operationsByType"]["read"]
+        assert (read["found"], read["notFound"], read["errors"]) == (half, half, half)
+        assert (read["rows"], summary["notFound"], summary["errors"]) == (half, half, half)
+        assert summary["errorsByType"] == {f"read:{NOT_FOUND}": half}
+        assert summary["status"] == "failed"
+        assert f"(read {half:,} of {RECORDS:,})" in summary["reason"]
+        shown = step_result("r", 1, StepSummary.from_wire(summary))
+        assert (shown.not_found, not_found_cell(shown)) == (half, f"read:{half:,}")
+
+    def test_mix_over_keys_not_in_the_table_counts_what_each_type_did_not_find(
+        self, target: dict[str, Any], tmp_path: Path
+    ) -> None:
+        # Reads, updates and read-modify-writes of keys drawn from 1..240 on a table
+        # holding 1..120: the ones the workload addressed outside the table (replayed
+        # from its seeded streams) are exactly those the server found nothing for.
+        half = RECORDS // 2
+        self.load(target, "ycsb", tmp_path / "load", records=half)
+        phase = {"type": "mix", "mix": {"read": 40, "update": 30, "readModifyWrite": 30},
+                 "operations": 300, "reportEvery": 100, "maxErrorRate": 1.0}  # fmt: skip
+        config = self.step(target, "ycsb", RECORDS, phase)
+        assert run_step(config, tmp_path / "mix") == 0  # maxErrorRate 1: measured, not failed
+        by_type = check_results(tmp_path / "mix", operations=300)["operationsByType"]
+        generator = generator_for(config.dataset)
+        stored = {generator.key(n) for n in range(1, half + 1)}
+        missing: Counter[str] = Counter()
+        planned: Counter[str] = Counter()
+        for worker in range(config.workers_total):
+            operations = operations_for(config, generator, worker)
+            for operation in itertools.islice(operations, operation_budget(config, worker)):
+                assert isinstance(operation, Read | Update | ReadModifyWrite)
+                planned[operation.kind] += 1
+                missing[operation.kind] += operation.key not in stored
+        assert set(planned) == {"read", "update", "readModifyWrite"}
+        for kind, count in planned.items():
+            values = by_type[kind]
+            assert values["operations"] == count, kind
+            assert 0 < missing[kind] < count, kind
+            assert (values["found"], values["notFound"]) == (count - missing[kind], missing[kind])
 
     @pytest.mark.parametrize("distribution", ["zipfian", "latest", "hotspot"])
     def test_point_reads_from_a_distribution_find_their_keys(

@@ -17,6 +17,7 @@ import pytest
 from bson import ObjectId
 
 from dbbench_runner.datasets import DatasetGenerator
+from dbbench_runner.merge import merge
 from dbbench_runner.running import run_step
 from tests.fixtures.ferretdb import FerretDBServer
 from tests.fixtures.mongod import StandaloneMongod, needs_mongod
@@ -80,6 +81,41 @@ class MongoDBContract(DriverContract):
         assert summary["unappliedWrites"] == RECORDS
         assert summary["errorsByType"] == {"insert:NotApplied": RECORDS}
         assert summary["status"] == "failed"
+
+    def test_two_pods_unacknowledged_writes_are_checked_on_the_merged_count(
+        self, target: dict[str, Any], tmp_path: Path
+    ) -> None:
+        """A pod compares what it sent with the whole collection's count, which
+        holds the other pod's writes too; only the merge compares what every pod
+        sent with what the collection holds.
+
+        The drop is real: a hand-written step file (the operator numbers past
+        earlier records) has the two pods write records 121..360 over a
+        collection holding 1..240. Pod 0's share, 121..240, repeats _ids the
+        collection holds; the server refuses each of those inserts as a duplicate
+        key, and a w:0 client is told nothing: 120 writes sent, none stored.
+        """
+        half = RECORDS // 2
+        load = {"type": "insert", "batchSize": 20}
+        assert run_step(self.step(target, "flat45", RECORDS, load), tmp_path / "load") == 0
+        w0 = {"type": "insert", "writeConcern": "unacknowledged", "batchSize": 10}
+        table = {"recordsBefore": RECORDS, "firstRecord": half + 1}
+        # Pod 1 first: pod 0's count then includes pod 1's 120 new documents, which
+        # hide its own 120 refused ones (as pods running side by side can).
+        for pod in (1, 0):
+            config = self.step(target, "flat45", RECORDS, w0, table=table,
+                               pod={"index": pod, "count": 2})  # fmt: skip
+            assert run_step(config, tmp_path / f"pod{pod}") == 0  # its own check passes
+            alone = json.loads((tmp_path / f"pod{pod}" / "summary.json").read_text())
+            assert (alone["status"], alone["unappliedWrites"]) == ("succeeded", 0)
+        collection = self.client[target["database"]][config.dataset.shape]
+        assert collection.count_documents({}) == RECORDS + half  # 360 sent over 240 held
+        merged = merge(tmp_path / "merged", [tmp_path / "pod0", tmp_path / "pod1"])
+        assert merged.status == "failed"
+        assert (merged.stored_records, merged.unapplied_writes) == (RECORDS + half, half)
+        assert merged.errors_by_type == {"insert:NotApplied": half}
+        assert merged.errors == half
+        assert f"{half:,} unacknowledged (w:0) writes were not applied" in (merged.reason or "")
 
     def stored(
         self, target: dict[str, Any], dataset: DatasetGenerator, id_mode: str

@@ -63,7 +63,7 @@ class FakeCollection:
 
     def update_one(self, filter: dict[str, Any], update: dict[str, Any]) -> Any:
         self._record("update_one", filter, update)
-        return type("Result", (), {"modified_count": 1})()
+        return type("Result", (), {"modified_count": 1, "matched_count": 1})()
 
     def create_index(self, keys: list[tuple[str, int]], **kwargs: Any) -> None:
         self._record("create_index", keys, **kwargs)

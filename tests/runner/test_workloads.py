@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import math
 import time
 
 from dbbench_runner.config import StepConfig, parse_config
@@ -13,6 +14,7 @@ from dbbench_runner.loop import PhaseClock, Progress, run_connection
 from dbbench_runner.measurement import Measurements
 from dbbench_runner.operations import Insert, Operation, Query, Read, Scan, Status, Update
 from dbbench_runner.workloads import operations_for
+from dbbench_runner.workloads.query import MISS_BOUND, must_find
 
 TARGET = {"name": "m", "engine": "mariadb", "host": "127.0.0.1", "port": 1}
 
@@ -60,6 +62,39 @@ def test_query_workload_cycles_and_stays_in_the_hot_range() -> None:
     ops = list(itertools.islice(operations_for(step, generator_for(step.dataset), 0), 4000))
     assert [op.kind for op in ops[:8]] == names * 2
     assert all(isinstance(op, Query) and 0 <= op.number < NUMBER_RANGE // 10 for op in ops)
+
+
+def _chance_of_at_most(mean: float, rows: int) -> float:
+    """P(X <= rows) for X Poisson(mean), summed exactly."""
+    return sum(math.exp(-mean + k * math.log(mean) - math.lgamma(k + 1)) for k in range(rows + 1))
+
+
+def test_a_query_must_find_only_where_an_empty_answer_is_practically_impossible() -> None:
+    assert must_find("scan100", 0, 0, 1)  # no condition: empty only if the table is
+    assert not any(must_find(q, 0, 0, 0) for q in ("scan100", "indexedEquality", "sortSkip"))
+    # An equality at 20,000 records finds a row about 4% of the time: never an error.
+    assert not must_find("indexedEquality", 7, 0, 20_000)
+    # Field benchmark 2 at scale (200M records): about 380 matches per value.
+    assert must_find("indexedEquality", 7, 0, 200_000_000)
+    assert must_find("twoFieldProjection", 7, 500, 200_000_000)
+    assert not must_find("twoFieldProjection", 7, 999, 200_000_000)  # 1 in 1000 of 380
+    # sortSkip skips 100 rows: at 20,000 records a value in the hot 10% leaves ~18,000.
+    assert must_find("sortSkip", NUMBER_RANGE // 10, 0, 20_000)
+    assert not must_find("sortSkip", NUMBER_RANGE - 10, 0, 20_000)
+    assert not must_find("sortSkip", 0, 0, 100)
+    # Where it says must, the exact chance of an empty answer is below the bound.
+    cases = [(records, number) for records in (20_000, 10**6, 10**7, 10**8)
+             for number in range(0, NUMBER_RANGE, NUMBER_RANGE // 50)]  # fmt: skip
+    musts = 0
+    for records, number in cases:
+        for name, mean, rows in (
+            ("indexedEquality", records / NUMBER_RANGE, 0),
+            ("sortSkip", records * (NUMBER_RANGE - number) / NUMBER_RANGE, 100),
+        ):
+            if must_find(name, number, 0, records):
+                musts += 1
+                assert _chance_of_at_most(mean, rows) < MISS_BOUND, (name, records, number)
+    assert musts > len(cases)  # most sortSkips, and the equalities at 10^8 records
 
 
 class SlowDriver:

@@ -112,16 +112,55 @@ class StorageUsage(ApiModel):
     )
 
 
+class Lookups(ApiModel):
+    """One operation type that looks rows up, all runner pods merged."""
+
+    operations: int = Field(default=0, ge=0, description="Operations of this type (measured).")
+    found: int = Field(
+        default=0, ge=0, description="Operations that found a row or document (a query: any)."
+    )
+    not_found: int = Field(
+        default=0,
+        ge=0,
+        description=(
+            "Operations that found nothing where the plan says a row exists: errors, counted "
+            "against maxErrorRate."
+        ),
+    )
+
+
 class PhaseResult(ApiModel):
     """One measured phase repeat of one target, all runner pods merged."""
 
     name: str = Field(description="Phase name.")
     repeat: int = Field(default=1, ge=1, description="Repeat number, 1-based.")
     status: Literal["succeeded", "stopped", "failed"] | None = Field(
-        default=None, description="succeeded, stopped (interrupted) or failed (error rate)."
+        default=None,
+        description=(
+            "succeeded, stopped (interrupted) or failed (error rate, a runner pod's own "
+            "verdict, or unapplied w:0 writes); a failed step fails the run."
+        ),
     )
     operations: int = Field(default=0, ge=0, description="Operations completed (measured).")
-    errors: int = Field(default=0, ge=0, description="Operations that failed.")
+    errors: int = Field(
+        default=0, ge=0, description="Operations that failed or found nothing (notFound)."
+    )
+    not_found: int | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "Of errors: reads, scans, updates and queries that found no row or document where "
+            "the plan says one exists (unset for phases that look nothing up)."
+        ),
+    )
+    lookups: dict[str, Lookups] | None = Field(
+        default=None,
+        max_length=16,
+        description=(
+            "Per operation type that looks rows up (read, scan, update, readModifyWrite, each "
+            "query): operations, found and notFound."
+        ),
+    )
     records: int | None = Field(
         default=None, ge=0, description="Records written (a batch insert writes several)."
     )

@@ -146,6 +146,15 @@ class MongoDriver:
         )
         return Status(ok=True, rows=len(list(cursor)))
 
+    def _update(self, key: str | int, fields: dict[str, object]) -> Status:
+        result = self._writes.update_one({self._key: key}, {"$set": fields})
+        # Matched, not modified: the documents the update found (every update writes
+        # a stamp no other write has, so the two agree). w:0: the server says
+        # nothing, not even whether the document was there.
+        if self._acknowledged:
+            return Status(ok=True, rows=result.matched_count)
+        return Status(ok=True, counted=False)
+
     def _execute(self, operation: Operation) -> Status:
         id_mode = self._config.phase.id_mode
         match operation:
@@ -162,16 +171,16 @@ class MongoDriver:
                 found = self._reads.find_one(query, **options)
                 return Status(ok=True, rows=0 if found is None else 1)
             case Update(key=key, fields=fields):
-                result = self._writes.update_one({self._key: key}, {"$set": fields})
-                rows = result.modified_count if self._acknowledged else 1
-                return Status(ok=True, rows=rows)
+                return self._update(key, fields)
             case Scan(start_key=start, count=count):
                 return self._find(schema.scan_find(self._key, start, count))
             case ReadModifyWrite(key=key, fields=fields):
                 # Read from the primary (the write follows), then write what was read.
-                self._writes.find_one({self._key: key})
+                found = self._writes.find_one({self._key: key})
                 result = self._writes.update_one({self._key: key}, {"$set": fields})
-                return Status(ok=True, rows=result.modified_count if self._acknowledged else 1)
+                # w:0: the read (always answered) says whether the document was there.
+                rows = result.matched_count if self._acknowledged else int(found is not None)
+                return Status(ok=True, rows=rows)
             case Query(kind=name, number=number, number1=number1):
                 return self._find(schema.query_find(name, number, number1))
         raise TypeError(f"unknown operation {operation!r}")

@@ -7,6 +7,10 @@ extension where OpenSSL >= 3.2 lets it load). Both are DB-API 2 drivers with
 the %s paramstyle over the text protocol, so statements and parameters are the
 same; they differ in how they connect, where the error number is, and how they
 describe themselves. Either library is imported only when chosen.
+
+Both connect with CLIENT_FOUND_ROWS: an UPDATE's row count is then the rows it
+matched, not only those whose values changed, so an update that found its row
+is never taken for one that found nothing (an error, `must_find`).
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ class ConnectorClient:
         import mysql.connector  # noqa: PLC0415 - imported only when chosen
 
         self._module = mysql.connector
+        self._found_rows = mysql.connector.constants.ClientFlag.FOUND_ROWS
         self.errors: tuple[type[BaseException], ...] = (mysql.connector.Error,)
 
     def connect(self, args: ConnectArgs) -> Any:
@@ -71,6 +76,7 @@ class ConnectorClient:
             "connection_timeout": math.ceil(args.timeout),
             "autocommit": True,
             "use_pure": not self._module.HAVE_CEXT,
+            "client_flags": [self._found_rows],
         }
         if args.database is not None:
             kwargs["database"] = args.database
@@ -105,9 +111,10 @@ class MySQLdbClient:
                 "mysqlclient==2.3.1 or set mysqlDriver: mysql-connector-python"
             ) from exc
         from MySQLdb import converters  # noqa: PLC0415
-        from MySQLdb.constants import FIELD_TYPE  # noqa: PLC0415
+        from MySQLdb.constants import CLIENT, FIELD_TYPE  # noqa: PLC0415
 
         self._module = MySQLdb
+        self._found_rows = CLIENT.FOUND_ROWS
         self.errors: tuple[type[BaseException], ...] = (MySQLdb.Error,)
         # Dates, times and decimals arrive as the server's bytes: every row and
         # column is still read into Python values, but parsing them (a Python
@@ -129,6 +136,7 @@ class MySQLdbClient:
             "autocommit": True,
             "charset": "utf8mb4",
             "conv": self._conv,
+            "client_flag": self._found_rows,
         }
         if args.database is not None:
             kwargs["database"] = args.database
