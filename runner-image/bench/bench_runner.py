@@ -62,7 +62,7 @@ TABLE_SIZE = 100_000
 CONNECTIONS = (1, 4)
 DRIVERS = ("mysqlclient", "mysql-connector-python")
 RSS_SIZES = (100_000, 2_000_000)
-PACKAGE = ROOT / "runner-image/dbbench_runner"
+RUNNER_IMAGE = ROOT / "runner-image"
 WHEELS_SCRIPT = ROOT / "runner-image/download-wheels.sh"
 # Git-ignored: a second `make bench` reuses the root filesystem and wheels.
 CHROOT_CACHE = ROOT / ".tools/bench-trixie"
@@ -314,7 +314,7 @@ def measure(server: MariaDBServer, work: Path, prepared: Path | str) -> None:
             chroot_work = work / "chroot"
             chroot_work.mkdir()
             binds = [
-                trixie_chroot.Bind(PACKAGE, trixie_chroot.PACKAGE_DIR, read_only=True),
+                *trixie_chroot.runner_binds(RUNNER_IMAGE),
                 trixie_chroot.Bind(chroot_work, CHROOT_WORK),
             ]
             try:

@@ -27,8 +27,9 @@ from pathlib import Path, PurePosixPath
 SUITE = "trixie"
 MIRROR = "http://deb.debian.org/debian"
 VENV = PurePosixPath("/opt/venv")
-# The runner package is bind-mounted here; PYTHONPATH points at the parent.
-PACKAGE_DIR = PurePosixPath("/opt/dbbench/dbbench_runner")
+# runner-image/ is bind-mounted here, where the runner image copies its packages
+# (runner-image/Dockerfile); PYTHONPATH points at it.
+PACKAGES_DIR = PurePosixPath("/opt/dbbench")
 WHEELS_STAMP = ".complete"
 VENV_STAMP = ".dbbench-wheels"
 # Where the wheels are copied inside the root filesystem for the offline install.
@@ -36,7 +37,7 @@ STAGED_WHEELS = PurePosixPath("/opt/dbbench-wheels")
 SETUP_TIMEOUT_S = 600
 GUEST_ENV = {
     "PATH": f"{VENV}/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-    "PYTHONPATH": str(PACKAGE_DIR.parent),
+    "PYTHONPATH": str(PACKAGES_DIR),
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONUNBUFFERED": "1",
     "HOME": "/root",
@@ -55,6 +56,13 @@ class Bind:
     host: Path
     guest: PurePosixPath
     read_only: bool = False
+
+
+def runner_binds(runner_image: Path) -> list[Bind]:
+    """What the runner needs inside the chroot: the whole runner-image/ folder,
+    read-only, at /opt/dbbench, so that every package it imports is there (with
+    dbbench_runner alone, importing its config failed: no dbbench_contract)."""
+    return [Bind(runner_image, PACKAGES_DIR, read_only=True)]
 
 
 def _tail(text: str | bytes | None, lines: int = 5) -> str:
