@@ -8,8 +8,10 @@ Latencies are recorded in microseconds.
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dbbench_contract.summary import LatencyMs
@@ -18,6 +20,8 @@ from dbbench_runner.operations import Status
 from dbbench_runner.series import Mark, SeriesUnit
 
 __all__ = ["HIGHEST_US", "LOWEST_US", "LatencyHistogram"]
+# Where ended seconds go when spooled: (epoch second, operation type, bucket), in order.
+SecondsSink = Callable[[list[tuple[int, str, "SecondBucket"]]], None]
 PERCENTILES = {"p50": 50.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
 
 
@@ -130,11 +134,49 @@ class Measurements:
     last_record: int = 0
     # Records inserted, warm-up included: what the table gained (storage samples).
     written_records: int = 0
+    # Files holding ended seconds taken out of `seconds` (dbbench_runner.seconds_spool),
+    # each in time order, and their operations, errors and latency sums by type
+    # (no bucket counts: those of the same operations are in `histograms`; a sum of
+    # sparse counts would grow toward the histogram's 23,552 buckets in a dict).
+    spools: list[str] = field(default_factory=list)
+    spooled: dict[str, SecondBucket] = field(default_factory=dict)
     _since_checkpoint: int = 0
     _since_records: int = 0
     _since_latency_us: int = 0
     _second: int = -1
     _current: dict[str, SecondBucket] = field(default_factory=dict)
+    _sink: SecondsSink | None = None
+    _sealed: int = 0  # without a sink: entries of `seconds` already sealed
+
+    def spool_to(self, path: str, sink: SecondsSink) -> None:
+        """Sealed seconds go to `sink` (which writes them to `path`), out of memory."""
+        self.spools.append(path)
+        self._sink = sink
+
+    def seal(self, before: int | None) -> list[tuple[str, SecondBucket]]:
+        """The seconds before `before` (every one: None) are final, none being
+        recorded into again: returned in time order (for live metrics) and, when
+        spooled, written out and dropped, so that memory stays flat however long
+        the phase runs. Each second is returned once."""
+        ended = []
+        for (second, kind), bucket in itertools.islice(self.seconds.items(), self._sealed, None):
+            if before is not None and second >= before:
+                break
+            ended.append((second, kind, bucket))
+        if self._sink is None:
+            self._sealed += len(ended)
+        elif ended:
+            # A spool is read back merged by (second, type): types in a second
+            # come in the order first recorded.
+            ended.sort(key=lambda entry: (entry[0], entry[1]))
+            self._sink(ended)
+            for second, kind, bucket in ended:
+                del self.seconds[(second, kind)]
+                sums = self.spooled.setdefault(kind, SecondBucket())
+                sums.operations += bucket.operations
+                sums.errors += bucket.errors
+                sums.latency_sum_us += bucket.latency_sum_us
+        return [(kind, bucket) for _, kind, bucket in ended]
 
     def record(self, kind: str, latency_us: int, status: Status, epoch: float) -> None:
         histogram = self.histograms.get(kind)
@@ -210,6 +252,9 @@ class Measurements:
         self.records.update(other.records)
         for key, bucket in other.seconds.items():
             self.seconds.setdefault(key, SecondBucket()).add(bucket)
+        self.spools.extend(other.spools)
+        for kind, bucket in other.spooled.items():
+            self.spooled.setdefault(kind, SecondBucket()).add(bucket)
         self.checkpoints.extend(other.checkpoints)
         self.warmup_operations += other.warmup_operations
         self.warmup_records += other.warmup_records
@@ -221,13 +266,12 @@ class Measurements:
         return {
             "checkpoint_every": self.checkpoint_every,
             "series_unit": self.series_unit,
-            "histograms": {k: (h.to_pairs(), h.max_value) for k, h in self.histograms.items()},
+            "histograms": {k: (h.packed(), h.max_value) for k, h in self.histograms.items()},
             "errors": dict(self.errors),
             "records": dict(self.records),
-            "seconds": [
-                (s, k, b.operations, b.errors, b.latency_sum_us, list(b.counts.items()))
-                for (s, k), b in self.seconds.items()
-            ],
+            "seconds": [(s, k, *_bucket_wire(b)) for (s, k), b in self.seconds.items()],
+            "spools": list(self.spools),
+            "spooled": {k: _bucket_wire(b) for k, b in self.spooled.items()},
             "checkpoints": self.checkpoints.to_bytes(),
             "warmup": (self.warmup_operations, self.warmup_records),
             "last_record": self.last_record,
@@ -242,8 +286,8 @@ class Measurements:
         measurements.written_records = int(wire["written_records"])  # type: ignore[call-overload]
         histograms = wire["histograms"]
         assert isinstance(histograms, dict)
-        for kind, (pairs, max_value) in histograms.items():
-            measurements.histograms[kind] = LatencyHistogram.from_pairs(pairs, max_value)
+        for kind, (packed, max_value) in histograms.items():
+            measurements.histograms[kind] = LatencyHistogram.unpacked(packed, max_value)
         errors, records = wire["errors"], wire["records"]
         assert isinstance(errors, dict)
         assert isinstance(records, dict)
@@ -253,6 +297,14 @@ class Measurements:
         assert isinstance(seconds, list)
         for second, kind, ops, errors, latency, counts in seconds:
             measurements.seconds[(second, kind)] = SecondBucket(ops, errors, latency, dict(counts))
+        spools, spooled = wire["spools"], wire["spooled"]
+        assert isinstance(spools, list)
+        assert isinstance(spooled, dict)
+        measurements.spools = [str(path) for path in spools]
+        measurements.spooled = {
+            str(kind): SecondBucket(ops, errors, latency, dict(counts))
+            for kind, (ops, errors, latency, counts) in spooled.items()
+        }
         packed = wire["checkpoints"]
         assert isinstance(packed, tuple)
         measurements.checkpoints.from_bytes(packed)
@@ -260,3 +312,7 @@ class Measurements:
         assert isinstance(warmup, tuple | list)
         measurements.warmup_operations, measurements.warmup_records = int(warmup[0]), int(warmup[1])
         return measurements
+
+
+def _bucket_wire(bucket: SecondBucket) -> tuple[int, int, int, list[tuple[int, int]]]:
+    return bucket.operations, bucket.errors, bucket.latency_sum_us, list(bucket.counts.items())
