@@ -64,6 +64,7 @@ DRIVERS = ("mysqlclient", "mysql-connector-python")
 RSS_SIZES = (100_000, 2_000_000)
 RUNNER_IMAGE = ROOT / "runner-image"
 WHEELS_SCRIPT = ROOT / "runner-image/download-wheels.sh"
+MIRROR_SCRIPT = ROOT / "hack/debian-mirror.sh"
 # Git-ignored: a second `make bench` reuses the root filesystem and wheels.
 CHROOT_CACHE = ROOT / ".tools/bench-trixie"
 CHROOT_WORK = PurePosixPath("/bench")
@@ -343,7 +344,7 @@ def measure(server: MariaDBServer, work: Path, prepared: Path | str) -> None:
 def prepare_chroot() -> Path | str:
     """The cached trixie root filesystem, or why there is none."""
     try:
-        rootfs: Path = trixie_chroot.prepare(CHROOT_CACHE, WHEELS_SCRIPT)
+        rootfs: Path = trixie_chroot.prepare(CHROOT_CACHE, WHEELS_SCRIPT, MIRROR_SCRIPT)
     except (trixie_chroot.ChrootUnavailableError, OSError) as exc:
         return f"cannot prepare the Debian {trixie_chroot.SUITE} chroot: {exc}"
     return rootfs

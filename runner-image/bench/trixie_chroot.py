@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 SUITE = "trixie"
-MIRROR = "http://deb.debian.org/debian"
 VENV = PurePosixPath("/opt/venv")
 # runner-image/ is bind-mounted here, where the runner image copies its packages
 # (runner-image/Dockerfile); PYTHONPATH points at it.
@@ -174,7 +173,15 @@ def _ensure_debootstrap() -> None:
         raise ChrootUnavailableError("debootstrap is still missing after apt-get install")
 
 
-def _ensure_rootfs(cache: Path) -> Path:
+def debian_mirror(script: Path) -> str:
+    """The Debian mirror this machine's apt uses (hack/debian-mirror.sh, as the
+    images' roots are bootstrapped): no host is written into the bench."""
+    return _run(
+        ["bash", "-c", 'source "$0" && debian_mirror', str(script)], "finding the Debian mirror"
+    ).strip()
+
+
+def _ensure_rootfs(cache: Path, mirror: str) -> Path:
     rootfs = cache / "rootfs"
     if (rootfs / "usr/bin/python3").exists():
         return rootfs
@@ -191,7 +198,7 @@ def _ensure_rootfs(cache: Path) -> Path:
             "--include=python3,python3-venv",
             SUITE,
             str(partial),
-            MIRROR,
+            mirror,
         ],
         f"debootstrap {SUITE}",
     )
@@ -251,11 +258,11 @@ def _ensure_venv(rootfs: Path, wheels: Path) -> None:
     stamp.write_text("\n".join(names))
 
 
-def prepare(cache: Path, wheels_script: Path) -> Path:
+def prepare(cache: Path, wheels_script: Path, mirror_script: Path) -> Path:
     """The ready root filesystem (cached); raises ChrootUnavailableError with the reason."""
     if os.geteuid() != 0:
         raise ChrootUnavailableError("chroot and mount need root")
-    rootfs = _ensure_rootfs(cache)
+    rootfs = _ensure_rootfs(cache, debian_mirror(mirror_script))
     wheels = _ensure_wheels(cache, wheels_script)
     _ensure_venv(rootfs, wheels)
     return rootfs
