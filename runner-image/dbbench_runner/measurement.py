@@ -126,6 +126,12 @@ class Measurements:
     errors: Counter[str] = field(default_factory=Counter)  # "op:ErrorType(code)" -> count
     records: Counter[str] = field(default_factory=Counter)  # rows written/returned per op
     seconds: dict[tuple[int, str], SecondBucket] = field(default_factory=dict)
+    # Files holding ended seconds taken out of `seconds` (dbbench_runner.seconds_spool),
+    # each in time order, and their operations, errors and latency sums by type
+    # (no bucket counts: those of the same operations are in `histograms`; a sum of
+    # sparse counts would grow toward the histogram's 23,552 buckets in a dict).
+    spools: list[str] = field(default_factory=list)
+    spooled: dict[str, SecondBucket] = field(default_factory=dict)
     checkpoints: Checkpoints = field(default_factory=Checkpoints)
     warmup_operations: int = 0
     warmup_records: int = 0
@@ -134,12 +140,6 @@ class Measurements:
     last_record: int = 0
     # Records inserted, warm-up included: what the table gained (storage samples).
     written_records: int = 0
-    # Files holding ended seconds taken out of `seconds` (dbbench_runner.seconds_spool),
-    # each in time order, and their operations, errors and latency sums by type
-    # (no bucket counts: those of the same operations are in `histograms`; a sum of
-    # sparse counts would grow toward the histogram's 23,552 buckets in a dict).
-    spools: list[str] = field(default_factory=list)
-    spooled: dict[str, SecondBucket] = field(default_factory=dict)
     _since_checkpoint: int = 0
     _since_records: int = 0
     _since_latency_us: int = 0
