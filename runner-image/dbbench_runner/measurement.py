@@ -143,40 +143,10 @@ class Measurements:
     _since_checkpoint: int = 0
     _since_records: int = 0
     _since_latency_us: int = 0
-    _second: int = -1
-    _current: dict[str, SecondBucket] = field(default_factory=dict)
     _sink: SecondsSink | None = None
     _sealed: int = 0  # without a sink: entries of `seconds` already sealed
-
-    def spool_to(self, path: str, sink: SecondsSink) -> None:
-        """Sealed seconds go to `sink` (which writes them to `path`), out of memory."""
-        self.spools.append(path)
-        self._sink = sink
-
-    def seal(self, before: int | None) -> list[tuple[str, SecondBucket]]:
-        """The seconds before `before` (every one: None) are final, none being
-        recorded into again: returned in time order (for live metrics) and, when
-        spooled, written out and dropped, so that memory stays flat however long
-        the phase runs. Each second is returned once."""
-        ended = []
-        for (second, kind), bucket in itertools.islice(self.seconds.items(), self._sealed, None):
-            if before is not None and second >= before:
-                break
-            ended.append((second, kind, bucket))
-        if self._sink is None:
-            self._sealed += len(ended)
-        elif ended:
-            # A spool is read back merged by (second, type): types in a second
-            # come in the order first recorded.
-            ended.sort(key=lambda entry: (entry[0], entry[1]))
-            self._sink(ended)
-            for second, kind, bucket in ended:
-                del self.seconds[(second, kind)]
-                sums = self.spooled.setdefault(kind, SecondBucket())
-                sums.operations += bucket.operations
-                sums.errors += bucket.errors
-                sums.latency_sum_us += bucket.latency_sum_us
-        return [(kind, bucket) for _, kind, bucket in ended]
+    _second: int = -1
+    _current: dict[str, SecondBucket] = field(default_factory=dict)
 
     def record(self, kind: str, latency_us: int, status: Status, epoch: float) -> None:
         histogram = self.histograms.get(kind)
@@ -223,6 +193,36 @@ class Measurements:
         """Close the last partial checkpoint (call once the loop ends)."""
         if self._since_checkpoint:
             self._mark(epoch)
+
+    def spool_to(self, path: str, sink: SecondsSink) -> None:
+        """Sealed seconds go to `sink` (which writes them to `path`), out of memory."""
+        self.spools.append(path)
+        self._sink = sink
+
+    def seal(self, before: int | None) -> list[tuple[str, SecondBucket]]:
+        """The seconds before `before` (every one: None) are final, none being
+        recorded into again: returned in time order (for live metrics) and, when
+        spooled, written out and dropped, so that memory stays flat however long
+        the phase runs. Each second is returned once."""
+        ended = []
+        for (second, kind), bucket in itertools.islice(self.seconds.items(), self._sealed, None):
+            if before is not None and second >= before:
+                break
+            ended.append((second, kind, bucket))
+        if self._sink is None:
+            self._sealed += len(ended)
+        elif ended:
+            # A spool is read back merged by (second, type): types in a second
+            # come in the order first recorded.
+            ended.sort(key=lambda entry: (entry[0], entry[1]))
+            self._sink(ended)
+            for second, kind, bucket in ended:
+                del self.seconds[(second, kind)]
+                sums = self.spooled.setdefault(kind, SecondBucket())
+                sums.operations += bucket.operations
+                sums.errors += bucket.errors
+                sums.latency_sum_us += bucket.latency_sum_us
+        return [(kind, bucket) for _, kind, bucket in ended]
 
     def inserted(self, last_number: int, rows: int) -> None:
         """An insert was attempted up to record `last_number`; `rows` were written."""
