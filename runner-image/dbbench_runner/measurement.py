@@ -269,11 +269,14 @@ class Measurements:
             "histograms": {k: (h.packed(), h.max_value) for k, h in self.histograms.items()},
             "errors": dict(self.errors),
             "records": dict(self.records),
-            "seconds": [(s, k, *_bucket_wire(b)) for (s, k), b in self.seconds.items()],
-            "spools": list(self.spools),
-            "spooled": {k: _bucket_wire(b) for k, b in self.spooled.items()},
+            "seconds": [
+                (s, k, b.operations, b.errors, b.latency_sum_us, list(b.counts.items()))
+                for (s, k), b in self.seconds.items()
+            ],
             "checkpoints": self.checkpoints.to_bytes(),
             "warmup": (self.warmup_operations, self.warmup_records),
+            "spools": list(self.spools),
+            "spooled": {k: _bucket_wire(b) for k, b in self.spooled.items()},
             "last_record": self.last_record,
             "written_records": self.written_records,
         }
