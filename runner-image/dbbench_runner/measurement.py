@@ -8,10 +8,11 @@ Latencies are recorded in microseconds.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from array import array
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from dbbench_contract.summary import LatencyMs
@@ -39,6 +40,10 @@ def latency_ms(histogram: LatencyHistogram) -> LatencyMs:
     return LatencyMs(**values, max=histogram.get_max_value() / 1000.0)
 
 
+# Checkpoints.marks() merges up to this many runs in order (a pod's connections).
+MERGED_RUNS = 1024
+
+
 class Checkpoints:
     """Marks (epoch, operations, records, latency sum us) in flat arrays: 32 bytes a
     mark, not ~150 as tuples. See dbbench_runner.series for what they become."""
@@ -63,9 +68,25 @@ class Checkpoints:
         self.records.extend(other.records)
         self.latency_us.extend(other.latency_us)
 
-    def marks(self) -> list[Mark]:
-        """All marks ordered by time."""
-        return sorted(zip(self.times, self.counts, self.records, self.latency_us, strict=True))
+    def marks(self) -> Iterator[Mark]:
+        """All marks ordered by time (as `sorted` orders them): a heap merge of the
+        runs in order that `extend` put one after the other (a connection's marks
+        are in order), not a sorted list of every mark's tuple (~150 bytes each)."""
+        starts = [0]
+        previous: Mark | None = None
+        for index, mark in enumerate(self._range(0, len(self))):
+            if previous is not None and mark < previous:
+                starts.append(index)
+            previous = mark
+        if len(starts) > MERGED_RUNS:  # not as connections add them: a generator a run costs more
+            return iter(sorted(self._range(0, len(self))))
+        ends = [*starts[1:], len(self)]
+        return heapq.merge(*(self._range(a, b) for a, b in zip(starts, ends, strict=True)))
+
+    def _range(self, start: int, stop: int) -> Iterator[Mark]:
+        times, counts, records, latency = self.times, self.counts, self.records, self.latency_us
+        for index in range(start, stop):
+            yield times[index], counts[index], records[index], latency[index]
 
     def to_bytes(self) -> tuple[bytes, bytes, bytes, bytes]:
         return (
