@@ -62,8 +62,9 @@ TABLE_SIZE = 100_000
 CONNECTIONS = (1, 4)
 DRIVERS = ("mysqlclient", "mysql-connector-python")
 RSS_SIZES = (100_000, 2_000_000)
-PACKAGE = ROOT / "runner-image/dbbench_runner"
+RUNNER_IMAGE = ROOT / "runner-image"
 WHEELS_SCRIPT = ROOT / "runner-image/download-wheels.sh"
+MIRROR_SCRIPT = ROOT / "hack/debian-mirror.sh"
 # Git-ignored: a second `make bench` reuses the root filesystem and wheels.
 CHROOT_CACHE = ROOT / ".tools/bench-trixie"
 CHROOT_WORK = PurePosixPath("/bench")
@@ -185,12 +186,15 @@ def bare_loop(server: MariaDBServer, library: str, threads: int) -> tuple[float,
 
 
 RSS_PROBE = """
-import resource, sys, time
+import resource, sys, tempfile, time
+from functools import partial
+from pathlib import Path
 from dbbench_runner.config import parse_config
 from dbbench_runner.datasets import generator_for
 from dbbench_runner.loop import checkpoint_granularity
 from dbbench_runner.measurement import Measurements
 from dbbench_runner.operations import Status
+from dbbench_runner.seconds_spool import spool_path, write_seconds
 from dbbench_runner.workloads import operations_for
 records = int(sys.argv[1])
 config = parse_config({
@@ -200,11 +204,22 @@ config = parse_config({
 })
 generator = generator_for(config.dataset)
 measurements = Measurements(checkpoint_every=checkpoint_granularity(config))
+spool = spool_path(Path(tempfile.mkdtemp(prefix="dbbench-rss-")), 0)
+measurements.spool_to(str(spool), partial(write_seconds, spool))
 ok = Status(ok=True, rows=1)
 started = time.perf_counter()
+# 10,000 operations a second, 5,000 latencies spread over each: a worst case of
+# the per-second histograms. The connection loop seals ended seconds once a
+# second (loop._publish); so does this probe, once a second of its timestamps.
 for index, operation in enumerate(operations_for(config, generator, 0)):
-    measurements.record(operation.kind, 150 + index % 5000, ok, 1.7e9 + index / 1e4)
+    epoch = 1.7e9 + index / 1e4
+    measurements.record(operation.kind, 150 + index % 5000, ok, epoch)
+    if index % 10_000 == 0:
+        measurements.seal(int(epoch))
+measurements.seal(None)
 elapsed = time.perf_counter() - started
+spool.unlink()
+spool.parent.rmdir()
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, elapsed)
 """
 
@@ -314,7 +329,7 @@ def measure(server: MariaDBServer, work: Path, prepared: Path | str) -> None:
             chroot_work = work / "chroot"
             chroot_work.mkdir()
             binds = [
-                trixie_chroot.Bind(PACKAGE, trixie_chroot.PACKAGE_DIR, read_only=True),
+                *trixie_chroot.runner_binds(RUNNER_IMAGE),
                 trixie_chroot.Bind(chroot_work, CHROOT_WORK),
             ]
             try:
@@ -329,7 +344,7 @@ def measure(server: MariaDBServer, work: Path, prepared: Path | str) -> None:
 def prepare_chroot() -> Path | str:
     """The cached trixie root filesystem, or why there is none."""
     try:
-        rootfs: Path = trixie_chroot.prepare(CHROOT_CACHE, WHEELS_SCRIPT)
+        rootfs: Path = trixie_chroot.prepare(CHROOT_CACHE, WHEELS_SCRIPT, MIRROR_SCRIPT)
     except (trixie_chroot.ChrootUnavailableError, OSError) as exc:
         return f"cannot prepare the Debian {trixie_chroot.SUITE} chroot: {exc}"
     return rootfs

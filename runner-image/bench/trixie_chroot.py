@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 SUITE = "trixie"
-MIRROR = "http://deb.debian.org/debian"
 VENV = PurePosixPath("/opt/venv")
-# The runner package is bind-mounted here; PYTHONPATH points at the parent.
-PACKAGE_DIR = PurePosixPath("/opt/dbbench/dbbench_runner")
+# runner-image/ is bind-mounted here, where the runner image copies its packages
+# (runner-image/Dockerfile); PYTHONPATH points at it.
+PACKAGES_DIR = PurePosixPath("/opt/dbbench")
 WHEELS_STAMP = ".complete"
 VENV_STAMP = ".dbbench-wheels"
 # Where the wheels are copied inside the root filesystem for the offline install.
@@ -36,7 +36,7 @@ STAGED_WHEELS = PurePosixPath("/opt/dbbench-wheels")
 SETUP_TIMEOUT_S = 600
 GUEST_ENV = {
     "PATH": f"{VENV}/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-    "PYTHONPATH": str(PACKAGE_DIR.parent),
+    "PYTHONPATH": str(PACKAGES_DIR),
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONUNBUFFERED": "1",
     "HOME": "/root",
@@ -55,6 +55,13 @@ class Bind:
     host: Path
     guest: PurePosixPath
     read_only: bool = False
+
+
+def runner_binds(runner_image: Path) -> list[Bind]:
+    """What the runner needs inside the chroot: the whole runner-image/ folder,
+    read-only, at /opt/dbbench, so that every package it imports is there (with
+    dbbench_runner alone, importing its config failed: no dbbench_contract)."""
+    return [Bind(runner_image, PACKAGES_DIR, read_only=True)]
 
 
 def _tail(text: str | bytes | None, lines: int = 5) -> str:
@@ -166,7 +173,15 @@ def _ensure_debootstrap() -> None:
         raise ChrootUnavailableError("debootstrap is still missing after apt-get install")
 
 
-def _ensure_rootfs(cache: Path) -> Path:
+def debian_mirror(script: Path) -> str:
+    """The Debian mirror this machine's apt uses (hack/debian-mirror.sh, as the
+    images' roots are bootstrapped): no host is written into the bench."""
+    return _run(
+        ["bash", "-c", 'source "$0" && debian_mirror', str(script)], "finding the Debian mirror"
+    ).strip()
+
+
+def _ensure_rootfs(cache: Path, mirror: str) -> Path:
     rootfs = cache / "rootfs"
     if (rootfs / "usr/bin/python3").exists():
         return rootfs
@@ -183,7 +198,7 @@ def _ensure_rootfs(cache: Path) -> Path:
             "--include=python3,python3-venv",
             SUITE,
             str(partial),
-            MIRROR,
+            mirror,
         ],
         f"debootstrap {SUITE}",
     )
@@ -243,11 +258,11 @@ def _ensure_venv(rootfs: Path, wheels: Path) -> None:
     stamp.write_text("\n".join(names))
 
 
-def prepare(cache: Path, wheels_script: Path) -> Path:
+def prepare(cache: Path, wheels_script: Path, mirror_script: Path) -> Path:
     """The ready root filesystem (cached); raises ChrootUnavailableError with the reason."""
     if os.geteuid() != 0:
         raise ChrootUnavailableError("chroot and mount need root")
-    rootfs = _ensure_rootfs(cache)
+    rootfs = _ensure_rootfs(cache, debian_mirror(mirror_script))
     wheels = _ensure_wheels(cache, wheels_script)
     _ensure_venv(rootfs, wheels)
     return rootfs

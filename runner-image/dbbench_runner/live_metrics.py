@@ -51,10 +51,17 @@ def _from_wire(wire: SecondsWire) -> dict[str, SecondBucket]:
 
 
 def by_operation(measurements: Measurements) -> dict[str, SecondBucket]:
-    """A process's exact totals per operation type (its seconds, summed)."""
+    """A process's exact totals per operation type: its seconds summed (those
+    spooled to files and those in memory), with the type's latency histogram
+    (the same operations; spooled seconds keep no bucket counts in memory)."""
     total: dict[str, SecondBucket] = {}
+    for kind, bucket in measurements.spooled.items():
+        total.setdefault(kind, SecondBucket()).add(bucket)
     for (_, kind), bucket in measurements.seconds.items():
         total.setdefault(kind, SecondBucket()).add(bucket)
+    for kind, bucket in total.items():
+        if kind in measurements.histograms:
+            bucket.counts = dict(measurements.histograms[kind].buckets())
     return total
 
 

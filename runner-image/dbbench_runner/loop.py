@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
 
 from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator
 from dbbench_runner.drivers import Driver
 from dbbench_runner.measurement import Measurements, SecondBucket
 from dbbench_runner.operations import Insert
+from dbbench_runner.seconds_spool import write_seconds
 from dbbench_runner.series import series_unit
 from dbbench_runner.timing import TimedDriver
 from dbbench_runner.workloads import operation_budget, operations_for
@@ -45,7 +47,6 @@ class Progress:
     # the worker's reporting thread reads it without a lock (deque appends and
     # pops are atomic).
     seconds: deque[tuple[str, SecondBucket]] = field(default_factory=deque)
-    forwarded: int = 0  # entries of Measurements.seconds already put in `seconds`
 
 
 def checkpoint_granularity(config: StepConfig) -> int:
@@ -63,11 +64,17 @@ def run_connection(
     clock: PhaseClock,
     stopped: Callable[[], bool],
     progress: Progress,
+    spool: Path | None = None,
 ) -> Measurements:
+    """`spool`: the file that takes this connection's ended seconds out of memory
+    (dbbench_runner.seconds_spool); without it they stay in the measurements."""
     measurements = Measurements(
         checkpoint_every=checkpoint_granularity(config),
         series_unit=series_unit(config.phase.type),
     )
+    if spool is not None:
+        spool.unlink(missing_ok=True)
+        measurements.spool_to(str(spool), partial(write_seconds, spool))
     timed = TimedDriver(driver, measurements, clock.epoch_offset)
     budget = operation_budget(config, worker)
     rate = config.phase.target_rate
@@ -144,11 +151,5 @@ def _publish(progress: Progress, measurements: Measurements, epoch: float | None
     progress.errors = measurements.error_count
     progress.p99_ms = measurements.p99_ms()
     # Later operations end after `epoch` (same clock): earlier seconds are final.
-    # The dict is in time order (seconds only grow), so stop at the first open one.
     current = None if epoch is None else int(epoch)
-    pending = itertools.islice(measurements.seconds.items(), progress.forwarded, None)
-    for (second, kind), bucket in pending:
-        if current is not None and second >= current:
-            break
-        progress.seconds.append((kind, bucket))
-        progress.forwarded += 1
+    progress.seconds.extend(measurements.seal(current))

@@ -33,7 +33,7 @@ def write_marks(path: Path, marks: Iterable[Mark]) -> None:
         rows.writerows([repr(t), n, r, u] for t, n, r, u in marks)
 
 
-def _lines(path: Path, block: int) -> Iterator[str]:
+def read_lines(path: Path, block: int = BLOCK) -> Iterator[str]:
     """The file's lines (their ends dropped), read `block` bytes at a time and
     cut one at a time (a block's list of lines would double what a pod holds)."""
     offset = 0
@@ -58,7 +58,7 @@ def _lines(path: Path, block: int) -> Iterator[str]:
 
 def read_marks(path: Path, block: int = BLOCK) -> Iterator[Mark]:
     """A checkpoints.csv's marks in file order, read a block at a time."""
-    rows = csv.reader(_lines(path, block))
+    rows = csv.reader(read_lines(path, block))
     header = next(rows, None)
     if header is None:
         return

@@ -8,8 +8,11 @@ Latencies are recorded in microseconds.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from array import array
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from dbbench_contract.summary import NOT_FOUND, LatencyMs
@@ -18,6 +21,8 @@ from dbbench_runner.operations import Status
 from dbbench_runner.series import Mark, SeriesUnit
 
 __all__ = ["HIGHEST_US", "LOWEST_US", "LatencyHistogram"]
+# Where ended seconds go when spooled: (epoch second, operation type, bucket), in order.
+SecondsSink = Callable[[list[tuple[int, str, "SecondBucket"]]], None]
 PERCENTILES = {"p50": 50.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
 
 
@@ -33,6 +38,10 @@ def latency_ms(histogram: LatencyHistogram) -> LatencyMs:
         name: histogram.get_value_at_percentile(p) / 1000.0 for name, p in PERCENTILES.items()
     }
     return LatencyMs(**values, max=histogram.get_max_value() / 1000.0)
+
+
+# Checkpoints.marks() merges up to this many runs in order (a pod's connections).
+MERGED_RUNS = 1024
 
 
 class Checkpoints:
@@ -59,9 +68,25 @@ class Checkpoints:
         self.records.extend(other.records)
         self.latency_us.extend(other.latency_us)
 
-    def marks(self) -> list[Mark]:
-        """All marks ordered by time."""
-        return sorted(zip(self.times, self.counts, self.records, self.latency_us, strict=True))
+    def marks(self) -> Iterator[Mark]:
+        """All marks ordered by time (as `sorted` orders them): a heap merge of the
+        runs in order that `extend` put one after the other (a connection's marks
+        are in order), not a sorted list of every mark's tuple (~150 bytes each)."""
+        starts = [0]
+        previous: Mark | None = None
+        for index, mark in enumerate(self._range(0, len(self))):
+            if previous is not None and mark < previous:
+                starts.append(index)
+            previous = mark
+        if len(starts) > MERGED_RUNS:  # not as connections add them: a generator a run costs more
+            return iter(sorted(self._range(0, len(self))))
+        ends = [*starts[1:], len(self)]
+        return heapq.merge(*(self._range(a, b) for a, b in zip(starts, ends, strict=True)))
+
+    def _range(self, start: int, stop: int) -> Iterator[Mark]:
+        times, counts, records, latency = self.times, self.counts, self.records, self.latency_us
+        for index in range(start, stop):
+            yield times[index], counts[index], records[index], latency[index]
 
     def to_bytes(self) -> tuple[bytes, bytes, bytes, bytes]:
         return (
@@ -126,6 +151,12 @@ class Measurements:
     # or were never told (MongoDB w:0 updates).
     found: dict[str, int] = field(default_factory=dict)
     seconds: dict[tuple[int, str], SecondBucket] = field(default_factory=dict)
+    # Files holding ended seconds taken out of `seconds` (dbbench_runner.seconds_spool),
+    # each in time order, and their operations, errors and latency sums by type
+    # (no bucket counts: those of the same operations are in `histograms`; a sum of
+    # sparse counts would grow toward the histogram's 23,552 buckets in a dict).
+    spools: list[str] = field(default_factory=list)
+    spooled: dict[str, SecondBucket] = field(default_factory=dict)
     checkpoints: Checkpoints = field(default_factory=Checkpoints)
     warmup_operations: int = 0
     warmup_records: int = 0
@@ -141,6 +172,8 @@ class Measurements:
     _since_checkpoint: int = 0
     _since_records: int = 0
     _since_latency_us: int = 0
+    _sink: SecondsSink | None = None
+    _sealed: int = 0  # without a sink: entries of `seconds` already sealed
     _second: int = -1
     _current: dict[str, SecondBucket] = field(default_factory=dict)
 
@@ -205,6 +238,36 @@ class Measurements:
         if self._since_checkpoint:
             self._mark(epoch)
 
+    def spool_to(self, path: str, sink: SecondsSink) -> None:
+        """Sealed seconds go to `sink` (which writes them to `path`), out of memory."""
+        self.spools.append(path)
+        self._sink = sink
+
+    def seal(self, before: int | None) -> list[tuple[str, SecondBucket]]:
+        """The seconds before `before` (every one: None) are final, none being
+        recorded into again: returned in time order (for live metrics) and, when
+        spooled, written out and dropped, so that memory stays flat however long
+        the phase runs. Each second is returned once."""
+        ended = []
+        for (second, kind), bucket in itertools.islice(self.seconds.items(), self._sealed, None):
+            if before is not None and second >= before:
+                break
+            ended.append((second, kind, bucket))
+        if self._sink is None:
+            self._sealed += len(ended)
+        elif ended:
+            # A spool is read back merged by (second, type): types in a second
+            # come in the order first recorded.
+            ended.sort(key=lambda entry: (entry[0], entry[1]))
+            self._sink(ended)
+            for second, kind, bucket in ended:
+                del self.seconds[(second, kind)]
+                sums = self.spooled.setdefault(kind, SecondBucket())
+                sums.operations += bucket.operations
+                sums.errors += bucket.errors
+                sums.latency_sum_us += bucket.latency_sum_us
+        return [(kind, bucket) for _, kind, bucket in ended]
+
     def inserted(self, last_number: int, rows: int) -> None:
         """An insert was attempted up to record `last_number`; `rows` were written."""
         self.last_record = max(self.last_record, last_number)
@@ -235,6 +298,9 @@ class Measurements:
             self.found[kind] = self.found.get(kind, 0) + count
         for key, bucket in other.seconds.items():
             self.seconds.setdefault(key, SecondBucket()).add(bucket)
+        self.spools.extend(other.spools)
+        for kind, bucket in other.spooled.items():
+            self.spooled.setdefault(kind, SecondBucket()).add(bucket)
         self.checkpoints.extend(other.checkpoints)
         self.warmup_operations += other.warmup_operations
         self.warmup_records += other.warmup_records
@@ -248,7 +314,7 @@ class Measurements:
         return {
             "checkpoint_every": self.checkpoint_every,
             "series_unit": self.series_unit,
-            "histograms": {k: (h.to_pairs(), h.max_value) for k, h in self.histograms.items()},
+            "histograms": {k: (h.packed(), h.max_value) for k, h in self.histograms.items()},
             "errors": dict(self.errors),
             "records": dict(self.records),
             "found": dict(self.found),
@@ -258,6 +324,8 @@ class Measurements:
             ],
             "checkpoints": self.checkpoints.to_bytes(),
             "warmup": (self.warmup_operations, self.warmup_records),
+            "spools": list(self.spools),
+            "spooled": {k: _bucket_wire(b) for k, b in self.spooled.items()},
             "last_record": self.last_record,
             "written_records": self.written_records,
             "ended": self.ended,
@@ -273,8 +341,8 @@ class Measurements:
         measurements.ended = None if ended is None else float(ended)  # type: ignore[arg-type]
         histograms = wire["histograms"]
         assert isinstance(histograms, dict)
-        for kind, (pairs, max_value) in histograms.items():
-            measurements.histograms[kind] = LatencyHistogram.from_pairs(pairs, max_value)
+        for kind, (packed, max_value) in histograms.items():
+            measurements.histograms[kind] = LatencyHistogram.unpacked(packed, max_value)
         errors, records = wire["errors"], wire["records"]
         assert isinstance(errors, dict)
         assert isinstance(records, dict)
@@ -287,6 +355,14 @@ class Measurements:
         assert isinstance(seconds, list)
         for second, kind, ops, errors, latency, counts in seconds:
             measurements.seconds[(second, kind)] = SecondBucket(ops, errors, latency, dict(counts))
+        spools, spooled = wire["spools"], wire["spooled"]
+        assert isinstance(spools, list)
+        assert isinstance(spooled, dict)
+        measurements.spools = [str(path) for path in spools]
+        measurements.spooled = {
+            str(kind): SecondBucket(ops, errors, latency, dict(counts))
+            for kind, (ops, errors, latency, counts) in spooled.items()
+        }
         packed = wire["checkpoints"]
         assert isinstance(packed, tuple)
         measurements.checkpoints.from_bytes(packed)
@@ -294,3 +370,7 @@ class Measurements:
         assert isinstance(warmup, tuple | list)
         measurements.warmup_operations, measurements.warmup_records = int(warmup[0]), int(warmup[1])
         return measurements
+
+
+def _bucket_wire(bucket: SecondBucket) -> tuple[int, int, int, list[tuple[int, int]]]:
+    return bucket.operations, bucket.errors, bucket.latency_sum_us, list(bucket.counts.items())

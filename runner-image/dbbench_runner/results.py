@@ -14,6 +14,7 @@ storage.csv              storage samples with the exact record count (dbbench_ru
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -50,6 +51,7 @@ from dbbench_contract.summary import NOT_FOUND, OperationSummary, StepSummary
 from dbbench_runner.client_usage import PodUsage, summary_fields
 from dbbench_runner.histogram import LatencyHistogram, new_hdr, refill_hdr
 from dbbench_runner.measurement import Checkpoints, Measurements, SecondBucket, latency_ms
+from dbbench_runner.seconds_spool import merged_seconds, read_seconds
 from dbbench_runner.series import Mark, SeriesUnit, Window, windows_of_ordered
 from dbbench_runner.server_counters import CounterWindow, counters_block
 from dbbench_runner.storage import HEADER as STORAGE_HEADER
@@ -308,26 +310,49 @@ def _second_row(second: int, kind: str, bucket: SecondBucket) -> list[object]:
     return [*row, f"{latency.p50:.3f}", f"{latency.p99:.3f}", f"{latency.max:.3f}"]
 
 
-def _interval_log(meta: RunMeta, m: Measurements, kind: str, total: LatencyHistogram) -> str:
-    """One interval per second when the seconds' histograms add up to the total;
-    otherwise (older pods' files in a merge) the whole measured part as one."""
-    buffer = io.StringIO()
-    log = HistogramLogWriter(buffer)
+def _interval_log(meta: RunMeta, kind: str, handle: TextIO) -> HistogramLogWriter:
+    log = HistogramLogWriter(handle)
     log.output_comment(f"dbbench {meta.target}/{meta.phase} operation={kind} unit=us")
     log.output_legend()
-    seconds = sorted((s, b) for (s, k), b in m.seconds.items() if k == kind)
-    if sum(sum(b.counts.values()) for _, b in seconds) == total.get_total_count():
-        hdr = new_hdr()  # one for every second: refilled, not made anew
-        for second, bucket in seconds:
-            log.output_interval_histogram(
-                refill_hdr(hdr, bucket.counts), second, second + 1,
-                max_value_unit_ratio=MAX_VALUE_UNIT_RATIO,
-            )  # fmt: skip
-    else:
-        log.output_interval_histogram(
-            total.to_hdr(), meta.started, meta.ended, max_value_unit_ratio=MAX_VALUE_UNIT_RATIO
+    return log
+
+
+def _write_seconds(out: Path, meta: RunMeta, m: Measurements) -> None:
+    """series-seconds.csv and each operation type's .hlog (one interval per second)
+    in one pass over the seconds in order: those in memory and those the
+    connections spooled (seconds_spool), one second at a time. Where a type's
+    seconds do not add up to its total (older pods' files in a merge), its .hlog
+    is the whole measured part as one interval."""
+    in_memory = [(s, k, b) for (s, k), b in sorted(m.seconds.items())]
+    seconds = merged_seconds([in_memory, *(read_seconds(Path(p)) for p in m.spools)])
+    counted = dict.fromkeys(m.histograms, 0)
+    hdr = new_hdr()  # one for every second: refilled, not made anew
+    with contextlib.ExitStack() as files:
+        rows = csv.writer(
+            files.enter_context(atomic_file(out / SERIES_SECONDS)), lineterminator="\n"
         )
-    return buffer.getvalue()
+        rows.writerow(SERIES_SECONDS_COLUMNS)
+        logs = {
+            kind: _interval_log(
+                meta, kind, files.enter_context(atomic_file(out / histogram_file(kind)))
+            )
+            for kind in m.histograms
+        }
+        for second, kind, bucket in seconds:
+            rows.writerow(_second_row(second, kind, bucket))
+            if kind in logs:
+                logs[kind].output_interval_histogram(
+                    refill_hdr(hdr, bucket.counts), second, second + 1,
+                    max_value_unit_ratio=MAX_VALUE_UNIT_RATIO,
+                )  # fmt: skip
+                counted[kind] += sum(bucket.counts.values())
+    for kind, total in m.histograms.items():
+        if counted[kind] != total.get_total_count():
+            with atomic_file(out / histogram_file(kind)) as handle:
+                _interval_log(meta, kind, handle).output_interval_histogram(
+                    total.to_hdr(), meta.started, meta.ended,
+                    max_value_unit_ratio=MAX_VALUE_UNIT_RATIO,
+                )  # fmt: skip
 
 
 def write_results(
@@ -345,11 +370,8 @@ def write_results(
     instead of m's checkpoints (a merge streams its pods' marks from their files);
     environment None: the caller writes environment.json (a merge, pod by pod)."""
     summary = summarize(meta, m, storage, client, counters)
-    for kind, histogram in m.histograms.items():
-        atomic_write(out / histogram_file(kind), _interval_log(meta, m, kind, histogram))
+    _write_seconds(out, meta, m)
     _write_marks(out, meta, m.checkpoints.marks() if marks is None else marks)
-    seconds_rows = [_second_row(second, kind, b) for (second, kind), b in sorted(m.seconds.items())]
-    atomic_write(out / SERIES_SECONDS, _csv(list(SERIES_SECONDS_COLUMNS), seconds_rows))
     atomic_write(out / STORAGE, _csv(STORAGE_HEADER, csv_rows(storage)))
     if environment is not None:
         atomic_write(out / ENVIRONMENT, json.dumps(environment.to_wire(), indent=2, sort_keys=True))

@@ -25,6 +25,7 @@ from dbbench_runner.live_metrics import LiveTotals
 from dbbench_runner.measurement import Measurements
 from dbbench_runner.progress import progress_line, report
 from dbbench_runner.results import ENVIRONMENT, PROGRESS, RunMeta, atomic_write, write_results
+from dbbench_runner.seconds_spool import remove_spools
 from dbbench_runner.series import series_unit
 from dbbench_runner.server_counters import CounterWindow, window
 from dbbench_runner.storage import StorageRow
@@ -112,6 +113,13 @@ def run_step(config: StepConfig, out: Path, live: LiveTotals | None = None) -> i
     """Run the step; returns the process exit code (results are written in all cases but
     unreachable databases and crashed workers). `live`: what the pod's /metrics shows."""
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _run_step(config, out, live)
+    finally:
+        remove_spools(out)  # written into the step's files, or of a failed attempt
+
+
+def _run_step(config: StepConfig, out: Path, live: LiveTotals | None) -> int:
     dataset = generator_for(config.dataset, config.phase.id_mode)
     control = open_driver(config, dataset, control=True)
     try:
@@ -203,7 +211,7 @@ def _run_workers(
     go, stop = ctx.Event(), ctx.Event()
     clock_box: Any = ctx.Array("d", 4)
     plans = [
-        WorkerPlan(p, config.model_dump_json(), threads_of(p, processes, config.threads))
+        WorkerPlan(p, config.model_dump_json(), threads_of(p, processes, config.threads), str(out))
         for p in range(processes)
     ]
     children = [

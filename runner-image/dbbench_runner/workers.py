@@ -17,6 +17,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from multiprocessing.synchronize import Event
+from pathlib import Path
 from typing import Any
 
 from dbbench_runner.client_usage import process_cpu_seconds, thread_wait_seconds
@@ -28,6 +29,7 @@ from dbbench_runner.live_metrics import SecondsWire, drain_seconds
 from dbbench_runner.logs import configure_logging
 from dbbench_runner.loop import PhaseClock, Progress, run_connection
 from dbbench_runner.measurement import Measurements
+from dbbench_runner.seconds_spool import spool_path
 from dbbench_runner.series import series_unit
 
 REPORT_EVERY_S = 1.0
@@ -38,6 +40,8 @@ class WorkerPlan:
     process: int
     config_json: str
     threads: tuple[int, ...]  # this pod's thread numbers run by this process
+    # Where connections spool their ended seconds (seconds_spool); "": in memory.
+    spool_dir: str = ""
 
 
 def threads_of(process: int, processes: int, threads: int) -> tuple[int, ...]:
@@ -90,6 +94,7 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
                     clock=clock,
                     stopped=stopped,
                     progress=progresses[index],
+                    spool=spool_path(Path(plan.spool_dir), worker) if plan.spool_dir else None,
                 )
             )
         except Exception:  # noqa: BLE001 - a crashed connection must not hang the pod

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -116,21 +118,59 @@ def test_schema_rejects_bad_values(values: dict[str, Any], field: str) -> None:
     assert field in result.stderr
 
 
-def test_package_holds_the_chart_and_not_the_sources(tmp_path: Path) -> None:
-    helm("package", str(CHART), "--destination", str(tmp_path))
-    (archive,) = tmp_path.glob("dbbench-*.tgz")
+KEPT = (
+    "Chart.yaml",
+    "values.yaml",
+    "values.schema.json",
+    "templates/_helpers.tpl",
+    "templates/NOTES.txt",
+    "templates/tests/test-operator.yaml",
+    f"crds/{CRD_FILE.name}",
+)
+
+
+def packaged_files(chart: Path, destination: Path) -> set[str]:
+    """The files `helm package` puts in the chart's archive, relative to the chart."""
+    helm("package", str(chart), "--destination", str(destination))
+    (archive,) = destination.glob("dbbench-*.tgz")
     with tarfile.open(archive) as tar:
-        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
-    for kept in (
-        "Chart.yaml",
-        "values.yaml",
-        "values.schema.json",
-        "templates/_helpers.tpl",
-        "templates/NOTES.txt",
-        "templates/tests/test-operator.yaml",
-        f"crds/{CRD_FILE.name}",
-    ):
+        return {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+
+
+def tracked_files() -> set[str]:
+    """The chart's files git tracks (the repository root is the chart)."""
+    listing = subprocess.run(
+        ["git", "-C", str(CHART), "ls-files", "-z"], check=True, capture_output=True
+    ).stdout.decode()
+    return {name for name in listing.split("\0") if name}
+
+
+def strays(gitignore: str) -> list[str]:
+    """A file under every .gitignore pattern (what the developer commands leave:
+    .venv, .tools, .cluster, build/, demo-results/, caches, logs...): at the
+    chart root, and for a pattern that matches at any depth, in the packaged
+    directories too."""
+    planted = []
+    for line in gitignore.splitlines():
+        pattern = line.strip()
+        if not pattern or pattern.startswith("#"):
+            continue
+        name = pattern.strip("/").replace("*", "stray")
+        path = f"{name}/stray" if pattern.endswith("/") else name
+        planted.append(path)
+        if not pattern.startswith("/"):
+            planted += [f"templates/{path}", f"crds/{path}"]
+    return planted
+
+
+def test_package_holds_the_chart_and_not_the_sources(tmp_path: Path) -> None:
+    names = packaged_files(CHART, tmp_path)
+    for kept in KEPT:
         assert kept in names, kept
+    # Nothing git does not track: what `make setup`, `make demo` or a test
+    # run left in this checkout is not the chart.
+    untracked = names - tracked_files()
+    assert not untracked, f"not tracked by git, add it to .helmignore: {sorted(untracked)}"
     # Nothing else: no sources, tests, tools, caches or topology charts (which
     # helm would install as subcharts).
     top = {n.split("/", 1)[0] for n in names}
@@ -144,3 +184,25 @@ def test_package_holds_the_chart_and_not_the_sources(tmp_path: Path) -> None:
         ".helmignore",
         "dashboards",
     }, sorted(top)
+
+
+def test_package_leaves_out_what_the_developer_commands_leave(tmp_path: Path) -> None:
+    """A checkout where every developer command has left its files (a stray
+    under each .gitignore pattern) still packages only what git tracks: a
+    user who ran `make demo` does not ship their results in the chart."""
+    chart = tmp_path / "dbbench"
+    tracked = tracked_files()
+    for name in tracked:
+        source = CHART / name
+        if source.is_file():  # not deleted in the working tree
+            (chart / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, chart / name)
+    planted = strays((CHART / ".gitignore").read_text())
+    assert "demo-results/stray" in planted, planted
+    for name in planted:
+        (chart / name).parent.mkdir(parents=True, exist_ok=True)
+        (chart / name).write_text("left by a developer command\n")
+    names = packaged_files(chart, tmp_path)
+    for kept in KEPT:
+        assert kept in names, kept
+    assert sorted(names - tracked) == [], "add these patterns to .helmignore"

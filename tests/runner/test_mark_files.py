@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from dbbench_runner.mark_files import in_order, merged_marks, read_marks, write_marks
+from dbbench_runner.measurement import Checkpoints
 from dbbench_runner.series import Mark
 
 
@@ -52,3 +53,23 @@ def test_order_is_that_of_sorted() -> None:
     assert in_order([1.0, 1.0, 2.0], [1, 2, 1], [0, 0, 0], [5, 5, 5])
     assert not in_order([1.0, 1.0], [2, 1], [0, 0], [5, 5])
     assert not in_order([2.0, 1.0], [1, 1], [0, 0], [5, 5])
+
+
+def test_checkpoints_give_their_marks_in_order_without_a_sorted_copy() -> None:
+    """Checkpoints.marks(): connections' runs one after the other (as a worker and
+    the parent add them), merged in the order `sorted` gives."""
+    runs = [marks_of(seed, n) for seed, n in ((4, 50), (5, 1), (6, 0), (7, 80))]
+    checkpoints = Checkpoints()
+    for run in runs:
+        part = Checkpoints(run)
+        checkpoints.extend(part)
+    marks = checkpoints.marks()
+    assert not isinstance(marks, list), "an iterator, not a list of every mark"
+    assert list(marks) == sorted(mark for run in runs for mark in run)
+    assert list(Checkpoints().marks()) == []
+
+
+def test_checkpoints_out_of_order_still_give_their_marks_in_order() -> None:
+    shuffled = marks_of(8, 3000)
+    random.Random(9).shuffle(shuffled)
+    assert list(Checkpoints(shuffled).marks()) == sorted(shuffled)
