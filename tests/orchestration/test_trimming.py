@@ -1,4 +1,4 @@
-"""Freed heap memory goes back to the system (`trimming`), measured in a process of
+"""Freed heap memory goes back to the system (`controller/heap`), measured in a process of
 its own: a worker thread's freed allocations stay in RSS until trimmed."""
 
 from __future__ import annotations
