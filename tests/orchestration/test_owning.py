@@ -63,7 +63,7 @@ def taken(monkeypatch: pytest.MonkeyPatch) -> list[Exception]:
     def refuse(*_: Any, **__: Any) -> None:
         raise raised[0]
 
-    monkeypatch.setattr(advancing.tearing_down, "retire_targets", lambda *_a, **_k: 0)
+    monkeypatch.setattr(advancing.teardown, "retire_targets", lambda *_a, **_k: 0)
     monkeypatch.setattr(advancing.provisioning, "ensure_run_objects", refuse)
     return raised
 

@@ -8,7 +8,7 @@ import sys
 
 PROGRAM = """
 import threading
-from dbbench_operator import trimming
+from dbbench_operator.controller import heap
 
 def rss_mb():
     with open("/proc/self/status") as status:
@@ -25,7 +25,7 @@ thread = threading.Thread(target=a_pass)
 thread.start()
 thread.join()
 before = rss_mb()
-trimmed = trimming.trim()
+trimmed = heap.trim()
 print(before, rss_mb(), trimmed)
 """
 

@@ -100,7 +100,7 @@ def charts_dir() -> Path:
     if configured:
         return Path(configured)
     # operator/dbbench_operator/specs/databases/rendering.py -> <repo>/charts
-    return Path(__file__).resolve().parents[3] / "charts"
+    return Path(__file__).resolve().parents[4] / "charts"
 
 
 def helm_binary() -> str:
