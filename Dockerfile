@@ -49,7 +49,7 @@ LABEL org.opencontainers.image.title="dbbench operator" \
 ARG HELM_BINARY=.tools/bin/helm
 COPY --from=build /opt/dbbench /opt/dbbench
 # The operator renders each run's databases with `helm template` from the
-# topology charts (operator/dbbench_operator/topology/rendering.py). helm is
+# topology charts (operator/dbbench_operator/specs/databases/rendering.py). helm is
 # the statically linked (CGO_ENABLED=0) build from `make tools`.
 COPY ${HELM_BINARY} /usr/local/bin/helm
 COPY charts/ /opt/dbbench/charts/

@@ -18,12 +18,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from dbbench_contract.environment import Environment, RunnerPod, TargetInfo
-from dbbench_operator import collecting, results_client
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
-from dbbench_operator.planning import Step, plan
-from dbbench_operator.runner_jobs import step_dir
 from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.specs.plan import Step, plan
+from dbbench_operator.specs.runner_job import step_dir
+from dbbench_operator.steps import collecting, results_service
 from dbbench_runner.drivers.base import StorageSample
 from dbbench_runner.measurement import Measurements
 from dbbench_runner.operations import Status
@@ -81,7 +81,7 @@ def upload_pod(settings: OperatorSettings, run: RunRef, step: Step, pod: int, sr
     for path in sorted(p for p in src.rglob("*") if p.is_file()):
         data = path.read_bytes()
         relative = f"{step_dir(step)}/pod-{pod}/{path.relative_to(src).as_posix()}"
-        results_client.put_file(settings, run, relative, data)
+        results_service.put_file(settings, run, relative, data)
         sent += len(data)
     return sent
 
@@ -125,7 +125,7 @@ def merge_step_of(
     before = rss_mb(service_pid, "VmRSS")
     reset_peak(service_pid)
     started = time.monotonic()
-    results_client.merge_step(settings, run, step_dir(step), pods)
+    results_service.merge_step(settings, run, step_dir(step), pods)
     took = time.monotonic() - started
     return MergeFigure(pods, sent / 2**20, took, before, rss_mb(service_pid))
 
@@ -161,7 +161,7 @@ def run_summary(
     write_pod(src, steps[1], 1, PodLoad(int(seconds) * 100, seconds))
     for step in steps:
         upload_pod(settings, run, step, 0, src)
-        results_client.merge_step(settings, run, step_dir(step), 1)
+        results_service.merge_step(settings, run, step_dir(step), 1)
     before = rss_mb(service_pid, "VmRSS")
     reset_peak(service_pid)
     started = time.monotonic()

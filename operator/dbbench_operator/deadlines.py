@@ -1,7 +1,7 @@
 """A deadline on a whole reconcile pass, so that no stuck call holds a run.
 
 Every API call and database connection has its own timeout, but a pass makes
-many of them; and each run's loop runs one pass at a time (`driving`), so a
+many of them; and each run's loop runs one pass at a time (`controller/run_loop`), so a
 pass that never returns would stop that run's clock (spec.timeout is checked
 inside passes). `call_within` runs a pass in its own thread and stops
 waiting at the deadline. Python cannot stop a thread: the abandoned pass

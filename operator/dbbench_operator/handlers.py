@@ -1,9 +1,9 @@
 """kopf registrations: the operator's thin public front.
 
 Run with ``kopf run --module=dbbench_operator.handlers --standalone``. Each
-handler hands what kopf gives it to the module that acts (``driving`` for a
-run's passes, ``admitting`` and ``waking`` for what the watches show,
-``reconciling`` for a deleted run); no decisions are made here.
+handler hands what kopf gives it to the module that acts (``controller/run_loop`` for a
+run's passes, ``controller/admission`` and ``controller/alarms`` for what the watches show,
+``controller/reconciling`` for a deleted run); no decisions are made here.
 """
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ from typing import Any
 
 import kopf
 
-from dbbench_operator import admitting, trimming
-from dbbench_operator.bodies import drop_managed_fields
-from dbbench_operator.driving import drive
-from dbbench_operator.inventory import INVENTORY
-from dbbench_operator.monitoring import METRICS
+from dbbench_operator.controller import admission, heap
+from dbbench_operator.controller.alarms import ALARMS
+from dbbench_operator.controller.inventory import INVENTORY
+from dbbench_operator.controller.kept_bodies import drop_managed_fields
+from dbbench_operator.controller.metrics import METRICS
+from dbbench_operator.controller.reconciling import deleted, needs_pass
+from dbbench_operator.controller.run_loop import drive
 from dbbench_operator.naming import GROUP, PLURAL, RUN_UID_LABEL, VERSION, RunRef
-from dbbench_operator.reconciling import deleted, needs_pass
 from dbbench_operator.settings import OperatorSettings
-from dbbench_operator.waking import ALARMS
 
 # Whether the children's watches exist is decided when kopf loads this module
 # (the chart's DBBENCH_EVENTS); without them each run is polled on its timer
-# alone (`pacing`), which every pass re-reads from the environment.
+# alone (`controller/pass_timing`), which every pass re-reads from the environment.
 EVENTS = OperatorSettings.from_env().events
 # Watch handlers that run for every event of every run, child and node: kopf logs
 # "Handler '<id>' succeeded." at INFO for each (a line per node heartbeat and per
@@ -78,10 +78,10 @@ _TRIMMER: asyncio.Task[None] | None = None
 
 @kopf.on.startup()
 async def start_trimming(**_: Any) -> None:
-    """Freed heap memory goes back to the system every 30 s (`trimming`)."""
+    """Freed heap memory goes back to the system every 30 s (`controller/heap`)."""
     global _TRIMMER  # noqa: PLW0603 - one task for the operator's life, kept from the GC
     if _TRIMMER is None or _TRIMMER.done():
-        _TRIMMER = asyncio.get_running_loop().create_task(trimming.trim_forever())
+        _TRIMMER = asyncio.get_running_loop().create_task(heap.trim_forever())
 
 
 @kopf.on.cleanup()
@@ -110,7 +110,7 @@ def _needs_pass(status: kopf.Status, **_: Any) -> bool:
 # A deleted run: kopf asks its loop to stop and looks again for the loop's exit
 # (then runs `run_deleted` and releases the finalizer) after this many seconds,
 # each look a patch of the run. An idle loop, and one whose pass still waits for
-# a worker thread (`driving`), exits at once, so every deletion waited the full
+# a worker thread (`controller/run_loop`), exits at once, so every deletion waited the full
 # interval: 1 s instead of the poll interval (5 s) or kopf's default minute.
 DELETION_POLL_S = 1.0
 
@@ -121,7 +121,7 @@ async def drive_run(
     *, body: kopf.Body, stopped: kopf.DaemonStopped, logger: kopf.Logger, **_: Any
 ) -> None:
     """Advance the run pass by pass, each started by a change of its children or by
-    its pacing (`driving`); kopf stops it once the run needs no more passes."""
+    its pacing (`controller/run_loop`); kopf stops it once the run needs no more passes."""
 
     def post(kind: str, reason: str, message: str) -> None:
         kopf.event(body, type=kind, reason=reason, message=message)
@@ -148,11 +148,11 @@ async def run_seen(
     """Every run the watch shows, ended ones too: /metrics counts runs by phase,
     admission keeps what it needs in memory, and a run that released its nodes
     (cleaned up, or deleted) lets waiting runs look again."""
-    # In place: kopf keeps this very object as the run's live body (`bodies`).
+    # In place: kopf keeps this very object as the run's live body (`controller/kept_bodies`).
     drop_managed_fields(event["object"])
     gone = event.get("type") == "DELETED"
     METRICS.runs.seen(str(meta.get("uid")), status, deleted=gone)
-    admitting.run_seen(body, deleted=gone)
+    admission.run_seen(body, deleted=gone)
     if gone or not needs_pass(status):
         ALARMS.ring_waiting_for_nodes()
 
@@ -161,7 +161,7 @@ async def run_seen(
 async def node_seen(*, event: kopf.RawEvent, body: kopf.Body, **_: Any) -> None:
     """Nodes for admission, in memory; a change of labels or capacity lets waiting
     runs look again."""
-    if admitting.node_seen(body, deleted=event.get("type") == "DELETED"):
+    if admission.node_seen(body, deleted=event.get("type") == "DELETED"):
         ALARMS.ring_waiting_for_nodes()
 
 

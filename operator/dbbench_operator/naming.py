@@ -1,10 +1,10 @@
 """Names and labels of the objects a run owns directly (not per target).
 
-Per-target objects are named in ``topology.naming``; both use the same label
+Per-target objects are named in ``specs.databases.target_names``; both use the same label
 keys so ``kubectl get all -l dbbench.io/run=<run>`` finds everything, and
 ``dbbench.io/run-uid`` tells one run from an earlier run of the same name:
 every selector the operator acts on uses the uid label, and every object it
-finds by name is checked for the run's uid (`owning`).
+finds by name is checked for the run's uid (`k8s/ownership`).
 
 Run names are DNS subdomains (up to 253 characters, dots allowed); the names
 made here are DNS-1035 labels of at most 63 characters (what a Job's pods and

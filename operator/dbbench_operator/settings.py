@@ -88,7 +88,7 @@ DEFAULT_OPERATOR_LABELS = {
 
 @dataclass(frozen=True)
 class OperatorSettings:
-    # How a run's passes are paced (`pacing`): with `events`, a change of one of
+    # How a run's passes are paced (`controller/pass_timing`): with `events`, a change of one of
     # the run's Pods, Jobs or StatefulSets starts its next pass, and a quiet run
     # (waiting for nodes, or running a step) is looked at every
     # `resync_interval` seconds as a safety net, a running step's progress every

@@ -1,6 +1,6 @@
 """The step file: what one runner Job does (one target, one data set, one phase).
 
-The operator writes it (``dbbench_operator.runner_jobs``) into a ConfigMap
+The operator writes it (``dbbench_operator.specs.runner_job``) into a ConfigMap
 that every pod of the step's Job mounts; the runner reads it
 (``dbbench_runner.config``). Field names are the BenchmarkRun CRD's, so a
 phase's fields read the same in both. Cross-field checks here repeat what

@@ -25,7 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from dbbench_local.ports import free_port
 from dbbench_local.results_service import start_results_service
-from dbbench_operator.monitoring import OPERATOR_METRICS, OperatorMetrics
+from dbbench_operator.controller.metrics import OPERATOR_METRICS, OperatorMetrics
 from dbbench_results.metering import RESULTS_METRICS
 from dbbench_runner.exporting import RUNNER_METRICS
 from dbbench_runner.running import run_step

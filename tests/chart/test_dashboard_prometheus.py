@@ -18,7 +18,7 @@ import yaml
 
 from dbbench_local.ports import free_port
 from dbbench_local.results_service import start_results_service
-from dbbench_operator.monitoring import OperatorMetrics
+from dbbench_operator.controller.metrics import OperatorMetrics
 from dbbench_runner.running import run_step
 from tests.chart.helm import CHART
 from tests.fixtures.mariadb import MariaDBServer

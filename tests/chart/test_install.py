@@ -74,7 +74,7 @@ SCOPED_RIGHTS = [
     ("create", "events", TEAM_A, True),
     ("list", "events", TEAM_A, True),
     ("delete", "pods", TEAM_A, True),
-    # Nothing the code does not call (permissions.py): no Secret listing, no logs.
+    # Nothing the code does not call (k8s/permissions.py): no Secret listing, no logs.
     ("list", "secrets", TEAM_A, False),
     ("watch", "secrets", TEAM_A, False),
     ("get", "pods/log", TEAM_A, False),

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator.addressing import target_access
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
-from dbbench_operator.planning import plan
-from dbbench_operator.runner_jobs import JobSettings, build_runner_job
 from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.specs.addresses import target_access
+from dbbench_operator.specs.plan import plan
+from dbbench_operator.specs.runner_job import JobSettings, build_runner_job
 from tests.chart.helm import CHART, by_kind, env_of, one, operator_container, render
 
 MONITORING = ["--api-versions", "monitoring.coreos.com/v1"]

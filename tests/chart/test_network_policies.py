@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator.addressing import target_access, topology_request
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef, adopt
-from dbbench_operator.network_policies import build_database_policy
-from dbbench_operator.planning import plan
-from dbbench_operator.runner_jobs import JobSettings, build_runner_job
 from dbbench_operator.settings import OperatorSettings
-from dbbench_operator.topology.rendering import render as render_target
+from dbbench_operator.specs.addresses import target_access, topology_request
+from dbbench_operator.specs.databases.rendering import render as render_target
+from dbbench_operator.specs.network_policies import build_database_policy
+from dbbench_operator.specs.plan import plan
+from dbbench_operator.specs.runner_job import JobSettings, build_runner_job
 from tests.chart.helm import by_kind, env_of, one, operator_container, render
 from tests.netpol import ingress_allowed
 

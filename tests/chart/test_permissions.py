@@ -1,4 +1,4 @@
-"""The chart grants exactly what the code calls: `permissions.RULES`, per scope.
+"""The chart grants exactly what the code calls: `k8s/permissions.RULES`, per scope.
 
 `kube` refuses any call the table does not declare, so the table covers every
 call; here every combination of the values that change RBAC is rendered and
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator import permissions
+from dbbench_operator.k8s import permissions
 from tests.chart.helm import by_kind, render
 
 Grants = dict[tuple[str, str, str], set[tuple[str, str]]]  # (scope, where) -> {(group, res)}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator import permissions
+from dbbench_operator.k8s import permissions
 from tests.chart.helm import (
     CHART,
     by_kind,
@@ -32,7 +32,7 @@ KOPF_RUN = [
 ]
 
 
-# The operator's permissions, as reviewed: operator/dbbench_operator/permissions.py
+# The operator's permissions, as reviewed: operator/dbbench_operator/k8s/permissions.py
 # (each rule with why). A change there is a change to what the operator may do.
 def expected(scope: str, **when: bool) -> dict[tuple[str, str], set[str]]:
     table: dict[tuple[str, str], set[str]] = {}

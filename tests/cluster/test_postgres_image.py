@@ -30,10 +30,10 @@ import pytest
 
 from dbbench_local.cluster import IMAGES_DIR
 from dbbench_local.mariadb import free_port
-from dbbench_operator.topology.mysql_replication import Member, ReplicationCredentials
-from dbbench_operator.topology.pg_session import connect
-from dbbench_operator.topology.postgres_replication import ensure_streaming
-from dbbench_operator.topology.rendering import render
+from dbbench_operator.specs.databases.rendering import render
+from dbbench_operator.targets.sql.mysql_replication import Member, ReplicationCredentials
+from dbbench_operator.targets.sql.pg_session import connect
+from dbbench_operator.targets.sql.postgres_replication import ensure_streaming
 from tests.cluster.image_support import (
     REPO,
     ROOTS,

@@ -32,8 +32,8 @@ import yaml
 from dbbench_local.cluster import NODE_PATHS, cni_enforces_policies, flavour
 from dbbench_local.install import NAMESPACE, Kube, wait_for
 from dbbench_local.kind import node_exec
-from dbbench_operator import permissions
-from dbbench_operator.kube import USED_MARK
+from dbbench_operator.k8s import permissions
+from dbbench_operator.k8s.api import USED_MARK
 from tests.e2e.conftest import (
     RUNS_NS,
     apply_run,

@@ -4,7 +4,7 @@ server's and the operator's own messages.
 The integration test sends the same files to the real kube-apiserver (a
 server-side dry run with strict field validation, as `kubectl create` does)
 and, for what the API server accepts, through the operator's admission
-(`reconciling.parse` and the results claim check on the stored spec, as a
+(`controller/reconciling.parse` and the results claim check on the stored spec, as a
 pass does), then runs the `dbbench` command on them and compares the field
 path and message of every refusal.
 """
@@ -23,9 +23,9 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from dbbench_operator.controller.reconciling import parse, results_claim_problems
 from dbbench_operator.model import GROUP, PLURAL, VERSION
 from dbbench_operator.model.apiserver import go_float
-from dbbench_operator.reconciling import parse, results_claim_problems
 from dbbench_operator.settings import OperatorSettings
 
 from .helpers import INVALID, REPO, crd_and_namespace, expected_message, load

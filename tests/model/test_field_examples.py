@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator.addressing import topology_request
 from dbbench_operator.model import check, parse_spec
 from dbbench_operator.naming import RunRef
-from dbbench_operator.topology.rendering import render
+from dbbench_operator.specs.addresses import topology_request
+from dbbench_operator.specs.databases.rendering import render
 
 from .helpers import REPO, crd_and_namespace, load
 

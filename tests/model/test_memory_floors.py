@@ -13,8 +13,8 @@ import pytest
 from dbbench_operator.model import check, parse_spec
 from dbbench_operator.model import memory_floors as floors
 from dbbench_operator.model.units import parse_postgres_size
-from dbbench_operator.topology import sizing
-from dbbench_operator.topology.postgres_sizing import postgres_settings
+from dbbench_operator.specs.databases import sizing
+from dbbench_operator.specs.databases.postgres_sizing import postgres_settings
 from tests.model.helpers import EXAMPLES, REPO, load
 
 MIB = floors.MIB

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator.addressing import topology_request
 from dbbench_operator.model import parse_spec
 from dbbench_operator.model.connections import mysql_connections_needed
 from dbbench_operator.model.semantics import check
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import BUILT_IN_ENGINE_IMAGES
-from dbbench_operator.topology.sizing import engine_settings
+from dbbench_operator.specs.addresses import topology_request
+from dbbench_operator.specs.databases.sizing import engine_settings
 
 FIELD = "spec.targets[0].settings.max_connections"
 RUNNER = {"pods": 2, "threads": 100}

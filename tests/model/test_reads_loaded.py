@@ -13,7 +13,7 @@ import pytest
 from dbbench_operator.model import check, parse_spec
 from dbbench_operator.model.tables import keyed_table, used_tables
 from dbbench_operator.naming import RunRef
-from dbbench_operator.planning import build_plan_configmap, plan
+from dbbench_operator.specs.plan import build_plan_configmap, plan
 from dbbench_runner.config import Dataset as RunnerDataset
 from dbbench_runner.datasets import generator_for
 

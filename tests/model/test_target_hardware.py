@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from dbbench_contract.hardware import TARGET_HARDWARE_FIELDS, target_hardware
-from dbbench_operator.addressing import topology_request
-from dbbench_operator.fitting import database_demands, misfit, node_pools, pool_name
 from dbbench_operator.model import Hardware, SpecError, TargetHardware, check, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import EngineImage
+from dbbench_operator.specs.addresses import topology_request
+from dbbench_operator.specs.node_fit import database_demands, misfit, node_pools, pool_name
 
 RUN = RunRef(name="field4", namespace="perf", uid="6a1f0c2e-1111-4c55-9d59-8a1b6f2f4e11")
 IMAGES = {e: EngineImage(e, "1") for e in ("mongodb", "mysql", "mariadb", "postgresql")}

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator import admitting, kube
-from dbbench_operator.inventory import INVENTORY
+from dbbench_operator.controller import admission
+from dbbench_operator.controller.inventory import INVENTORY
+from dbbench_operator.k8s import api
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
@@ -83,14 +84,14 @@ def exclusive_run(cluster: ControlPlane, ns: str, name: str) -> dict[str, Any]:
 def counted_lists(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
     """The operator's list calls, by kind (the real calls, counted)."""
     calls: Counter[str] = Counter()
-    real = kube.iter_objects
+    real = api.iter_objects
 
     def counting(api_version: str, kind: str, *args: Any, **kwargs: Any) -> Any:
         calls[kind] += 1
         return real(api_version, kind, *args, **kwargs)
 
-    monkeypatch.setattr(kube, "iter_objects", counting)  # list_objects reads through it
-    kube.forget_clients()
+    monkeypatch.setattr(api, "iter_objects", counting)  # list_objects reads through it
+    api.forget_clients()
     INVENTORY.clear()
     yield calls
     INVENTORY.clear()
@@ -111,20 +112,20 @@ def test_waiting_runs_are_admitted_from_memory_not_from_lists_per_pass(
     settings = OperatorSettings.from_env()
     counted_lists.clear()
     for _ in range(5):  # five passes of the waiting run
-        blocked = admitting.blocker(ref, spec, settings)
+        blocked = admission.blocker(ref, spec, settings)
         assert blocked is not None
         assert blocked[0] == "WaitingForNodes"
         assert f"node(s) {pool_node} exclusively in use by BenchmarkRun team-a/holder" in blocked[1]
-        assert admitting.misfit(spec, settings) is None
+        assert admission.misfit(spec, settings) is None
     # One list of the runs (per watched namespace) and one of the nodes, for all five.
     assert counted_lists == Counter({"BenchmarkRun": len(WATCHED), "Node": 1})
 
     # The watch shows the holder ended and cleaned up: the waiter is admitted at once.
     ended = {**holder, "status": {"phase": "Succeeded", "cleanedUp": True}}
-    admitting.run_seen(ended, deleted=False)
-    assert admitting.blocker(ref, spec, settings) is None
+    admission.run_seen(ended, deleted=False)
+    assert admission.blocker(ref, spec, settings) is None
     assert counted_lists == Counter({"BenchmarkRun": len(WATCHED), "Node": 1})
-    admitting.release(ref)
+    admission.release(ref)
 
 
 def test_a_run_that_releases_its_nodes_lets_the_waiting_run_start_before_the_safety_net(

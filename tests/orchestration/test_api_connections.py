@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from dbbench_operator import driving, kube
+from dbbench_operator.controller import run_loop
+from dbbench_operator.k8s import api
 from tests.fixtures.controlplane import ControlPlane
 
 
@@ -18,23 +19,23 @@ from tests.fixtures.controlplane import ControlPlane
 def admin_client(kube_cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("KUBECONFIG", str(kube_cluster.kubeconfig))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    kube.forget_clients()
+    api.forget_clients()
     yield
-    kube.forget_clients()
+    api.forget_clients()
 
 
 def test_every_pass_thread_keeps_its_connection_between_passes(admin_client: None) -> None:
-    workers = driving.PASS_WORKERS
+    workers = run_loop.PASS_WORKERS
     together = threading.Barrier(workers)
 
     def call(_: int) -> int:
         together.wait(timeout=30)  # every thread calls at once
-        return len(kube.list_objects("v1", "Node", None))
+        return len(api.list_objects("v1", "Node", None))
 
-    kube.list_objects("v1", "Node", None)  # the client and its discovery, made once
+    api.list_objects("v1", "Node", None)  # the client and its discovery, made once
     for _ in range(3):  # a pass per thread, three times
-        list(driving.PASSES.map(call, range(workers)))
-    client = kube.api_client()
+        list(run_loop.PASSES.map(call, range(workers)))
+    client = api.api_client()
     pool = client.rest_client.pool_manager.connection_from_url(client.configuration.host)
     # The first round opens one connection per thread; later rounds reuse them.
     assert pool.num_connections <= workers, pool.num_connections
@@ -43,17 +44,17 @@ def test_every_pass_thread_keeps_its_connection_between_passes(admin_client: Non
 def test_writes_whose_answer_is_not_parsed_still_give_their_connection_back(
     admin_client: None,
 ) -> None:
-    workers = driving.PASS_WORKERS
+    workers = run_loop.PASS_WORKERS
     together = threading.Barrier(workers)
-    kube.apply(config_map(0))  # the client and its discovery, made once
+    api.apply(config_map(0))  # the client and its discovery, made once
 
     def write(i: int) -> None:
         together.wait(timeout=30)
-        kube.apply(config_map(i))  # server-side apply: its answer is read, not parsed
+        api.apply(config_map(i))  # server-side apply: its answer is read, not parsed
 
     for _ in range(3):
-        list(driving.PASSES.map(write, range(workers)))
-    client = kube.api_client()
+        list(run_loop.PASSES.map(write, range(workers)))
+    client = api.api_client()
     pool = client.rest_client.pool_manager.connection_from_url(client.configuration.host)
     assert pool.num_connections <= workers + 1, pool.num_connections
 
@@ -75,16 +76,16 @@ def test_lists_are_read_a_page_at_a_time_and_every_object_is_seen(
     kube_cluster.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1",
                          "kind": "List", "items": pods}))  # fmt: skip
     try:
-        monkeypatch.setattr(kube, "LIST_PAGE", 2)
+        monkeypatch.setattr(api, "LIST_PAGE", 2)
         requests = []
-        real_get = kube._call
+        real_get = api._call
 
         def counted(*args: object) -> object:
             requests.append(args)
             return real_get(*args)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(kube, "_call", counted)
-        found = kube.list_objects("v1", "Pod", "default", {"test": "paged"})
+        monkeypatch.setattr(api, "_call", counted)
+        found = api.list_objects("v1", "Pod", "default", {"test": "paged"})
         assert sorted(p["metadata"]["name"] for p in found) == [f"paged-{i}" for i in range(5)]
         assert [r[0] for r in requests if r[0] == "list"] == ["list"] * 3  # pages: 2, 2, 1
     finally:

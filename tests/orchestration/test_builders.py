@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dbbench_operator.addressing import topology_request
-from dbbench_operator.credentials import build_credentials_secret
 from dbbench_operator.model import parse_spec
 from dbbench_operator.model.placement import Runner
 from dbbench_operator.naming import (
@@ -23,9 +21,11 @@ from dbbench_operator.naming import (
     plan_configmap_name,
     run_labels,
 )
-from dbbench_operator.planning import build_plan_configmap, plan
-from dbbench_operator.runner_jobs import job_name
-from dbbench_operator.topology.request import SECRET_KEYFILE_KEY, SECRET_PASSWORD_KEY
+from dbbench_operator.specs.addresses import topology_request
+from dbbench_operator.specs.credentials import build_credentials_secret
+from dbbench_operator.specs.databases.request import SECRET_KEYFILE_KEY, SECRET_PASSWORD_KEY
+from dbbench_operator.specs.plan import build_plan_configmap, plan
+from dbbench_operator.specs.runner_job import job_name
 
 REPO = Path(__file__).resolve().parents[2]
 RUN = RunRef(name="quick", namespace="team-a", uid="1234-uid", generation=3)

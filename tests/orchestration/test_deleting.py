@@ -3,7 +3,7 @@ collector's pace: the operator's own code against the real control plane, as the
 chart's ServiceAccount (so the chart's RBAC grants every request it makes).
 
 Two runs in one namespace get children of every kind a run may leave
-(`tearing_down.run_children`), from the operator's own builders and charts and
+(`targets/teardown.run_children`), from the operator's own builders and charts and
 from the controllers that act on them. The controllers (the garbage collector
 among them) are then paused, so whatever goes while `deleted` runs was deleted
 by it; the run object still exists throughout, as kopf's finalizer keeps it.
@@ -20,21 +20,22 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator import kube, owning, provisioning
-from dbbench_operator.addressing import target_access
-from dbbench_operator.kube import KubeError
+from dbbench_operator.controller.reconciling import deleted
+from dbbench_operator.k8s import api, ownership
+from dbbench_operator.k8s.api import KubeError
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RUN_UID_LABEL, RunRef
-from dbbench_operator.planning import plan
-from dbbench_operator.reconciling import deleted
-from dbbench_operator.runner_jobs import (
+from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.specs.addresses import target_access
+from dbbench_operator.specs.plan import plan
+from dbbench_operator.specs.runner_job import (
     JobSettings,
     build_runner_job,
     build_step_config,
     build_step_configmap,
 )
-from dbbench_operator.settings import OperatorSettings
-from dbbench_operator.tearing_down import run_children
+from dbbench_operator.targets import provisioning
+from dbbench_operator.targets.teardown import run_children
 from tests.fixtures.controlplane import ControlPlane
 from tests.orchestration.test_operator_lifecycle import (
     UNWATCHED,
@@ -71,9 +72,9 @@ RESOURCES = {
 @pytest.fixture
 def as_operator(operator_env: list[str]) -> Iterator[OperatorSettings]:
     """`kube` acts as the chart's ServiceAccount (operator_env's KUBECONFIG)."""
-    kube.forget_clients()
+    api.forget_clients()
     yield OperatorSettings.from_env()
-    kube.forget_clients()
+    api.forget_clients()
 
 
 def make_run(cluster: ControlPlane, name: str) -> tuple[RunRef, dict[str, Any]]:
@@ -91,8 +92,8 @@ def make_run(cluster: ControlPlane, name: str) -> tuple[RunRef, dict[str, Any]]:
     provisioning.ensure_target(run, spec, 0)
     access = target_access(run, spec, 0)
     config = build_step_config(spec, steps[0], access)
-    owning.apply(build_step_configmap(run, steps[0], config), run)
-    owning.create(build_runner_job(run, spec, steps[0], access, JOBS, database_pods={}), run)
+    ownership.apply(build_step_configmap(run, steps[0], config), run)
+    ownership.create(build_runner_job(run, spec, steps[0], access, JOBS, database_pods={}), run)
     return run, raw
 
 

@@ -1,4 +1,4 @@
-"""A run's loop (`driving`): one pass at a time, started by changes (debounced) or by
+"""A run's loop (`controller/run_loop`): one pass at a time, started by changes (debounced) or by
 its pacing, and the timer alone when events are off. The pass itself is replaced
 by a recorder here; the operator tests run the real one against an API server."""
 
@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator import driving, provisioning
-from dbbench_operator.concluding import Outcome
-from dbbench_operator.driving import Written, drive, fresh_status, kept
+from dbbench_operator.controller import run_loop as driving
+from dbbench_operator.controller.alarms import Alarms
+from dbbench_operator.controller.concluding import Outcome
+from dbbench_operator.controller.run_loop import Written, drive, fresh_status, kept
 from dbbench_operator.settings import OperatorSettings
-from dbbench_operator.waking import Alarms
+from dbbench_operator.targets import provisioning
 
 UID = "uid-1"
 

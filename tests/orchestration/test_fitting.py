@@ -8,14 +8,14 @@ from typing import Any
 
 import yaml
 
-from dbbench_operator.fitting import (
+from dbbench_operator.model import parse_spec
+from dbbench_operator.specs.node_fit import (
     NO_NODE_FITS,
     database_demands,
     misfit,
     pool_name,
     runner_demand,
 )
-from dbbench_operator.model import parse_spec
 
 REPO = Path(__file__).resolve().parents[2]
 

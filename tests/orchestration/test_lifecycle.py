@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from dbbench_operator.lifecycle import (
+from dbbench_operator.model.base import Problem
+from dbbench_operator.status.lifecycle import (
     ACCEPTED,
     DEGRADED,
     FAILED,
@@ -21,7 +22,6 @@ from dbbench_operator.lifecycle import (
     merge_conditions,
     next_state,
 )
-from dbbench_operator.model.base import Problem
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

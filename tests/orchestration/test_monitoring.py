@@ -8,8 +8,8 @@ import socket
 
 import pytest
 
-from dbbench_operator.lifecycle import RunPhase
-from dbbench_operator.monitoring import OperatorMetrics, RunPhases
+from dbbench_operator.controller.metrics import OperatorMetrics, RunPhases
+from dbbench_operator.status.lifecycle import RunPhase
 
 
 def test_runs_are_counted_by_their_latest_phase_and_forgotten_when_deleted() -> None:
@@ -32,6 +32,6 @@ def test_a_taken_port_is_logged_and_the_operator_goes_on(caplog: pytest.LogCaptu
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        with caplog.at_level(logging.ERROR, logger="dbbench_operator.monitoring"):
+        with caplog.at_level(logging.ERROR, logger="dbbench_operator.controller.metrics"):
             OperatorMetrics().serve(port, addr="127.0.0.1")  # does not raise
     assert f"/metrics not served on 127.0.0.1:{port}" in caplog.text

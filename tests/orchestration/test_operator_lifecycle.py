@@ -20,7 +20,7 @@ import yaml
 
 from dbbench_contract.run_summary import RunSummary
 from dbbench_local.results_service import ResultsService, start_results_service
-from dbbench_operator import provisioning
+from dbbench_operator.targets import provisioning
 from tests.fixtures.controlplane import REPO, ControlPlane, free_port, tool
 from tests.fixtures.mariadb import MariaDBServer
 from tests.model.helpers import wait_established

@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator import orchestrating, owning
+from dbbench_operator.k8s import ownership
+from dbbench_operator.k8s.ownership import ForeignChildError, PreviousRunChildError
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef, owner_reference
-from dbbench_operator.orchestrating import Context, advance
-from dbbench_operator.owning import ForeignChildError, PreviousRunChildError
-from dbbench_operator.planning import plan
 from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.specs.plan import plan
+from dbbench_operator.steps import advancing
+from dbbench_operator.steps.advancing import Context, advance
 
 REPO = Path(__file__).resolve().parents[2]
 RUN = RunRef("quick", "team-a", "new-uid")
@@ -33,19 +34,19 @@ def child(*owners: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_a_child_is_the_runs_only_by_uid() -> None:
-    assert owning.check(child(owner_reference(RUN)), RUN)
+    assert ownership.check(child(owner_reference(RUN)), RUN)
     with pytest.raises(PreviousRunChildError) as earlier:
-        owning.check(child(owner_reference(EARLIER)), RUN)
+        ownership.check(child(owner_reference(EARLIER)), RUN)
     assert "old-uid" in str(earlier.value)
     assert earlier.value.reason == "WaitingForPreviousRun"
     with pytest.raises(ForeignChildError) as foreign:
-        owning.check(child(), RUN)
+        ownership.check(child(), RUN)
     assert type(foreign.value) is ForeignChildError
     assert "Secret team-a/quick-credentials exists and is not this run's (no owner)" in str(
         foreign.value)  # fmt: skip
     other_kind = {**owner_reference(EARLIER), "kind": "Deployment", "apiVersion": "apps/v1"}
     with pytest.raises(ForeignChildError) as not_a_run:
-        owning.check(child(other_kind), RUN)
+        ownership.check(child(other_kind), RUN)
     assert type(not_a_run.value) is ForeignChildError
 
 
@@ -62,8 +63,8 @@ def taken(monkeypatch: pytest.MonkeyPatch) -> list[Exception]:
     def refuse(*_: Any, **__: Any) -> None:
         raise raised[0]
 
-    monkeypatch.setattr(orchestrating.tearing_down, "retire_targets", lambda *_a, **_k: 0)
-    monkeypatch.setattr(orchestrating.provisioning, "ensure_run_objects", refuse)
+    monkeypatch.setattr(advancing.teardown, "retire_targets", lambda *_a, **_k: 0)
+    monkeypatch.setattr(advancing.provisioning, "ensure_run_objects", refuse)
     return raised
 
 

@@ -1,4 +1,4 @@
-"""When a run's next pass is due (`pacing`), with events and with the timer alone."""
+"""When a run's next pass is due (`controller/pass_timing`), events on and timer alone."""
 
 from __future__ import annotations
 
@@ -6,8 +6,14 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator.kube import KubeError
-from dbbench_operator.pacing import MIN_GAP_S, backoff, next_wait, stretched, waits_for_nodes
+from dbbench_operator.controller.pass_timing import (
+    MIN_GAP_S,
+    backoff,
+    next_wait,
+    stretched,
+    waits_for_nodes,
+)
+from dbbench_operator.k8s.api import KubeError
 from dbbench_operator.settings import OperatorSettings
 
 EVENTS = OperatorSettings(reconcile_interval=5, resync_interval=60, progress_interval=15)

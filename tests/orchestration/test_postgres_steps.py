@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbbench_operator.addressing import target_access
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
-from dbbench_operator.planning import plan
-from dbbench_operator.runner_jobs import build_step_config
+from dbbench_operator.specs.addresses import target_access
+from dbbench_operator.specs.plan import plan
+from dbbench_operator.specs.runner_job import build_step_config
 from dbbench_runner.config import parse_config
 
 RUN = RunRef(name="quick", namespace="team-a", uid="1234-uid")

@@ -1,5 +1,5 @@
 """kopf keeps each run's latest body for the run's loop; the operator drops the
-body's managedFields before kopf keeps it (`bodies`), through kopf itself and a
+body's managedFields before kopf keeps it (`controller/kept_bodies`), through kopf itself and a
 real kube-apiserver."""
 
 from __future__ import annotations

@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator import provisioning
-from dbbench_operator.cache_drops import build_cache_drop_job
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
-from dbbench_operator.planning import plan
+from dbbench_operator.specs.cache_drop_job import build_cache_drop_job
+from dbbench_operator.specs.plan import plan
+from dbbench_operator.targets import provisioning
 from tests.fixtures.controlplane import ControlPlane
 from tests.fixtures.mariadb import MariaDBServer
 from tests.orchestration.test_operator_lifecycle import (

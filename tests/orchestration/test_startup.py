@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from dbbench_operator.startup import (
+from dbbench_operator.k8s.pod_stalls import (
     Stall,
     controller_stall,
     judge,

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from dbbench_contract.summary import StepSummary
-from dbbench_operator import kube, running
+from dbbench_operator.k8s import api
 from dbbench_operator.naming import RunRef
-from dbbench_operator.planning import Step
-from dbbench_operator.step_outcome import failed_step, job_state, stopped_early
+from dbbench_operator.specs.plan import Step
+from dbbench_operator.steps import runner_jobs as running
+from dbbench_operator.steps.outcome import failed_step, job_state, stopped_early
 
 PODS = Path(__file__).resolve().parents[1] / "data" / "pods"
 
@@ -142,13 +143,13 @@ def test_pods_seen_being_deleted_are_judged_against_the_job_as_it_is_now(
     read_early = {"metadata": {"uid": "j", "name": "r-step-2"}, "status": {"active": 1}}
     now = {**read_early, "status": {"active": 1, "conditions": [
         {"type": "FailureTarget", "status": "True", "reason": "DeadlineExceeded"}]}}  # fmt: skip
-    monkeypatch.setattr(kube, "list_objects", lambda *_, **__: [pod("r-0", deleting=True)])
+    monkeypatch.setattr(api, "list_objects", lambda *_, **__: [pod("r-0", deleting=True)])
     monkeypatch.setattr(running, "find_job", lambda *_: now)
     state, _ = running.follow(RunRef("r", "ns", "uid"), step(1), read_early)
     assert (state.failed, state.reason) == (True, "Timeout")
     # Pods not being deleted: the Job as the pass read it (no second read).
     monkeypatch.setattr(running, "find_job", lambda *_: pytest.fail("read again"))
-    monkeypatch.setattr(kube, "list_objects", lambda *_, **__: [pod("r-0")])
+    monkeypatch.setattr(api, "list_objects", lambda *_, **__: [pod("r-0")])
     assert not running.follow(RunRef("r", "ns", "uid"), step(1), read_early)[0].failed
 
 

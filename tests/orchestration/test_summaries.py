@@ -10,8 +10,9 @@ from dbbench_contract.summary import StepSummary
 from dbbench_contract.tokens import run_token as service_token
 from dbbench_operator.model.status import BenchmarkRunStatus
 from dbbench_operator.naming import RunRef
-from dbbench_operator.planning import Step
-from dbbench_operator.summaries import (
+from dbbench_operator.specs.plan import Step
+from dbbench_operator.specs.tokens import run_token
+from dbbench_operator.status.summaries import (
     MAX_STATUS_RESULTS,
     compacted,
     phase_result,
@@ -19,7 +20,6 @@ from dbbench_operator.summaries import (
     saturation,
     with_result,
 )
-from dbbench_operator.tokens import run_token
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 BASE = {"target": "db", "engine": "mariadb", "phase": "p", "type": "mix"}

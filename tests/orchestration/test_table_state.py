@@ -17,13 +17,13 @@ import pytest
 import yaml
 
 from dbbench_contract.summary import StepSummary
-from dbbench_operator.addressing import target_access
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
-from dbbench_operator.planning import Step, plan
-from dbbench_operator.runner_jobs import build_step_config
-from dbbench_operator.summaries import phase_result
-from dbbench_operator.table_state import table_state
+from dbbench_operator.specs.addresses import target_access
+from dbbench_operator.specs.plan import Step, plan
+from dbbench_operator.specs.runner_job import build_step_config
+from dbbench_operator.specs.table_state import table_state
+from dbbench_operator.status.summaries import phase_result
 from dbbench_runner.config import parse_config
 from dbbench_runner.running import run_step
 from tests.fixtures.mariadb import MariaDBServer

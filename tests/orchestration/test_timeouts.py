@@ -20,15 +20,17 @@ import mysql.connector
 import pytest
 import yaml
 
-from dbbench_operator import deadlines, kube
-from dbbench_operator.kube import KubeError
+from dbbench_operator import deadlines
+from dbbench_operator.controller.pass_timing import next_wait
+from dbbench_operator.controller.reconciling import reconcile_within
+from dbbench_operator.k8s import api
+from dbbench_operator.k8s.api import KubeError
 from dbbench_operator.model.status import BenchmarkRunStatus
 from dbbench_operator.naming import RunRef
-from dbbench_operator.pacing import next_wait
-from dbbench_operator.reconciling import reconcile_within
 from dbbench_operator.settings import OperatorSettings
-from dbbench_operator.topology import mongo_client, sql_session
-from dbbench_operator.topology.mongo_setup import UnreachableError
+from dbbench_operator.targets.mongodb import client
+from dbbench_operator.targets.mongodb.setup import UnreachableError
+from dbbench_operator.targets.sql import session as sql_session
 from tests.fixtures.ferretdb import FerretDBServer
 from tests.fixtures.mariadb import MariaDBServer
 from tests.fixtures.silent import FreezableProxy, SilentServer
@@ -69,11 +71,11 @@ def client_pointed_at(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str)
     """The operator's cached client talks to ``url`` for the block, and is rebuilt after."""
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig(tmp_path / "kubeconfig", url)))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    kube.forget_clients()
+    api.forget_clients()
     try:
         yield
     finally:
-        kube.forget_clients()
+        api.forget_clients()
 
 
 def timed(fn: Any) -> tuple[float, BaseException | None]:
@@ -90,7 +92,7 @@ def test_an_api_server_that_never_answers_fails_the_call_within_its_timeout(
     silent_api: SilentServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DBBENCH_API_TIMEOUT", "1.5")
-    elapsed, error = timed(lambda: kube.get("apps/v1", "StatefulSet", "team-a", "db"))
+    elapsed, error = timed(lambda: api.get("apps/v1", "StatefulSet", "team-a", "db"))
     assert isinstance(error, KubeError), error
     assert error.status == 0
     assert "no answer from the API server" in str(error)
@@ -165,7 +167,7 @@ def test_an_abandoned_pass_makes_no_further_api_call() -> None:
 
 def test_mongodb_admin_calls_end_when_the_server_goes_silent(ferretdb: FerretDBServer) -> None:
     with FreezableProxy(ferretdb.port) as proxy:
-        admin = mongo_client.connect(
+        admin = client.connect(
             f"127.0.0.1:{proxy.port}", username=None, password=None, socket_timeout_ms=1500
         )
         try:
@@ -182,7 +184,7 @@ def test_mongodb_admin_calls_end_when_the_server_goes_silent(ferretdb: FerretDBS
 
 def test_mongodb_admin_connect_to_a_silent_port_ends() -> None:
     with SilentServer() as server:
-        admin = mongo_client.connect(
+        admin = client.connect(
             f"127.0.0.1:{server.port}", username=None, password=None, timeout_ms=1000
         )
         elapsed, error = timed(lambda: admin.admin_command({"ping": 1}))

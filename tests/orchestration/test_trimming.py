@@ -1,4 +1,4 @@
-"""Freed heap memory goes back to the system (`trimming`), measured in a process of
+"""Freed heap memory goes back to the system (`controller/heap`), measured in a process of
 its own: a worker thread's freed allocations stay in RSS until trimmed."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sys
 
 PROGRAM = """
 import threading
-from dbbench_operator import trimming
+from dbbench_operator.controller import heap
 
 def rss_mb():
     with open("/proc/self/status") as status:
@@ -25,7 +25,7 @@ thread = threading.Thread(target=a_pass)
 thread.start()
 thread.join()
 before = rss_mb()
-trimmed = trimming.trim()
+trimmed = heap.trim()
 print(before, rss_mb(), trimmed)
 """
 

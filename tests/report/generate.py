@@ -1,11 +1,11 @@
 """Real result sets, laid out as the results service lays them out.
 
 A BenchmarkRun spec is planned and turned into step files by the operator's own
-builders (`planning.plan`, `runner_jobs.build_step_config`); each step runs the
+builders (`specs/plan.plan`, `specs/runner_job.build_step_config`); each step runs the
 runner CLI (`python -m dbbench_runner run`) against a real MariaDB into
 ``pod-0/``, the results service's own merge (`dbbench_results.steps.merge_step`)
 combines the pods into the step directory, and the operator's
-`collecting.build_run_summary` writes the run's ``summary.json``. Only the
+`steps/collecting.build_run_summary` writes the run's ``summary.json``. Only the
 transport (HTTP uploads) is left out: the files are the ones a cluster run
 leaves on the claim.
 """
@@ -22,12 +22,12 @@ from typing import Any
 import yaml
 
 from dbbench_contract.summary import StepSummary
-from dbbench_operator.addressing import TargetAccess
-from dbbench_operator.collecting import build_run_summary
 from dbbench_operator.model import SecretKeyRef, parse_spec
 from dbbench_operator.naming import RunRef
-from dbbench_operator.planning import plan
-from dbbench_operator.runner_jobs import build_step_config, step_dir
+from dbbench_operator.specs.addresses import TargetAccess
+from dbbench_operator.specs.plan import plan
+from dbbench_operator.specs.runner_job import build_step_config, step_dir
+from dbbench_operator.steps.collecting import build_run_summary
 from dbbench_results.steps import merge_step
 from tests.fixtures.mariadb import MariaDBServer
 

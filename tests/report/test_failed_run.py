@@ -1,5 +1,5 @@
 """A run that timed out part-way still gets its summary.json and report: the
-operator's own code (`collecting.summarize_ended`) against a real results service
+operator's own code (`steps/collecting.summarize_ended`) against a real results service
 holding the real files of the steps that completed; the service renders the
 report; the report and the results browser say it failed, why, and which steps
 have no results."""
@@ -18,12 +18,12 @@ import pytest
 from dbbench_contract.run_summary import RunSummary
 from dbbench_contract.tokens import run_token
 from dbbench_local.results_service import ResultsService, running_results_service
-from dbbench_operator import collecting
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
-from dbbench_operator.planning import plan
-from dbbench_operator.runner_jobs import step_dir
 from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.specs.plan import plan
+from dbbench_operator.specs.runner_job import step_dir
+from dbbench_operator.steps import collecting
 from dbbench_results.browser import scan
 from tests.report.conftest import ResultSets
 from tests.results.conftest import request

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dbbench_operator.collecting import Ending, ending_of
+from dbbench_operator.steps.collecting import Ending, ending_of
 from dbbench_results.limits import MIB, Limits, Quotas, RefusedError, check_free_space
 from dbbench_runner.uploading import DEADLINE_MARGIN_S, UPLOAD_BUDGET_S, retry_until
 

@@ -1,7 +1,7 @@
 """Issue 16, item 2: a hot range is hot on disk too, and the results say so.
 
 Field benchmark 3 on a real MariaDB at test size: a 16 MiB buffer pool with
-the settings the operator gives such a target (topology.sizing), a flat45
+the settings the operator gives such a target (specs.databases.sizing), a flat45
 table several times larger, clustered by its md5 keys. Before each read phase
 the server restarts with an empty pool, as `cache: cold` restarts a database
 pod. The hot-range phase (hotspot 0.1: the
@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator.topology.request import TopologyRequest
-from dbbench_operator.topology.sizing import engine_settings
+from dbbench_operator.specs.databases.request import TopologyRequest
+from dbbench_operator.specs.databases.sizing import engine_settings
 from dbbench_runner.merge import merge
 from dbbench_runner.running import run_step
 from tests.fixtures.mariadb import start_mariadb

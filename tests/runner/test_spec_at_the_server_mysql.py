@@ -27,11 +27,11 @@ import MySQLdb
 import pytest
 import yaml
 
-from dbbench_operator.addressing import target_access
 from dbbench_operator.model import BenchmarkRunSpec, parse_spec
 from dbbench_operator.naming import RunRef
-from dbbench_operator.planning import plan
-from dbbench_operator.runner_jobs import build_step_config
+from dbbench_operator.specs.addresses import target_access
+from dbbench_operator.specs.plan import plan
+from dbbench_operator.specs.runner_job import build_step_config
 from dbbench_runner.config import Dataset
 from dbbench_runner.datasets import generator_for
 from tests.fixtures.mysql import MySQLServer

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator.topology.rendering import render
-from dbbench_operator.topology.request import Hardware, Storage, TopologyRequest
+from dbbench_operator.specs.databases.rendering import render
+from dbbench_operator.specs.databases.request import Hardware, Storage, TopologyRequest
 
 REPO = Path(__file__).resolve().parents[2]
 

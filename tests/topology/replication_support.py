@@ -10,14 +10,14 @@ from typing import Any, Literal, Protocol
 
 import mysql.connector
 
-from dbbench_operator.topology.mysql_replication import (
+from dbbench_operator.targets.sql.mysql_replication import (
     Member,
     ReplicationCredentials,
     ReplicationReadiness,
     ensure_replication,
 )
-from dbbench_operator.topology.mysql_statements import dialect
-from dbbench_operator.topology.sql_session import ConnectorSession
+from dbbench_operator.targets.sql.mysql_statements import dialect
+from dbbench_operator.targets.sql.session import ConnectorSession
 
 CREDS = ReplicationCredentials(user="dbbench_repl", password="s3cret-repl.pw")
 

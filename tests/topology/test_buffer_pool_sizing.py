@@ -12,8 +12,8 @@ import math
 
 import pytest
 
-from dbbench_operator.topology import sizing
-from dbbench_operator.topology.request import Hardware
+from dbbench_operator.specs.databases import sizing
+from dbbench_operator.specs.databases.request import Hardware
 from tests.topology.conftest import make_request
 
 MIB, GIB = sizing.MIB, sizing.GIB

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator.topology import naming
-from dbbench_operator.topology.rendering import render
-from dbbench_operator.topology.replication_flags import role_flags
-from dbbench_operator.topology.request import Hardware
+from dbbench_operator.specs.databases import target_names
+from dbbench_operator.specs.databases.rendering import render
+from dbbench_operator.specs.databases.replication_flags import role_flags
+from dbbench_operator.specs.databases.request import Hardware
 from tests.topology.conftest import COMBINATIONS, HARDWARE, combo_id, make_request
 
 POD_UID = 999  # the charts' runAsUser
@@ -35,7 +35,7 @@ def _container(workload: dict[str, Any]) -> dict[str, Any]:
 def test_config_servers_and_mongos_get_their_own_resources_and_cache(helm_on_path: str) -> None:
     request = make_request("mongodb", "sharded", 3, 2)
     docs = render(request)
-    lay = naming.layout(request)
+    lay = target_names.layout(request)
     assert lay.config_servers is not None
     sets = _by_name(docs, "StatefulSet")
     cfg = _container(sets[lay.config_servers.statefulset])
@@ -61,7 +61,7 @@ def test_config_server_and_mongos_resources_from_the_spec(helm_on_path: str) -> 
     )
     request = make_request("mongodb", "sharded", 1, 1, hardware=hardware)
     docs = render(request)
-    cfg = _container(_by_name(docs, "StatefulSet")[f"{naming.base_name(request)}-cfg"])
+    cfg = _container(_by_name(docs, "StatefulSet")[f"{target_names.base_name(request)}-cfg"])
     assert cfg["resources"] == small
     assert "--wiredTigerCacheSizeGB=0.5" in cfg["args"]
     (mongos,) = _by_name(docs, "Deployment").values()
@@ -130,13 +130,13 @@ def test_mongos_service_keeps_a_client_on_one_router(helm_on_path: str) -> None:
 
 def test_cluster_domain_is_configurable(helm_on_path: str) -> None:
     request = make_request("mongodb", "sharded", 2, 1, cluster_domain="corp.example")
-    lay = naming.layout(request)
+    lay = target_names.layout(request)
     assert lay.endpoint.endswith(".svc.corp.example:27017")
     assert all(".svc.corp.example:" in h for rs in lay.replica_sets for h in rs.hosts)
     (mongos,) = _by_name(render(request), "Deployment").values()
     assert lay.config_servers is not None
     assert f"--configdb=cfg/{','.join(lay.config_servers.hosts)}" in _container(mongos)["args"]
-    default = naming.layout(make_request("mongodb", "replicaSet", 3))
+    default = target_names.layout(make_request("mongodb", "replicaSet", 3))
     assert default.replica_sets[0].host(0).endswith(".svc.cluster.local:27017")
 
 

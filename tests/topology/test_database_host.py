@@ -3,7 +3,7 @@ MongoDB target rendered (helm template of charts/mongodb), applied to the real
 API server, its pods created by the real StatefulSet and ReplicaSet controllers
 (no node: they stay Pending, which changes nothing here), then found the way
 the operator finds them (`running.database_pods`) and described by
-`runner_jobs.database_host`. The target's memory and CPU are the shards' own;
+`specs/runner_job.database_host`. The target's memory and CPU are the shards' own;
 config servers and the router are listed under their roles with their own,
 smaller limits. (By name the config server's pod comes first: it used to stand
 for the target.)
@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator import kube
-from dbbench_operator.addressing import topology_request
+from dbbench_operator.k8s import api
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
-from dbbench_operator.runner_jobs import database_host
-from dbbench_operator.running import database_pods
 from dbbench_operator.settings import BUILT_IN_ENGINE_IMAGES
-from dbbench_operator.topology.rendering import render
+from dbbench_operator.specs.addresses import topology_request
+from dbbench_operator.specs.databases.rendering import render
+from dbbench_operator.specs.runner_job import database_host
+from dbbench_operator.steps.runner_jobs import database_pods
 from tests.fixtures.controlplane import ControlPlane
 
 pytestmark = pytest.mark.integration
@@ -60,7 +60,7 @@ def pods(
     kube_cluster.kubectl("create", "namespace", NAMESPACE)
     monkeypatch_module.setenv("KUBECONFIG", str(kube_cluster.kubeconfig))
     monkeypatch_module.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    kube.forget_clients()
+    api.forget_clients()
     try:
         kube_cluster.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=yaml.safe_dump_all(docs))
         deadline = time.monotonic() + 90
@@ -71,7 +71,7 @@ def pods(
         assert len(found) == PODS, [p["metadata"]["name"] for p in found]
         yield found
     finally:
-        kube.forget_clients()
+        api.forget_clients()
         kube_cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
 
 

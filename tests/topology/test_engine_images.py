@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from dbbench_local.install import engine_image_values
-from dbbench_operator.addressing import server_image, topology_request
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import (
@@ -22,7 +21,8 @@ from dbbench_operator.settings import (
     OperatorSettings,
     engine_images,
 )
-from dbbench_operator.topology.rendering import render
+from dbbench_operator.specs.addresses import server_image, topology_request
+from dbbench_operator.specs.databases.rendering import render
 from tests.chart.helm import env_of, operator_container
 from tests.chart.helm import render as render_dbbench_chart
 

@@ -7,13 +7,13 @@ from collections.abc import Callable
 
 import pytest
 
-from dbbench_operator.topology.external import classify_hello, family_of, parse_uri, probe
-from dbbench_operator.topology.mysql_replication import (
+from dbbench_operator.targets.external import classify_hello, family_of, parse_uri, probe
+from dbbench_operator.targets.sql.mysql_replication import (
     Member,
     ReplicationCredentials,
     ensure_replication,
 )
-from dbbench_operator.topology.sql_session import connect
+from dbbench_operator.targets.sql.session import connect
 from tests.fixtures.mariadb import MariaDBServer
 from tests.fixtures.mysql import MySQLServer
 

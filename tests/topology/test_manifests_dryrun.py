@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator.topology.rendering import render
+from dbbench_operator.specs.databases.rendering import render
 from tests.topology.conftest import COMBINATIONS, combo_id, make_request, server_dry_run
 
 pytestmark = pytest.mark.integration

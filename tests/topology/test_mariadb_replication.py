@@ -10,12 +10,9 @@ from typing import Any
 import mysql.connector
 import pytest
 
-from dbbench_operator.topology.mysql_replication import (
-    ReplicationReadiness,
-    ensure_replication,
-)
-from dbbench_operator.topology.replication_flags import SEMI_SYNC_TIMEOUT_MS, role_flags
-from dbbench_operator.topology.sql_session import ConnectorSession, connect
+from dbbench_operator.specs.databases.replication_flags import SEMI_SYNC_TIMEOUT_MS, role_flags
+from dbbench_operator.targets.sql.mysql_replication import ReplicationReadiness, ensure_replication
+from dbbench_operator.targets.sql.session import ConnectorSession, connect
 from tests.fixtures.mariadb import MariaDBServer
 from tests.topology.conftest import make_request
 from tests.topology.replication_support import (

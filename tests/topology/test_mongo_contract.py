@@ -14,16 +14,16 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator.topology import mongo_client
-from dbbench_operator.topology.external import probe
-from dbbench_operator.topology.mongo_setup import (
+from dbbench_operator.specs.databases.target_names import MONGO_PORT, ReplicaSetLayout
+from dbbench_operator.targets.external import probe
+from dbbench_operator.targets.mongodb import client
+from dbbench_operator.targets.mongodb.setup import (
     SetupResult,
     ensure_replica_set,
     ensure_root_user,
     ensure_sharded_cluster,
 )
-from dbbench_operator.topology.mongo_sharding import ensure_sharded_collection
-from dbbench_operator.topology.naming import MONGO_PORT, ReplicaSetLayout
+from dbbench_operator.targets.mongodb.sharding import ensure_sharded_collection
 from tests.fixtures.ferretdb import FerretDBServer
 from tests.fixtures.mongod import MongoProcesses, StandaloneMongod
 
@@ -37,8 +37,8 @@ def _rs(name: str, hosts: list[str], configsvr: bool = False) -> ReplicaSetLayou
     )  # fmt: skip
 
 
-def _clients(hosts: list[str]) -> list[mongo_client.PymongoAdmin]:
-    return [mongo_client.connect(h, username=None, password=None) for h in hosts]
+def _clients(hosts: list[str]) -> list[client.PymongoAdmin]:
+    return [client.connect(h, username=None, password=None) for h in hosts]
 
 
 def _until_ready(step: Callable[[], SetupResult]) -> SetupResult:
@@ -63,9 +63,9 @@ def test_replica_set_initiates_once_and_reports_ready(mongo_processes: MongoProc
     status = clients[0].admin_command({"replSetGetStatus": 1})
     assert sorted(m["name"] for m in status["members"]) == sorted(hosts)
     # Localhost exception: no user yet, so the first one can be created.
-    primary = mongo_client.connect(str(result.primary), username=None, password=None)
+    primary = client.connect(str(result.primary), username=None, password=None)
     assert ensure_root_user(primary, "root", "contract-pw") is True
-    authed = mongo_client.connect(str(result.primary), username="root", password="contract-pw")
+    authed = client.connect(str(result.primary), username="root", password="contract-pw")
     assert ensure_root_user(authed, "root", "contract-pw") is False
 
 
@@ -78,7 +78,7 @@ def test_sharded_cluster_adds_each_shard_once(mongo_processes: MongoProcesses) -
     assert _until_ready(lambda: ensure_replica_set(*cfg)).ready
     mongos_host = start(mongo_processes.mongos, f"--configdb=cfg/{cfg_hosts[0]}")
     shards = [(_rs(f"shard{i}", h), _clients(h)) for i, h in enumerate(shard_hosts)]
-    router = mongo_client.connect(mongos_host, username=None, password=None, direct=False)
+    router = client.connect(mongos_host, username=None, password=None, direct=False)
     result = _until_ready(lambda: ensure_sharded_cluster(cfg, shards, router))
     assert result.ready, result
     again = ensure_sharded_cluster(cfg, shards, router)

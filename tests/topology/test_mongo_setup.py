@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator.topology import mongo_commands as cmd
-from dbbench_operator.topology.mongo_setup import (
+from dbbench_operator.specs.databases.request import TopologyRequest
+from dbbench_operator.specs.databases.target_names import ReplicaSetLayout, layout
+from dbbench_operator.targets.mongodb import commands as cmd
+from dbbench_operator.targets.mongodb.setup import (
     CommandFailedError,
     UnreachableError,
     ensure_default_write_concern,
@@ -22,12 +24,10 @@ from dbbench_operator.topology.mongo_setup import (
     ensure_root_user,
     ensure_sharded_cluster,
 )
-from dbbench_operator.topology.mongo_sharding import (
+from dbbench_operator.targets.mongodb.sharding import (
     ShardKeyMismatchError,
     ensure_sharded_collection,
 )
-from dbbench_operator.topology.naming import ReplicaSetLayout, layout
-from dbbench_operator.topology.request import TopologyRequest
 
 Reply = dict[str, Any] | Exception | Callable[[Mapping[str, Any]], dict[str, Any]]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbbench_operator.topology import mongo_commands as cmd
-from dbbench_operator.topology import naming
-from dbbench_operator.topology.mongo_setup import UnreachableError
-from dbbench_operator.topology.mongo_target import MongoCredentials, set_up_mongodb
+from dbbench_operator.specs.databases import target_names
+from dbbench_operator.targets.mongodb import commands as cmd
+from dbbench_operator.targets.mongodb.setup import UnreachableError
+from dbbench_operator.targets.mongodb.target import MongoCredentials, set_up_mongodb
 from tests.topology.conftest import make_request
 from tests.topology.test_mongo_setup import NOT_INIT, Recorder, _catalog, _status
 
@@ -30,7 +30,7 @@ class Servers:
 
 def test_replica_set_pass_uses_root_and_sets_default_write_concern() -> None:
     request = make_request("mongodb", "replicaSet", 3, durability="strict")
-    rs = naming.layout(request).replica_sets[0]
+    rs = target_names.layout(request).replica_sets[0]
     servers = Servers()
     for i, host in enumerate(rs.hosts):
         servers.by_host[host] = Recorder(
@@ -48,7 +48,7 @@ def test_replica_set_pass_uses_root_and_sets_default_write_concern() -> None:
 
 def test_fresh_replica_set_is_initiated_not_yet_ready() -> None:
     request = make_request("mongodb", "replicaSet", 3)
-    rs = naming.layout(request).replica_sets[0]
+    rs = target_names.layout(request).replica_sets[0]
     servers = Servers()
     for host in rs.hosts:
         servers.by_host[host] = Recorder(replSetGetStatus=NOT_INIT)
@@ -59,7 +59,7 @@ def test_fresh_replica_set_is_initiated_not_yet_ready() -> None:
 
 def test_sharded_pass_uses_internal_identity_and_creates_root_through_mongos() -> None:
     request = make_request("mongodb", "sharded", 1, 2, durability="fast")
-    layout = naming.layout(request)
+    layout = target_names.layout(request)
     servers = Servers()
     for rs in layout.replica_sets:
         servers.by_host[rs.host(0)] = Recorder(replSetGetStatus=_status(["PRIMARY"], 0, rs))
@@ -107,7 +107,7 @@ def test_sharded_pass_shards_on_the_key_the_spec_names() -> None:
     request = make_request(
         "mongodb", "sharded", 1, 1, shard_key="UserID", collections=("news",)
     )  # fmt: skip
-    layout = naming.layout(request)
+    layout = target_names.layout(request)
     servers = Servers()
     for rs in layout.replica_sets:
         servers.by_host[rs.host(0)] = Recorder(replSetGetStatus=_status(["PRIMARY"], 0, rs))
@@ -125,7 +125,7 @@ def test_sharded_pass_shards_on_the_key_the_spec_names() -> None:
 
 def test_shard_users_already_there_are_left_alone() -> None:
     request = make_request("mongodb", "sharded", 1, 2)
-    layout = naming.layout(request)
+    layout = target_names.layout(request)
     servers = Servers()
     existing = {"ok": 1, "users": [{"user": "root"}]}
     for rs in layout.replica_sets:
@@ -148,7 +148,7 @@ def test_shard_users_already_there_are_left_alone() -> None:
 
 def test_sharded_cluster_not_ready_shards_nothing_yet() -> None:
     request = make_request("mongodb", "sharded", 1, 1)
-    layout = naming.layout(request)
+    layout = target_names.layout(request)
     servers = Servers()
     for rs in layout.replica_sets:
         servers.by_host[rs.host(0)] = Recorder(replSetGetStatus=_status(["PRIMARY"], 0, rs))
@@ -164,7 +164,7 @@ def test_sharded_cluster_not_ready_shards_nothing_yet() -> None:
 def test_standalone_that_does_not_answer_is_waiting() -> None:
     request = make_request("mongodb", "standalone")
     servers = Servers()
-    host = naming.layout(request).replica_sets[0].host(0)
+    host = target_names.layout(request).replica_sets[0].host(0)
     servers.by_host[host] = Recorder(ping=UnreachableError("connection refused"))
     result = set_up_mongodb(request, CREDS, connect=servers)
     assert (result.ready, result.reason) == (False, "WaitingForDatabase")

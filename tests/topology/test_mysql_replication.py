@@ -14,12 +14,9 @@ from typing import Any
 import mysql.connector
 import pytest
 
-from dbbench_operator.topology.external import probe
-from dbbench_operator.topology.mysql_replication import (
-    ReplicationReadiness,
-    ensure_replication,
-)
-from dbbench_operator.topology.sql_session import connect
+from dbbench_operator.targets.external import probe
+from dbbench_operator.targets.sql.mysql_replication import ReplicationReadiness, ensure_replication
+from dbbench_operator.targets.sql.session import connect
 from tests.fixtures.mysql import MySQLServer
 from tests.topology.replication_support import (
     CREDS,

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator.addressing import topology_request
 from dbbench_operator.model import memory_floors, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import BUILT_IN_ENGINE_IMAGES
-from dbbench_operator.topology.rendering import render
-from dbbench_operator.topology.sizing import MIB, innodb_buffer_pool
+from dbbench_operator.specs.addresses import topology_request
+from dbbench_operator.specs.databases.rendering import render
+from dbbench_operator.specs.databases.sizing import MIB, innodb_buffer_pool
 from tests.runner.sql_contract import SqlServer, connect
 
 pytestmark = pytest.mark.integration

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator.topology.mysql_statements import (
+from dbbench_operator.targets.sql.mysql_statements import (
     MARIADB,
     MYSQL_84,
     PRIMARY_READ_ONLY_QUERY,
@@ -28,7 +28,7 @@ from dbbench_operator.topology.mysql_statements import (
     replication_grant_check,
     user_exists,
 )
-from dbbench_operator.topology.sql_session import ConnectorSession, connect
+from dbbench_operator.targets.sql.session import ConnectorSession, connect
 from tests.fixtures.mariadb import MariaDBServer
 from tests.fixtures.mysql import MySQLServer
 

@@ -7,8 +7,8 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from dbbench_operator.topology import naming, sizing
-from dbbench_operator.topology.request import Hardware
+from dbbench_operator.specs.databases import sizing, target_names
+from dbbench_operator.specs.databases.request import Hardware
 from tests.topology.conftest import make_request
 
 DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -17,9 +17,11 @@ DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 def test_base_name_is_run_unique_and_dns_safe() -> None:
     a = make_request("mongodb", "replicaSet", 3)
     b = make_request("mongodb", "replicaSet", 3, run_uid="another-uid")
-    assert naming.base_name(a).startswith("nightly-compare-mongodb-replicase-")
-    assert naming.base_name(a) != naming.base_name(b)
-    assert naming.base_name(a) == naming.base_name(make_request("mongodb", "replicaSet", 3))
+    assert target_names.base_name(a).startswith("nightly-compare-mongodb-replicase-")
+    assert target_names.base_name(a) != target_names.base_name(b)
+    assert target_names.base_name(a) == target_names.base_name(
+        make_request("mongodb", "replicaSet", 3)
+    )
 
 
 @pytest.mark.parametrize(
@@ -28,18 +30,18 @@ def test_base_name_is_run_unique_and_dns_safe() -> None:
 )
 def test_long_or_odd_names_fit_every_suffix(run: str, target: str) -> None:
     request = make_request("mongodb", "sharded", 3, 3, run_name=run, target_name=target)
-    base = naming.base_name(request)
+    base = target_names.base_name(request)
     assert DNS_1035.match(base), base
-    assert len(base) <= naming.MAX_BASE
+    assert len(base) <= target_names.MAX_BASE
     # Longest child: a shard StatefulSet's pod with its controller-revision hash label.
     assert len(f"{base}-shard31-{'x' * 10}") <= 63
 
 
 def test_labels_name_run_and_target() -> None:
     request = make_request("mysql", "primaryReplica", 2)
-    assert naming.labels(request, "mysql") == {
+    assert target_names.labels(request, "mysql") == {
         "app.kubernetes.io/name": "mysql",
-        "app.kubernetes.io/instance": naming.base_name(request),
+        "app.kubernetes.io/instance": target_names.base_name(request),
         "app.kubernetes.io/component": "mysql",
         "app.kubernetes.io/managed-by": "dbbench",
         "dbbench.io/run": "nightly-compare",
@@ -50,8 +52,8 @@ def test_labels_name_run_and_target() -> None:
 
 def test_layout_hosts_and_endpoints() -> None:
     request = make_request("mongodb", "sharded", 2, 2)
-    lay = naming.layout(request)
-    base = naming.base_name(request)
+    lay = target_names.layout(request)
+    base = target_names.base_name(request)
     assert lay.config_servers is not None
     assert lay.config_servers.hosts == (
         f"{base}-cfg-0.{base}-cfg.perf.svc.cluster.local:27017",
@@ -59,7 +61,7 @@ def test_layout_hosts_and_endpoints() -> None:
     )
     assert [s.name for s in lay.shards] == ["shard0", "shard1"]
     assert lay.endpoint == f"{base}-mongos.perf.svc.cluster.local:27017"
-    mysql = naming.layout(make_request("mariadb", "primaryReplica", 3))
+    mysql = target_names.layout(make_request("mariadb", "primaryReplica", 3))
     assert mysql.endpoint == mysql.replica_sets[0].host(0)
     assert (
         mysql.replica_sets[0]

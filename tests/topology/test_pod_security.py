@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator.addressing import target_access
-from dbbench_operator.cache_drops import build_cache_drop_job
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
-from dbbench_operator.planning import plan
-from dbbench_operator.runner_jobs import JobSettings, build_runner_job
-from dbbench_operator.topology.rendering import render
+from dbbench_operator.specs.addresses import target_access
+from dbbench_operator.specs.cache_drop_job import build_cache_drop_job
+from dbbench_operator.specs.databases.rendering import render
+from dbbench_operator.specs.plan import plan
+from dbbench_operator.specs.runner_job import JobSettings, build_runner_job
 from tests.topology.conftest import COMBINATIONS, combo_id, make_request
 
 pytestmark = pytest.mark.integration

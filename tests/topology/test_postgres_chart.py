@@ -21,13 +21,13 @@ import pytest
 
 from dbbench_local.postgres import PostgresServer, start_data_dir, start_postgres, work_dir_for
 from dbbench_operator.model import ALLOWED_SETTINGS
-from dbbench_operator.topology import naming
-from dbbench_operator.topology.mysql_replication import Member, ReplicationCredentials
-from dbbench_operator.topology.pg_session import connect
-from dbbench_operator.topology.postgres_replication import ensure_streaming
-from dbbench_operator.topology.rendering import render
-from dbbench_operator.topology.request import Hardware
-from dbbench_operator.topology.sizing import engine_settings
+from dbbench_operator.specs.databases import target_names
+from dbbench_operator.specs.databases.rendering import render
+from dbbench_operator.specs.databases.request import Hardware
+from dbbench_operator.specs.databases.sizing import engine_settings
+from dbbench_operator.targets.sql.mysql_replication import Member, ReplicationCredentials
+from dbbench_operator.targets.sql.pg_session import connect
+from dbbench_operator.targets.sql.postgres_replication import ensure_streaming
 from tests.topology.conftest import make_request
 
 
@@ -77,14 +77,14 @@ def test_env_contract_settings_and_volumes(helm_on_path: str) -> None:
     shm = next(v for v in pod["volumes"] if v["name"] == "shm")
     assert shm["emptyDir"] == {"medium": "Memory", "sizeLimit": "256Mi"}
     (clone,) = pod["initContainers"]
-    base = naming.base_name(request)
+    base = target_names.base_name(request)
     clone_env = {e["name"]: e.get("value") for e in clone["env"]}
     assert clone_env["PRIMARY_HOST"] == f"{base}-0.{base}"
     password = next(e for e in clone["env"] if e["name"] == "PGPASSWORD")
     assert password["valueFrom"]["secretKeyRef"]["key"] == "root-password"
     assert "pg_basebackup" in clone["command"][-1]
     assert sts["spec"]["podManagementPolicy"] == "Parallel"
-    assert naming.layout(request).endpoint == f"{base}-0.{base}.perf.svc.cluster.local:5432"
+    assert target_names.layout(request).endpoint == f"{base}-0.{base}.perf.svc.cluster.local:5432"
 
 
 def test_standalone_has_no_clone_and_no_limit_no_sizes(helm_on_path: str) -> None:

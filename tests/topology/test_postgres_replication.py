@@ -23,14 +23,14 @@ from typing import Any
 import psycopg
 import pytest
 
-from dbbench_operator.topology.external import probe
-from dbbench_operator.topology.mysql_replication import (
+from dbbench_operator.targets.external import probe
+from dbbench_operator.targets.sql.mysql_replication import (
     Member,
     ReplicationCredentials,
     ReplicationReadiness,
 )
-from dbbench_operator.topology.pg_session import PsycopgSession, connect
-from dbbench_operator.topology.postgres_replication import ensure_streaming
+from dbbench_operator.targets.sql.pg_session import PsycopgSession, connect
+from dbbench_operator.targets.sql.postgres_replication import ensure_streaming
 from dbbench_runner.running import run_step
 from tests.fixtures.postgres import PostgresServer
 from tests.runner.helpers import check_results, step

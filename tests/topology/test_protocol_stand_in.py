@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator.addressing import topology_request
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import BUILT_IN_ENGINE_IMAGES
-from dbbench_operator.topology.rendering import build_values, charts_dir, render
-from dbbench_operator.topology.sizing import engine_settings
+from dbbench_operator.specs.addresses import topology_request
+from dbbench_operator.specs.databases.rendering import build_values, charts_dir, render
+from dbbench_operator.specs.databases.sizing import engine_settings
 from tests.topology.conftest import make_request
 
 STAND_IN = "localhost/dbbench/ferretdb-mongodb-standin:1.24.0"

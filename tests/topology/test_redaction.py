@@ -12,10 +12,10 @@ import psycopg
 import pytest
 
 from dbbench_operator.redaction import driver_error, scrub
-from dbbench_operator.topology import mongo_client
-from dbbench_operator.topology.mongo_setup import CommandFailedError, UnreachableError
-from dbbench_operator.topology.mysql_replication import misconfiguration
-from dbbench_operator.topology.mysql_statements import ReplicationSource, dialect
+from dbbench_operator.targets.mongodb import client as mongo_client
+from dbbench_operator.targets.mongodb.setup import CommandFailedError, UnreachableError
+from dbbench_operator.targets.sql.mysql_replication import misconfiguration
+from dbbench_operator.targets.sql.mysql_statements import ReplicationSource, dialect
 from tests.fixtures.controlplane import free_port
 from tests.fixtures.ferretdb import FerretDBServer
 from tests.fixtures.mariadb import MariaDBServer

@@ -12,9 +12,9 @@ import psycopg
 import pytest
 
 from dbbench_local.mysqld import MySQLServer
-from dbbench_operator.topology import refusals
-from dbbench_operator.topology.mongo_setup import CommandFailedError
-from dbbench_operator.topology.refusals import Logs, explain
+from dbbench_operator.targets import refusals
+from dbbench_operator.targets.mongodb.setup import CommandFailedError
+from dbbench_operator.targets.refusals import Logs, explain
 from tests.fixtures.mariadb import MariaDBServer, free_port
 from tests.fixtures.postgres import PostgresServer
 

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator.topology import naming
-from dbbench_operator.topology.rendering import build_values, charts_dir, render
-from dbbench_operator.topology.request import (
+from dbbench_operator.specs.databases import target_names
+from dbbench_operator.specs.databases.rendering import build_values, charts_dir, render
+from dbbench_operator.specs.databases.request import (
     DEFAULT_CONFIG_SERVER_RESOURCES,
     DEFAULT_MONGOS_RESOURCES,
 )
-from dbbench_operator.topology.sizing import engine_settings
+from dbbench_operator.specs.databases.sizing import engine_settings
 from tests.topology.conftest import COMBINATIONS, HARDWARE, combo_id, make_request
 
 WORKLOADS = ("StatefulSet", "Deployment")
@@ -79,7 +79,7 @@ def test_hardware_lands_on_every_database_pod_template(rendered: Any) -> None:
 
 def test_names_labels_and_services(rendered: Any) -> None:
     topo_request, docs = rendered
-    base = naming.base_name(topo_request)
+    base = target_names.base_name(topo_request)
     for doc in docs:
         name = doc["metadata"]["name"]
         assert name.startswith(base), name
@@ -90,7 +90,7 @@ def test_names_labels_and_services(rendered: Any) -> None:
         assert labels["app.kubernetes.io/instance"] == base
     # `helm test` pods stay out of what the operator applies.
     assert "Pod" not in {d["kind"] for d in docs}
-    lay = naming.layout(topo_request)
+    lay = target_names.layout(topo_request)
     headless = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Service"
                 and d["spec"].get("clusterIP") == "None"}  # fmt: skip
     sets = {d["metadata"]["name"]: d for d in docs if d["kind"] == "StatefulSet"}
@@ -128,7 +128,7 @@ def test_pods_run_as_non_root(rendered: Any) -> None:
 def test_mongodb_replica_sets_and_keyfile(helm_on_path: str) -> None:
     topo_request = make_request("mongodb", "sharded", 3, 2)
     docs = render(topo_request)
-    lay = naming.layout(topo_request)
+    lay = target_names.layout(topo_request)
     sets = {d["metadata"]["name"]: d for d in docs if d["kind"] == "StatefulSet"}
     assert lay.config_servers is not None
     cfg_args = _args(sets[lay.config_servers.statefulset])
@@ -215,8 +215,8 @@ def test_build_values_is_pure_data() -> None:
     assert values == build_values(request)
     assert values["image"] == {"tag": "7.0", "reference": ""}
     assert values["shards"] == 3
-    assert values["fullnameOverride"] == naming.base_name(request)
-    assert values["commonLabels"] == naming.common_labels(request)
+    assert values["fullnameOverride"] == target_names.base_name(request)
+    assert values["commonLabels"] == target_names.common_labels(request)
 
 
 @pytest.mark.parametrize("chart", ["mongodb", "mysql", "postgresql"])

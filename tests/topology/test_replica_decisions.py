@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbbench_operator.topology.mysql_replication import misconfiguration, replica_progress
-from dbbench_operator.topology.mysql_statements import MARIADB, MYSQL_84, ReplicationSource
+from dbbench_operator.targets.sql.mysql_replication import misconfiguration, replica_progress
+from dbbench_operator.targets.sql.mysql_statements import MARIADB, MYSQL_84, ReplicationSource
 
 SOURCE = ReplicationSource("db-0.db.ns.svc.cluster.local", 3306, "dbbench_repl", "pw")
 

@@ -10,14 +10,14 @@ from typing import Any
 import yaml
 
 from dbbench_contract.environment import NoopLoop
-from dbbench_operator.addressing import target_access, topology_request
 from dbbench_operator.model import BENCHMARK_DATABASE, DATASET_COLLECTIONS, parse_spec
 from dbbench_operator.naming import RunRef
-from dbbench_operator.observations import TargetSeen
-from dbbench_operator.planning import plan
-from dbbench_operator.runner_jobs import build_step_config
-from dbbench_operator.topology import naming
-from dbbench_operator.topology.mongo_target import set_up_mongodb
+from dbbench_operator.specs.addresses import target_access, topology_request
+from dbbench_operator.specs.databases import target_names
+from dbbench_operator.specs.plan import plan
+from dbbench_operator.specs.runner_job import build_step_config
+from dbbench_operator.status.observations import TargetSeen
+from dbbench_operator.targets.mongodb.target import set_up_mongodb
 from dbbench_runner.config import Dataset as RunnerDataset
 from dbbench_runner.config import Target as RunnerTarget
 from dbbench_runner.config import parse_config
@@ -76,7 +76,7 @@ def test_shard_key_reaches_status_step_file_and_environment() -> None:
 def _shard_commands(spec: Any, index: int) -> list[dict[str, Any]]:
     """The shardCollection commands one setup pass of targets[index] sends through mongos."""
     request = topology_request(RUN, spec, spec.targets[index])
-    layout = naming.layout(request)
+    layout = target_names.layout(request)
     servers = Servers()
     for rs in layout.replica_sets:
         servers.by_host[rs.host(0)] = Recorder(replSetGetStatus=_status(["PRIMARY"], 0, rs))

@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator.addressing import target_access, topology_request
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
-from dbbench_operator.planning import plan
-from dbbench_operator.runner_jobs import JobSettings, build_runner_job
 from dbbench_operator.settings import BUILT_IN_ENGINE_IMAGES
-from dbbench_operator.topology import naming
-from dbbench_operator.topology.rendering import render
+from dbbench_operator.specs.addresses import target_access, topology_request
+from dbbench_operator.specs.databases import target_names
+from dbbench_operator.specs.databases.rendering import render
+from dbbench_operator.specs.plan import plan
+from dbbench_operator.specs.runner_job import JobSettings, build_runner_job
 
 pytestmark = pytest.mark.integration
 
@@ -101,7 +101,7 @@ def applied_workloads(
     assert {i["metadata"]["name"] for i in items} == {d["metadata"]["name"] for d in docs}
     for item in items:
         assert item["metadata"]["labels"]["dbbench.io/target"] == target
-        assert item["metadata"]["name"].startswith(naming.base_name(request))
+        assert item["metadata"]["name"].startswith(target_names.base_name(request))
     return list(items)
 
 

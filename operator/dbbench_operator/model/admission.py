@@ -95,7 +95,7 @@ def api_server_problems(doc: Mapping[str, Any]) -> list[Problem]:
 
 
 def operator_problems(spec: Mapping[str, Any], results_claim: str) -> list[Problem]:
-    """What the operator refuses a stored spec with (its `reconciling.parse` and the
+    """What the operator refuses a stored spec with (its `controller/reconciling.parse` and the
     results claim check): the run ends Failed with these."""
     try:
         parsed = parse_spec(spec)

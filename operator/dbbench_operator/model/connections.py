@@ -2,7 +2,7 @@
 
 One number serves the operator twice: the server's `max_connections` is sized
 from it (unless the target's `settings` give one) and the InnoDB buffer pool
-keeps per-connection memory for that many (`topology/sizing.py`); admission
+keeps per-connection memory for that many (`specs/databases/sizing.py`); admission
 refuses a `settings.max_connections` below it (`semantics.py`). A server at
 its limit refuses the next login ("Too many connections"): a runner worker
 that cannot connect fails its step at run time, after provisioning and
@@ -18,7 +18,7 @@ from .targets import Target
 # information and the storage samples (dbbench_runner.running).
 RUNNER_CONTROL_CONNECTIONS = 1
 # The operator's setup pass holds one session per server while it checks and
-# repairs replication (setting_up.set_up_mysql), before every step.
+# repairs replication (targets/setup.set_up_mysql), before every step.
 OPERATOR_CONNECTIONS = 1
 # Half-open connections of the kubelet's TCP probes, a person's `mysql` client
 # through `kubectl exec`, a runner pod's reconnect after a lost control

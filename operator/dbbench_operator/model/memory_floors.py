@@ -10,7 +10,7 @@ the server's mapped code), right after the server answers and with 100
 connections that each ran a point read and a sorted scan. The MySQL image's
 entrypoint states the same figure for MySQL at its defaults
 (hack/cluster/mysql/docker-entrypoint.sh; tests/model/test_memory_floors.py
-checks that they agree), and topology/sizing.py never computes a buffer pool
+checks that they agree), and specs/databases/sizing.py never computes a buffer pool
 beyond what is left of the limit by this floor.
 """
 

@@ -1,0 +1,1 @@
+"""The run's loop and its passes: what kopf calls, admission, pacing, the reconcile pass."""

@@ -1,0 +1,1 @@
+"""The Kubernetes API (the one client), ownership of children, why pods wait."""

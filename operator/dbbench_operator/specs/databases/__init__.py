@@ -1,0 +1,1 @@
+"""Pure builders of the databases' objects: the topology charts' values, names, sizes."""

@@ -1,0 +1,1 @@
+"""What a pass records in the run's status and Events (pure)."""

@@ -1,0 +1,1 @@
+"""A run's steps on the cluster: advancing, runner Jobs, cold cache, collecting results."""

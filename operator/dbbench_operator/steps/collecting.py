@@ -1,0 +1,214 @@
+"""Collecting: a finished step's pods merged on the claim, and at the end the
+run's own summary.json next to the steps' directories."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from dbbench_contract import run_summary as rs
+from dbbench_contract.layout import SUMMARY
+from dbbench_contract.summary import StepSummary
+from dbbench_operator import deadlines
+from dbbench_operator.model import API_VERSION, BenchmarkRunSpec
+from dbbench_operator.naming import RunRef
+from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.specs.plan import Step, plan
+from dbbench_operator.specs.runner_job import step_dir
+from dbbench_operator.specs.table_state import TableState, table_state
+from dbbench_operator.status.recording import parse_stamp
+from dbbench_operator.steps import results_service
+from dbbench_operator.steps.outcome import failed_step
+
+
+def collect_step(
+    settings: OperatorSettings, run: RunRef, spec: BenchmarkRunSpec, step: Step
+) -> StepSummary:
+    """Merge the step's pods (idempotent); the merged summary."""
+    return results_service.merge_step(settings, run, step_dir(step), spec.runner.pods)
+
+
+def table_before(
+    settings: OperatorSettings, run: RunRef, spec: BenchmarkRunSpec, steps: Sequence[Step],
+    step: Step,
+) -> TableState | None:  # fmt: skip
+    """What the target's earlier steps wrote, from their merged summaries on the claim."""
+    earlier = [
+        s
+        for s in steps
+        if s.target == step.target and s.index < step.index and s.id_mode == step.id_mode
+    ]
+    merged = {s.index: results_service.step_summary(settings, run, step_dir(s)) for s in earlier}
+    return table_state(steps, step, merged, spec.dataset.records)
+
+
+log = logging.getLogger(__name__)
+# How long an ended run's summary.json is retried (the results service may be
+# restarting) before cleanup goes on without it, with a Warning event.
+SUMMARY_GRACE_S = 600.0
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a run ended, for its summary: phase, the Failed condition's reason and
+    message, and the step (1-based) it was at."""
+
+    phase: str = "Succeeded"
+    reason: str | None = None
+    message: str | None = None
+    current_step: int | None = None
+
+
+def build_run_summary(
+    run: RunRef,
+    spec: BenchmarkRunSpec,
+    steps: Sequence[Step],
+    merged: Mapping[int, StepSummary],
+    *,
+    started_at: str | None,
+    completed_at: str,
+    status_targets: Sequence[Mapping[str, Any]],
+    ending: Ending | None = None,
+) -> rs.RunSummary:
+    """summary.json at the run's root: what ran, in which order, with what result,
+    and how the run ended (pure). Steps without a merged summary have no result."""
+    ending = ending or Ending()
+    return rs.RunSummary(
+        api_version=API_VERSION,
+        run=rs.RunMeta(
+            namespace=run.namespace,
+            name=run.name,
+            uid=run.uid,
+            started_at=started_at,
+            completed_at=completed_at,
+            phase=ending.phase,
+            reason=ending.reason,
+            message=ending.message,
+            current_step=ending.current_step,
+        ),
+        # Every default explicit: readers need not know the API's defaults.
+        spec=spec.model_dump(by_alias=True, exclude_none=True, mode="json"),
+        steps=tuple(
+            rs.StepEntry(
+                step=s.index + 1,
+                target=s.target,
+                phase=s.phase,
+                repeat=s.repeat,
+                type=s.phase_type,
+                path=step_dir(s),
+                result=rs.step_result(s.phase, s.repeat, merged[s.index])
+                if s.index in merged
+                else None,
+            )
+            for s in steps
+        ),
+        targets=tuple(
+            rs.TargetEntry(
+                name=str(t.get("name")),
+                endpoint=t.get("endpoint"),
+                server_version=t.get("serverVersion"),
+                shard_key=t.get("shardKey"),
+            )
+            for t in status_targets
+        ),
+    )
+
+
+def write_run_summary(
+    settings: OperatorSettings,
+    run: RunRef,
+    spec: BenchmarkRunSpec,
+    steps: Sequence[Step],
+    *,
+    started_at: str | None,
+    now: datetime,
+    status_targets: Sequence[Mapping[str, Any]],
+    ending: Ending | None = None,
+) -> tuple[str, str] | None:
+    """Upload the run's summary.json (the service renders the report from it).
+
+    A succeeded run has every step merged (a missing one is an error); a failed
+    run lists what it merged, up to the step it was at, and the rest without a
+    result. A run about to succeed with a step whose merged summary failed does
+    not: nothing is written, and the (reason, message) naming that step is
+    returned for the run to fail on (its failed summary is written then)."""
+    if ending is None or ending.phase == "Succeeded":
+        merged = {s.index: results_service.step_summary(settings, run, step_dir(s)) for s in steps}
+        failed = next((f for s in steps if (f := failed_step(s, merged[s.index]))), None)
+        if failed is not None:
+            return failed
+    else:
+        last = ending.current_step or len(steps)
+        found = {s.index: results_service.stored_step_summary(settings, run, step_dir(s))
+                 for s in steps if s.index < last}  # fmt: skip
+        merged = {index: summary for index, summary in found.items() if summary is not None}
+    document = build_run_summary(
+        run, spec, steps, merged, started_at=started_at,
+        completed_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"), status_targets=status_targets,
+        ending=ending,
+    )  # fmt: skip
+    results_service.put_file(
+        settings, run, SUMMARY, json.dumps(document.to_wire(), indent=1).encode()
+    )
+    return None
+
+
+def ending_of(status: Mapping[str, Any]) -> Ending:
+    """How the run ended, read from its status (pure)."""
+    conditions: list[Mapping[str, Any]] = status.get("conditions") or []
+    failed = next((c for c in conditions if c.get("type") == "Failed"), {})
+    step = (status.get("progress") or {}).get("step")
+    return Ending(
+        phase=str(status.get("phase") or "Failed"),
+        reason=failed.get("reason"),
+        message=failed.get("message") or status.get("message"),
+        current_step=int(step) if step else None,
+    )
+
+
+def write_ended_summary(
+    settings: OperatorSettings,
+    run: RunRef,
+    spec: BenchmarkRunSpec,
+    status: Mapping[str, Any],
+    now: datetime,
+) -> None:
+    """A failed or timed-out run's summary.json: the steps it completed, the rest
+    without a result, and why it ended; the service renders its report from it."""
+    write_run_summary(
+        settings, run, spec, plan(spec), started_at=status.get("startedAt"), now=now,
+        status_targets=status.get("targets") or [], ending=ending_of(status),
+    )  # fmt: skip
+
+
+def summarize_ended(
+    settings: OperatorSettings,
+    run: RunRef,
+    spec: BenchmarkRunSpec,
+    status: Mapping[str, Any],
+    now: datetime,
+) -> tuple[bool, tuple[str, str] | None]:
+    """`write_ended_summary`, bounded like a pass. (done, warning): not done while the
+    results service cannot take it, for SUMMARY_GRACE_S after the run ended; then
+    done without it, with a (reason, message) worth a Warning event."""
+    try:
+        deadlines.call_within(
+            lambda: write_ended_summary(settings, run, spec, status, now),
+            settings.pass_deadline, f"{run.name}-summary",
+        )  # fmt: skip
+    except (results_service.ResultsServiceError, deadlines.PassDeadlineError) as exc:
+        since = parse_stamp(status.get("completedAt")) or now
+        waited = (now - since).total_seconds()
+        if waited < SUMMARY_GRACE_S:
+            log.warning("summary of ended run %s/%s not written yet: %s", run.namespace,
+                        run.name, exc)  # fmt: skip
+            return False, None
+        return True, (
+            "RunSummaryNotWritten",
+            f"the run's summary.json and report were not written in {waited:.0f}s: {exc}"[:600],
+        )
+    return True, None

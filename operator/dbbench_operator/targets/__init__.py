@@ -1,0 +1,1 @@
+"""The databases under test: deployed, set up through the drivers, removed."""

@@ -1,0 +1,1 @@
+"""MongoDB setup: the exact commands, replica sets, shards, users."""

@@ -1,0 +1,1 @@
+"""MySQL, MariaDB and PostgreSQL setup: sessions, statements, replication."""
