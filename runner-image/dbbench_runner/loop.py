@@ -132,13 +132,15 @@ def run_connection(
 
 def _window_end(last_ended: float | None, deadline: float | None) -> float | None:
     """Where this connection's measured window ends (time.monotonic): at the deadline
-    when the phase ran to it, or later at the completion of an operation started
-    before it (counted, so inside the window); otherwise (operations done, stopped)
-    at the last measured operation's completion. Never at the connection's shutdown:
-    what follows the work is not the time it took. None: nothing was measured."""
+    when the phase ran to it; otherwise (operations done, stopped) at the last
+    measured operation's completion. Never at the connection's shutdown: what follows
+    the work is not the time it took. An operation counts when it starts (open loop:
+    is due) inside the window, at both ends: one still running at the deadline is
+    counted and its whole latency recorded, and the window still ends at the
+    deadline, so a phase paced at R ops/s reports R. None: nothing was measured."""
     if deadline is None:
         return last_ended
-    return deadline if last_ended is None else max(deadline, last_ended)
+    return deadline
 
 
 def _publish(progress: Progress, measurements: Measurements, epoch: float | None) -> None:
