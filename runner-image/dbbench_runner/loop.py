@@ -91,9 +91,9 @@ def run_connection(
         if clock.deadline is not None and now >= clock.deadline:
             deadline_reached = True
             break
-        if budget is not None and measured >= budget:
-            break
-        if issued % STOP_CHECK_EVERY == 0 and stopped():
+        if (budget is not None and measured >= budget) or (
+            issued % STOP_CHECK_EVERY == 0 and stopped()
+        ):
             break
         intended = None
         if interval:
@@ -113,6 +113,28 @@ def run_connection(
         if now >= next_publish:
             _publish(progress, measurements, time.monotonic() + clock.epoch_offset)
             next_publish = now + PUBLISH_EVERY_S
+    _close_window(
+        config,
+        driver=driver,
+        timed=timed,
+        measurements=measurements,
+        clock=clock,
+        deadline_reached=deadline_reached,
+    )
+    _publish(progress, measurements, None)
+    progress.finished = True
+    return measurements
+
+
+def _close_window(
+    config: StepConfig,
+    *,
+    driver: Driver,
+    timed: TimedDriver,
+    measurements: Measurements,
+    clock: PhaseClock,
+    deadline_reached: bool,
+) -> None:
     # Within the measured window: unacknowledged writes count once applied.
     driver.drain()
     last = timed.last_ended
@@ -125,9 +147,6 @@ def run_connection(
     # spans the same time as the summary's.
     ended = measurements.ended
     measurements.flush(time.monotonic() + clock.epoch_offset if ended is None else ended)
-    _publish(progress, measurements, None)
-    progress.finished = True
-    return measurements
 
 
 def _window_end(last_ended: float | None, deadline: float | None) -> float | None:

@@ -18,6 +18,7 @@ the interval log and per-second series start after the warm-up.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import time
@@ -51,6 +52,9 @@ THREADS = 2
 # operation per connection at either edge is well under 0.5% of the count.
 DURATION = 4
 TOLERANCE = 0.005  # the issue's: the paced rate within 0.5%
+# How late a paced read may reach the server when make test's workers load the
+# machine (the schedule is exact; the server's log sees when it was sent).
+LATE_S = 0.05
 
 
 @pytest.fixture(scope="module")
@@ -158,10 +162,11 @@ def test_warmup_reads_reach_the_server_but_not_the_results(
     assert summary["warmupOperations"] == pytest.approx(RATE * warmup, abs=THREADS)
     before = [t for t in reads if t < started]
     # The reads before the measured window are the warm-up's (a warm-up read sent
-    # a little late may land just after its start: at most one per connection).
-    assert summary["warmupOperations"] - THREADS <= len(before) <= summary["warmupOperations"]
+    # late may land just after its start: on a loaded machine up to LATE_S late).
+    late = math.ceil(RATE * LATE_S)
+    assert summary["warmupOperations"] - late <= len(before) <= summary["warmupOperations"]
     # The warm-up began `warmup` before the measured window, at the paced rate.
-    assert started - reads[0] == pytest.approx(warmup, abs=2 / RATE)
+    assert started - reads[0] == pytest.approx(warmup, abs=LATE_S)
     assert_paced_rate(summary, RATE)
     # Latencies and series start after the warm-up: no interval or second before it.
     intervals = parse_interval_log((tmp_path / "w" / "histograms" / "read.hlog").read_text())
