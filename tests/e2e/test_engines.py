@@ -133,8 +133,8 @@ def finished(kube: Kube) -> Iterator[dict[str, Any]]:
         apply_run(kube, names[short], spec)
     uids = {short: run_uid(kube, names[short]) for short in RUN_NAMES}
     found: dict[str, Any] = {"specs": specs, "names": names, "counters": None}
-    # The runs are exclusive (the default), so they run one after another: each
-    # is bounded by its own spec.timeout, the three together by their sum.
+    # The runs share the node and run at once; each is bounded by its own
+    # spec.timeout, the three together (should one wait for room) by their sum.
     deadline = time.monotonic() + sum(parse_duration(s["timeout"]) for s in specs.values()) + 120
     try:
         while "statuses" not in found:

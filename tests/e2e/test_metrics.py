@@ -10,6 +10,10 @@ mix) goes. The chart's `metrics.runnerLingerSeconds` is raised for the module
 (helm upgrade, restored afterwards): with the default 0 a runner pod stops
 serving as soon as its phase's upload is done, and the last seconds of a step
 may never be scraped (docs/metrics.md, "After the phase").
+
+Disruptive: the helm upgrades restart the operator under every other test's
+runs, and the operator's runs-by-phase gauge is compared with every run of the
+cluster; `make e2e` runs it alone (docs/testing.md).
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ from tests.e2e.prometheus_server import (
     targets,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.disruptive]
 
 SCRAPE_S = 1
 # The runner adds up and serves its workers' figures once a second: the
