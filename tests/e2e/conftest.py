@@ -41,6 +41,7 @@ from dbbench_local.install import (
     install_chart,
     node_engine_images,
     wait_for,
+    watch_for,
 )
 from dbbench_operator.model import parse_quantity
 from tests.e2e import sharing
@@ -300,11 +301,14 @@ def leftovers(kube: Kube, name: str) -> list[str]:
 
 
 def wait_phase(kube: Kube, name: str, phases: tuple[str, ...], timeout: float) -> dict[str, Any]:
-    def reached() -> dict[str, Any] | None:
-        status = run_status(kube, name)
+    """The run's status once its phase is one of `phases` (watched, not polled)."""
+
+    def reached(run: dict[str, Any]) -> dict[str, Any] | None:
+        status: dict[str, Any] = run.get("status") or {}
         return status if status.get("phase") in phases else None
 
-    found: dict[str, Any] = wait_for(reached, timeout, f"run {name} to reach {phases}")
+    found: dict[str, Any] = watch_for(kube, ("benchmarkrun", name, "-n", RUNS_NS), reached,
+                                      timeout, f"run {name} to reach {phases}")  # fmt: skip
     return found
 
 

@@ -37,7 +37,7 @@ import pytest
 import yaml
 
 from dbbench_local.cluster import NODE_PATHS, cni_enforces_policies, flavour
-from dbbench_local.install import NAMESPACE, Kube, wait_for
+from dbbench_local.install import NAMESPACE, Kube, wait_for, watch_for
 from dbbench_local.kind import node_exec
 from dbbench_operator import permissions
 from dbbench_operator.kube import USED_MARK
@@ -106,10 +106,12 @@ def run_status_in(kube: Kube, namespace: str, name: str) -> dict[str, Any]:
 
 
 def wait_end(kube: Kube, namespace: str, name: str, timeout: float) -> dict[str, Any]:
-    return dict(wait_for(
-        lambda: (s := run_status_in(kube, namespace, name)).get("phase") in ("Succeeded", "Failed")
-        and s, timeout, f"{namespace}/{name} to end",
-    ))  # fmt: skip
+    def ended(run: dict[str, Any]) -> dict[str, Any] | None:
+        status: dict[str, Any] = run.get("status") or {}
+        return status if status.get("phase") in ("Succeeded", "Failed") else None
+
+    return dict(watch_for(kube, ("br", name, "-n", namespace), ended, timeout,
+                          f"{namespace}/{name} to end"))  # fmt: skip
 
 
 # -- baseline namespace, cold cache, and the NetworkPolicies seen meanwhile ----------
