@@ -73,7 +73,7 @@ REPLICA = small_spec(
          "readPreference": "secondaryPreferred"},
         # Updates only, on the primary: the standby gets no reads from it; it
         # keeps the pods up while the test reads the counters.
-        {"name": "hold", "type": "mix", "mix": {"update": 100}, "duration": "75s"},
+        {"name": "hold", "type": "mix", "mix": {"update": 100}, "duration": "40s"},
     ],
 )  # fmt: skip
 
