@@ -115,8 +115,12 @@ class _Worker:
         return total
 
     def admit(self, kube: Kube, name: str, spec: dict[str, Any]) -> None:
-        """In a concurrent test: refuse an exclusive run; wait until the run fits the
-        worker's share beside its other runs, refuse it when it never does."""
+        """In a concurrent test: refuse an exclusive run, and one larger than the
+        worker's share, at once; wait until the run fits the share beside the
+        worker's other runs, and refuse it when it never does."""
+        alone = sharing.sharing_problems(name, spec, Demand(), self.share, self.allocatable)
+        if alone:
+            pytest.fail("\n".join(alone), pytrace=False)
         deadline = time.monotonic() + ROOM_WAIT_S
         while True:
             others = self.holding(kube, but=name)
@@ -124,7 +128,7 @@ class _Worker:
                                                 self.allocatable)  # fmt: skip
             if not problems:
                 return
-            if sharing.exclusive(spec) or others == Demand() or time.monotonic() > deadline:
+            if time.monotonic() > deadline:
                 pytest.fail("\n".join(problems), pytrace=False)
             time.sleep(3)
 
