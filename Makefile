@@ -107,9 +107,14 @@ cluster-up: images venv ## Start the real single-node cluster (root); prints `ex
 cluster-down: venv ## Stop every process of the local cluster by PID, unmount, remove its state
 	$(PY) hack/cluster.py down
 
+# `make e2e` runs the tests not marked `disruptive` on this many pytest-xdist
+# workers against the one node, then the disruptive ones alone (docs/testing.md).
+# Each worker's runs keep to 1/E2E_WORKERS of the node (tests/e2e/sharing.py).
+E2E_WORKERS ?= 3
+
 .PHONY: e2e
-e2e: cluster-up ## End-to-end runs on the local cluster (helm install, kubectl apply, results)
-	$(PY) -m pytest -m e2e tests/e2e $(PYTEST_ARGS)
+e2e: cluster-up ## End-to-end runs on the local cluster: concurrent tests, then disruptive ones alone
+	E2E_WORKERS=$(E2E_WORKERS) $(PY) -m dbbench_local.e2e $(PYTEST_ARGS)
 
 .PHONY: demo
 demo: cluster-up ## THE main command: local cluster, chart, examples/quickstart.yaml, summary table

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
+import select
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,6 +114,61 @@ def wait_for(predicate: Callable[[], Any], timeout: float, what: str, every: flo
         if value:
             return value
         time.sleep(every)
+    raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+# Before watching again once a watch ended (the object is not there yet, the API
+# server closed the watch or was unreachable).
+REWATCH_S = 1.0
+
+
+def _watched(kube: Kube, args: Sequence[str], deadline: float) -> Iterator[dict[str, Any]]:
+    """The objects one `kubectl get --watch -o json` prints (the current one, then
+    each change) until the watch ends; TimeoutError at `deadline`."""
+    command = [tool("kubectl"), f"--kubeconfig={kube.kubeconfig}", "get", *args,
+               "--watch", "--output=json"]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    text, decoder, utf8 = "", json.JSONDecoder(), codecs.getincrementaldecoder("utf-8")()
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([proc.stdout], [], [], left)[0]:
+                raise TimeoutError
+            chunk = os.read(proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                return  # the watch ended
+            text += utf8.decode(chunk)
+            while text.strip():
+                try:
+                    obj, end = decoder.raw_decode(text.lstrip())
+                except json.JSONDecodeError:
+                    break  # the rest of the object is still on its way
+                text = text.lstrip()[end:]
+                yield obj
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def watch_for(
+    kube: Kube, args: Sequence[str], predicate: Callable[[dict[str, Any]], Any],
+    timeout: float, what: str,
+) -> Any:  # fmt: skip
+    """The first truthy `predicate(obj)` over what `kubectl get ARGS --watch` shows:
+    `wait_for` without polling, so a wait ends as the object changes. A watch that
+    ends (the object not there yet, the API server gone for a while) is started
+    again; TimeoutError after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            for obj in _watched(kube, args, deadline):
+                value = predicate(obj)
+                if value:
+                    return value
+        except TimeoutError:
+            break
+        time.sleep(min(REWATCH_S, max(0.0, deadline - time.monotonic())))
     raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 

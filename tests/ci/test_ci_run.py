@@ -1,4 +1,5 @@
-"""`.ci/run` passes only when every stage ran and passed, the demo included.
+"""`.ci/run` passes only when every stage ran and passed, the demo and the
+end-to-end suite included.
 
 The real stages take most of an hour, so `make` is replaced by a bash function
 (loaded through BASH_ENV before the script runs) that records each call and
@@ -9,6 +10,7 @@ a slow first-time build on a fresh machine would.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -39,7 +41,9 @@ class Outcome:
     calls: list[str]  # the make command lines, in order
 
 
-def run_ci(tmp_path: Path, *, fail: str = "", slow: str = "") -> Outcome:
+def run_ci(
+    tmp_path: Path, *, fail: str = "", slow: str = "", env: dict[str, str] | None = None
+) -> Outcome:
     """`bash .ci/run`, `make` stubbed: ``fail`` targets fail, ``slow`` ones take 50 minutes."""
     work = Path(tempfile.mkdtemp(dir=tmp_path))
     stub = work / "stub.sh"
@@ -52,6 +56,7 @@ def run_ci(tmp_path: Path, *, fail: str = "", slow: str = "") -> Outcome:
         "CI_TEST_CALLS": str(calls),
         "CI_TEST_FAIL": fail,
         "CI_TEST_SLOW": slow,
+        **(env or {}),
     }
     result = subprocess.run(
         ["bash", str(REPO / ".ci" / "run")],
@@ -64,10 +69,15 @@ def targets(outcome: Outcome) -> list[str]:
     return [line.split()[0] for line in outcome.calls]
 
 
-def test_every_stage_passing_passes_and_the_demo_ran(tmp_path: Path) -> None:
+ALL_STAGES = ["setup", "free-build-caches", "test", "demo", "e2e", "cluster-down"]
+
+
+def test_every_stage_passing_passes_and_the_demo_and_e2e_ran(tmp_path: Path) -> None:
     outcome = run_ci(tmp_path)
     assert outcome.status == 0, outcome.stderr
-    assert targets(outcome) == ["setup", "free-build-caches", "test", "demo", "cluster-down"]
+    assert targets(outcome) == ALL_STAGES
+    for stage in ("setup", "test", "demo", "e2e"):
+        assert re.search(rf"^=== make {stage}: passed in \d+ s$", outcome.stdout, re.M), stage
 
 
 def test_a_failing_demo_fails_ci_naming_it_and_the_cluster_is_taken_down(tmp_path: Path) -> None:
@@ -75,6 +85,22 @@ def test_a_failing_demo_fails_ci_naming_it_and_the_cluster_is_taken_down(tmp_pat
     assert outcome.status != 0
     assert "CI FAILED: make demo exited 2" in outcome.stderr
     assert targets(outcome) == ["setup", "free-build-caches", "test", "demo", "cluster-down"]
+
+
+def test_a_failing_e2e_fails_ci_naming_it_and_the_cluster_is_taken_down(tmp_path: Path) -> None:
+    outcome = run_ci(tmp_path, fail="e2e")
+    assert outcome.status != 0
+    assert "CI FAILED: make e2e exited 2" in outcome.stderr
+    # The demo's cluster serves the suite (no cluster-down between), then goes.
+    assert targets(outcome) == ALL_STAGES
+
+
+def test_the_e2e_stage_gets_its_own_pytest_args_not_make_tests(tmp_path: Path) -> None:
+    outcome = run_ci(tmp_path, env={"PYTEST_ARGS": "-k unit", "E2E_PYTEST_ARGS": "-x"})
+    assert outcome.status == 0, outcome.stderr
+    calls = dict(line.split(" ", 1) for line in outcome.calls if " " in line)
+    assert calls["test"] == "PYTEST_ARGS=-k unit"
+    assert calls["e2e"] == "PYTEST_ARGS=-x"
 
 
 def test_a_demo_whose_cluster_cannot_come_up_fails_ci(tmp_path: Path) -> None:

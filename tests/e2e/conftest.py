@@ -2,13 +2,29 @@
 
 The cluster comes from the `local_cluster` fixture (a real single-node cluster,
 `make cluster-up`, reused when already up); the chart is installed once per
-session with helm, as a user installs it.
+invocation with helm, as a user installs it.
+
+`make e2e` runs the suite in two phases (hack/e2e.py, docs/testing.md): the
+tests not marked `disruptive` at once on several pytest-xdist workers, each
+worker a session of its own against the one cluster, then the disruptive ones
+alone. What that takes of this module:
+
+- the chart install and the removal of runs an interrupted invocation left
+  happen once, in the first worker to get there (`_first_of_the_workers`);
+- every run carries its worker's token in its name (`session_name`), and each
+  worker deletes only its own runs: a test's leftovers when the test ends, the
+  rest when its session ends;
+- `apply_run` lowers CPU requests and, in a test not marked `disruptive`,
+  refuses an exclusive run and waits (bounded) until the run fits the worker's
+  share of the node beside its other runs (tests/e2e/sharing.py).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
+import os
 import secrets
 import time
 from collections.abc import Iterator
@@ -25,14 +41,22 @@ from dbbench_local.install import (
     install_chart,
     node_engine_images,
     wait_for,
+    watch_for,
 )
+from dbbench_operator.model import parse_quantity
+from tests.e2e import sharing
+from tests.e2e.sharing import Demand
 
 pytestmark = pytest.mark.e2e
 
 RUNS_NS = "e2e"
-# Appended to the names of runs a module makes for itself: a run of the same
-# name left by another session (or another suite) is never touched or read.
+# Appended to the names of runs a worker makes for itself: a run of the same
+# name left by another session, or made by another worker, is never touched or read.
 SESSION_TOKEN = secrets.token_hex(2)
+DISRUPTIVE = "disruptive"
+# How long a run of the concurrent phase may wait for this worker's earlier runs
+# to leave the node before it is refused as too large for the worker's share.
+ROOM_WAIT_S = 300
 
 
 def session_name(name: str) -> str:
@@ -50,22 +74,146 @@ def node_image(archive: str) -> str:
     raise AssertionError(f"{manifest} lists no {archive}: run hack/cluster/images.sh")
 
 
+class _Worker:
+    """This process's part of the node: its share, the runs it applied (name ->
+    their requests), whether the test now running is disruptive."""
+
+    def __init__(self) -> None:
+        self.kube: Kube | None = None
+        self.disruptive = False
+        self.allocatable = Demand(parse_quantity("2"), parse_quantity("24Gi"))
+        self.share = self.allocatable
+        self.applied: dict[str, Demand] = {}
+
+    def measure(self, kube: Kube) -> None:
+        """The node's allocatable resources, less the release's own pods, divided
+        between the workers of this invocation (1 without xdist)."""
+        self.kube = kube
+        (node,) = (kube.get("nodes") or {"items": []})["items"]
+        have = node["status"]["allocatable"]
+        self.allocatable = Demand(parse_quantity(have["cpu"]), parse_quantity(have["memory"]))
+        release = Demand()
+        for pod in (kube.get("pods", "-n", NAMESPACE) or {"items": []})["items"]:
+            for container in pod["spec"]["containers"]:
+                release += sharing.pod_requests(container.get("resources"))
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+        left = Demand(self.allocatable.cpu - release.cpu, self.allocatable.memory - release.memory)
+        self.share = Demand(left.cpu / workers, left.memory / workers)
+
+    def holding(self, kube: Kube, but: str) -> Demand:
+        """What this worker's runs other than `but` may still have on the node: every
+        run not yet gone, unless it has ended and its databases are gone."""
+        total = Demand()
+        for name, wanted in list(self.applied.items()):
+            run = kube.get("benchmarkrun", name, "-n", RUNS_NS)
+            status = (run or {}).get("status") or {}
+            if name == but or run is None:
+                continue
+            if status.get("phase") in ("Succeeded", "Failed") and status.get("cleanedUp"):
+                continue
+            total += wanted
+        return total
+
+    def admit(self, kube: Kube, name: str, spec: dict[str, Any]) -> None:
+        """In a concurrent test: refuse an exclusive run, and one larger than the
+        worker's share, at once; wait until the run fits the share beside the
+        worker's other runs, and refuse it when it never does."""
+        alone = sharing.sharing_problems(name, spec, Demand(), self.share, self.allocatable)
+        if alone:
+            pytest.fail("\n".join(alone), pytrace=False)
+        deadline = time.monotonic() + ROOM_WAIT_S
+        while True:
+            others = self.holding(kube, but=name)
+            problems = sharing.sharing_problems(name, spec, others, self.share,
+                                                self.allocatable)  # fmt: skip
+            if not problems:
+                return
+            if time.monotonic() > deadline:
+                pytest.fail("\n".join(problems), pytrace=False)
+            time.sleep(3)
+
+
+_WORKER = _Worker()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Before the test's fixtures: a module fixture's runs are judged as its tests are.
+    _WORKER.disruptive = item.get_closest_marker(DISRUPTIVE) is not None
+
+
+@contextlib.contextmanager
+def _first_of_the_workers(tmp_path_factory: pytest.TempPathFactory, what: str) -> Iterator[bool]:
+    """True in the one process that should do `what` for the whole invocation (the
+    first pytest-xdist worker to get here, or the only process), False in the
+    others, which wait here until it is done. A failed attempt leaves it to the
+    next worker."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        yield True
+        return
+    shared = tmp_path_factory.getbasetemp().parent  # this invocation's, all workers'
+    with (shared / f"{what}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = shared / f"{what}.done"
+        yield not done.exists()
+        done.touch()
+
+
 @pytest.fixture(scope="session")
-def kube(local_cluster: Any) -> Iterator[Kube]:
+def kube(local_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
     cluster = Kube(local_cluster.kubeconfig)
-    install_chart(
-        cluster, ["coldCache.allowPrivilegedPods=true", *LOCAL_IMAGES], node_engine_images()
-    )
-    cluster.kubectl("create", "namespace", RUNS_NS, check=False)
-    # Runs an interrupted session left (the node reused from `make cluster-up`)
-    # would hold the node pool or be mistaken for this session's.
-    cluster.kubectl("delete", "benchmarkruns", "--all", "-n", RUNS_NS, "--wait=true",
-                    timeout=300)  # fmt: skip
+    with _first_of_the_workers(tmp_path_factory, "e2e-setup") as first:
+        if first:
+            install_chart(
+                cluster,
+                ["coldCache.allowPrivilegedPods=true", *LOCAL_IMAGES],
+                node_engine_images(),
+            )
+            cluster.kubectl("create", "namespace", RUNS_NS, check=False)
+            # Runs an interrupted invocation left (the node reused from `make
+            # cluster-up`) would hold the node pool or be mistaken for this one's.
+            # No worker has applied anything yet: they all wait above.
+            cluster.kubectl("delete", "benchmarkruns", "--all", "-n", RUNS_NS,
+                            "--wait=true", timeout=300)  # fmt: skip
+    _WORKER.measure(cluster)
     yield cluster
-    # Runs left by a failed test would hold the node pool for the next session.
-    with contextlib.suppress(RuntimeError):
-        cluster.kubectl("delete", "benchmarkruns", "--all", "-n", RUNS_NS, "--wait=true",
-                        timeout=300)  # fmt: skip
+    # Runs left by a failed test would hold the node for the next session; the
+    # other workers' runs are theirs to delete (they may still be running).
+    for name in _WORKER.applied:
+        with contextlib.suppress(RuntimeError):
+            cluster.kubectl("delete", "benchmarkrun", name, "-n", RUNS_NS, "--ignore-not-found",
+                            "--wait=false")  # fmt: skip
+
+    def gone() -> bool:
+        return not any(cluster.get("benchmarkrun", n, "-n", RUNS_NS) for n in _WORKER.applied)
+
+    with contextlib.suppress(RuntimeError, TimeoutError):
+        wait_for(gone, 300, "this worker's runs to go")
+
+
+@pytest.fixture(autouse=True)
+def _own_runs_deleted() -> Iterator[None]:
+    """The runs a test applied itself (not its module fixtures') go when it ends,
+    passed or not: they would hold this worker's share of the node."""
+    before = set(_WORKER.applied)
+    yield
+    if _WORKER.kube is not None:
+        for name in [n for n in _WORKER.applied if n not in before]:
+            _WORKER.kube.kubectl("delete", "benchmarkrun", name, "-n", RUNS_NS,
+                                 "--ignore-not-found", "--wait=false", check=False)  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def cold_baseline(kube: Kube) -> Iterator[dict[str, Any]]:
+    """examples/field/3-cold-cache-small.yaml, run once per session in a namespace
+    enforcing Pod Security baseline, and what was seen while it ran
+    (test_tenant.cold_baseline_run). test_tenant.py checks the tenant's side,
+    test_field_examples.py the example's results and disk reads: the same run,
+    which holds the node alone for minutes, instead of three."""
+    from tests.e2e.test_tenant import cold_baseline_run  # noqa: PLC0415 (imports this module)
+
+    with cold_baseline_run(kube) as seen:
+        yield seen
 
 
 def run_manifest(name: str, spec: dict[str, Any]) -> str:
@@ -80,11 +228,17 @@ def apply_run(kube: Kube, name: str, spec: dict[str, Any]) -> str:
 
     A run of the same name left by an earlier session is deleted first and its
     children are waited out, so that nothing a test selects by the run's name
-    can be a namesake's.
+    can be a namesake's. Its pods request at most `sharing.SHARED_CPU_REQUEST` of
+    CPU each; in a test not marked `disruptive` it must share the node and fit
+    the worker's share (`_Worker.admit`).
     """
+    spec = sharing.lowered_cpu_requests(spec, _WORKER.allocatable)
+    if not _WORKER.disruptive:
+        _WORKER.admit(kube, name, spec)
     kube.kubectl("delete", "benchmarkrun", name, "-n", RUNS_NS, "--ignore-not-found",
                  "--wait=true", timeout=300)  # fmt: skip
     wait_for(lambda: not owned_children(kube, name), 300, f"the children of an older {name}")
+    _WORKER.applied[name] = sharing.demand(spec, _WORKER.allocatable)
     kube.kubectl("create", "-f", "-", stdin=run_manifest(name, spec))
     return run_uid(kube, name)
 
@@ -151,11 +305,14 @@ def leftovers(kube: Kube, name: str) -> list[str]:
 
 
 def wait_phase(kube: Kube, name: str, phases: tuple[str, ...], timeout: float) -> dict[str, Any]:
-    def reached() -> dict[str, Any] | None:
-        status = run_status(kube, name)
+    """The run's status once its phase is one of `phases` (watched, not polled)."""
+
+    def reached(run: dict[str, Any]) -> dict[str, Any] | None:
+        status: dict[str, Any] = run.get("status") or {}
         return status if status.get("phase") in phases else None
 
-    found: dict[str, Any] = wait_for(reached, timeout, f"run {name} to reach {phases}")
+    found: dict[str, Any] = watch_for(kube, ("benchmarkrun", name, "-n", RUNS_NS), reached,
+                                      timeout, f"run {name} to reach {phases}")  # fmt: skip
     return found
 
 
@@ -212,7 +369,9 @@ RUNNER_RESOURCES = {"requests": {"cpu": "100m", "memory": "128Mi"},
 
 
 def small_spec(**overrides: Any) -> dict[str, Any]:
-    """A MariaDB run sized for one 2-core node."""
+    """A MariaDB run sized for one 2-core node, sharing it with other runs: a
+    `hardware` override that does not say `exclusive` shares it too (an exclusive
+    run is for a test marked `disruptive`, which says `exclusive: True`)."""
     spec: dict[str, Any] = {
         "targets": [{"name": "maria", "engine": "mariadb",
                      "settings": {"innodb_buffer_pool_size": "128M"}}],
@@ -223,4 +382,5 @@ def small_spec(**overrides: Any) -> dict[str, Any]:
         "timeout": "15m",
     }  # fmt: skip
     spec.update(overrides)
+    spec["hardware"] = {"exclusive": False, **spec["hardware"]}
     return spec

@@ -1,5 +1,10 @@
 """How runs end when something goes wrong, on the real node: every run ends,
-says why, and leaves nothing running."""
+says why, and leaves nothing running.
+
+The operator killed, the results service killed and the cold run (which holds
+the node exclusively) are `disruptive`: `make e2e` runs them alone. The others
+share the node with other tests' runs; their long timed phases are paced, so
+that they leave the two cores to the runs beside them."""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from tests.e2e.conftest import (
     results_files,
     results_json,
     run_status,
+    session_name,
     small_spec,
     wait_for_report,
     wait_phase,
@@ -48,8 +54,9 @@ def jobs_of(kube: Kube, name: str, uid: str) -> dict[str, str]:
     return {j["metadata"]["name"]: j["metadata"]["uid"] for j in jobs}
 
 
+@pytest.mark.disruptive
 def test_the_operator_killed_mid_phase_resumes_and_completes_the_run_once(kube: Kube) -> None:
-    name = "resumed"
+    name = session_name("resumed")
     mix = {"name": "oltp", "type": "mix", "mix": {"read": 90, "update": 10}, "duration": "40s"}
     reads = {"name": "reads", "type": "pointReads", "operations": 2000}
     uid = apply_run(kube, name, small_spec(phases=[LOAD, mix, reads]))
@@ -71,9 +78,9 @@ def test_the_operator_killed_mid_phase_resumes_and_completes_the_run_once(kube: 
 
 
 def test_a_database_pod_lost_mid_phase_is_reported_and_the_run_goes_on(kube: Kube) -> None:
-    name = "disturbed"
+    name = session_name("disturbed")
     mix = {"name": "oltp", "type": "mix", "mix": {"read": 90, "update": 10}, "duration": "45s",
-           "maxErrorRate": 1.0}  # fmt: skip
+           "targetRate": 200, "maxErrorRate": 1.0}  # fmt: skip
     reads = {"name": "reads", "type": "pointReads", "operations": 1000}
     uid = apply_run(kube, name, small_spec(phases=[LOAD, mix, reads]))
     wait_step_running(kube, name, 2)
@@ -138,7 +145,7 @@ def test_a_runner_that_cannot_reach_its_database_fails_the_run_in_bounded_time(
     uri = "mariadb://root:e2e-password@e2e-short-name-db:3306/"
     kube.kubectl("create", "secret", "generic", "short-name-uri", "-n", RUNS_NS,
                  f"--from-literal=uri={uri}", check=False)  # fmt: skip
-    name = "unreachable"
+    name = session_name("unreachable")
     external = {"uriSecretRef": {"name": "short-name-uri", "key": "uri"}}
     spec = small_spec(targets=[{"name": "ext", "engine": "mariadb", "external": external}])
     try:
@@ -161,8 +168,9 @@ def test_a_runner_that_cannot_reach_its_database_fails_the_run_in_bounded_time(
 
 
 def test_a_timeout_fails_the_run_and_removes_its_children(kube: Kube) -> None:
-    name = "too-long"
-    endless = {"name": "endless", "type": "mix", "mix": {"read": 1}, "operations": 10**11}
+    name = session_name("too-long")
+    endless = {"name": "endless", "type": "mix", "mix": {"read": 1}, "operations": 10**11,
+               "targetRate": 100}  # fmt: skip
     apply_run(kube, name, small_spec(phases=[LOAD, endless], timeout="150s"))
     status = wait_phase(kube, name, ("Failed", "Succeeded"), 600)
     assert status["phase"] == "Failed"
@@ -192,7 +200,7 @@ def test_reads_of_keys_the_load_did_not_write_fail_the_run_naming_the_step(kube:
     fails, its merged result (recorded) says how many per type, and the run ends
     Failed naming the step, its target and repeat. One runner pod: the Job fails
     as its pod exits, and a second pod would be stopped before its upload."""
-    name, half = "reads-nothing", 2500
+    name, half = session_name("reads-nothing"), 2500
     # Uniform point reads of `operations` distinct keys (keys: the whole data set).
     reads = {"name": "reads", "type": "pointReads", "operations": 2 * half, "reportEvery": 1000}
     spec = small_spec(phases=[{**LOAD, "operations": half}, reads],
@@ -222,8 +230,9 @@ def test_reads_of_keys_the_load_did_not_write_fail_the_run_naming_the_step(kube:
     kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
 
 
+@pytest.mark.disruptive
 def test_a_cold_run_restarts_the_database_and_drops_the_page_cache(kube: Kube) -> None:
-    name = "cold"
+    name = session_name("cold")
     reads = {"name": "reads", "type": "pointReads", "operations": 2000}
     spec = small_spec(phases=[LOAD, reads], cache="cold")
     spec["hardware"]["exclusive"] = True
@@ -254,6 +263,7 @@ POD_FILES = ("summary.json", "environment.json", "checkpoints.csv", "series-ops.
              "series-seconds.csv", "storage.csv")  # fmt: skip
 
 
+@pytest.mark.disruptive
 def test_the_results_service_killed_as_pods_upload_loses_no_file(kube: Kube) -> None:
     """The results pod is killed just before a step's two runner pods finish and
     kept down until one of them has failed an upload: they retry until it is back
@@ -262,7 +272,7 @@ def test_the_results_service_killed_as_pods_upload_loses_no_file(kube: Kube) -> 
     Killing the pod alone did not always meet the uploads: on a busy node the
     Deployment's new pod was serving again before the step ended (seen once).
     """
-    name = "results-killed"
+    name = session_name("results-killed")
     mix = {"name": "oltp", "type": "mix", "mix": {"read": 90, "update": 10}, "duration": "40s"}
     runner = {"pods": 2, "threads": 2, "resources": {"requests": {"cpu": "100m", "memory": "128Mi"},
               "limits": {"cpu": "1", "memory": "256Mi"}}}  # fmt: skip

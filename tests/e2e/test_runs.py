@@ -4,8 +4,9 @@
 (b) MariaDB primary + replica, reads from the replica, then point reads paced
     at 300 ops/s for 10 s (issue 29: reported as 277.3 ops/s before);
 (c) one run comparing two targets.
-All three are exclusive (the default) on the one node, so (b) and (c) wait for
-(a), saying so, and the three run one after another.
+The three share the node (`hardware.exclusive: false`) and run at once. That an
+exclusive run holds the node, and that another waits for it naming it, is shown
+by two small runs of their own, alone (`disruptive`).
 """
 
 from __future__ import annotations
@@ -16,16 +17,16 @@ from typing import Any
 
 import pytest
 
-from dbbench_local.install import Kube
+from dbbench_local.install import Kube, wait_for
 from tests.e2e.conftest import (
     DB_RESOURCES,
     RUNS_NS,
     apply_run,
-    condition,
     owned_children,
     results_files,
     results_json,
     run_status,
+    session_name,
     small_spec,
     wait_phase,
 )
@@ -67,6 +68,7 @@ COMPARE = small_spec(
     ],
 )  # fmt: skip
 RUNS = {"standalone": STANDALONE, "replica": REPLICA, "compare": COMPARE}
+NAMES = {short: session_name(short) for short in RUNS}
 POD_FILES = ("summary.json", "environment.json", "checkpoints.csv", "series-ops.csv",
              "series-seconds.csv", "storage.csv", "progress.json")  # fmt: skip
 
@@ -82,13 +84,10 @@ def expected_operations(spec: dict[str, Any], phase: dict[str, Any]) -> int | No
 
 @pytest.fixture(scope="module")
 def finished(kube: Kube) -> dict[str, dict[str, Any]]:
-    for name, spec in RUNS.items():
-        apply_run(kube, name, spec)
-    # The node pool is held by the first run to start; the others say by which.
-    waiting = wait_phase(kube, "compare", ("Pending",), 60)
-    statuses = {name: wait_phase(kube, name, ("Succeeded", "Failed"), 1500) for name in RUNS}
-    statuses["compare-waiting"] = waiting
-    return statuses
+    for short, spec in RUNS.items():
+        apply_run(kube, NAMES[short], spec)
+    return {short: wait_phase(kube, NAMES[short], ("Succeeded", "Failed"), 1500)
+            for short in RUNS}  # fmt: skip
 
 
 def test_each_run_succeeds_with_the_configured_counts(finished: dict[str, dict[str, Any]]) -> None:
@@ -116,14 +115,29 @@ def test_each_run_succeeds_with_the_configured_counts(finished: dict[str, dict[s
                     assert result["storage"]["records"] == spec["dataset"]["records"]
 
 
-def test_exclusive_runs_wait_for_the_node_pool_naming_the_holder(
-    finished: dict[str, dict[str, Any]],
-) -> None:
-    waiting = finished["compare-waiting"]
-    progressing = condition(waiting, "Progressing")
-    assert progressing["reason"] == "WaitingForNodes"
-    assert f"in use by BenchmarkRun {RUNS_NS}/" in progressing["message"]
-    starts = sorted((finished[n]["startedAt"], finished[n]["completedAt"]) for n in RUNS)
+@pytest.mark.disruptive
+def test_exclusive_runs_wait_for_the_node_pool_naming_the_holder(kube: Kube) -> None:
+    """Two exclusive runs (a load each): the second, applied once the first holds
+    the node, waits saying which run holds it, and starts after that one ended.
+    Disruptive: the exclusive runs would hold the node against other tests' runs."""
+    names = [session_name("holder"), session_name("waiter")]
+    spec = small_spec(dataset={"shape": "flat45", "records": 2000, "recordSize": 256})
+    spec["hardware"]["exclusive"] = True
+    holder, waiter = names
+    apply_run(kube, holder, spec)
+    wait_phase(kube, holder, ("Provisioning", "Running"), 300)  # admitted: it holds the node
+    apply_run(kube, waiter, spec)
+
+    def waits() -> dict[str, Any] | None:
+        found = [c for c in run_status(kube, waiter).get("conditions") or []
+                 if c["type"] == "Progressing" and c["reason"] == "WaitingForNodes"]  # fmt: skip
+        return found[0] if found else None
+
+    progressing = wait_for(waits, 60, f"{waiter} to wait for the node")
+    assert f"exclusively in use by BenchmarkRun {RUNS_NS}/{holder};" in progressing["message"]
+    statuses = {n: wait_phase(kube, n, ("Succeeded", "Failed"), 900) for n in names}
+    assert [statuses[n]["phase"] for n in names] == ["Succeeded", "Succeeded"], statuses
+    starts = sorted((statuses[n]["startedAt"], statuses[n]["completedAt"]) for n in names)
     for (_, ended), (started, _) in itertools.pairwise(starts):
         assert started >= ended, "two exclusive runs overlapped on the node"
 
@@ -164,7 +178,7 @@ def test_printer_columns_are_filled_in(kube: Kube, finished: dict[str, dict[str,
     header = table[0].split()
     assert header == ["NAME", "PHASE", "TARGET", "PROGRESS", "THROUGHPUT", "P99", "AGE"]
     rows = {line.split()[0]: line.split() for line in table[1:]}
-    for name in RUNS:
+    for name in NAMES.values():
         row = rows[name]
         assert row[1] == "Succeeded"
         assert row[3] == "100"
@@ -177,13 +191,12 @@ def test_deleting_a_finished_run_leaves_nothing_of_its_own(
 ) -> None:
     status = finished["compare"]
     before = results_files(kube, status)
-    kube.kubectl("delete", "br", "compare", "-n", RUNS_NS, "--wait=true", timeout=180)
-    from dbbench_local.install import wait_for  # noqa: PLC0415
-
-    wait_for(lambda: not owned_children(kube, "compare"), 120, "garbage collection")
-    claims = kube.get("pvc", "-n", RUNS_NS, "-ldbbench.io/run=compare") or {"items": []}
+    name = NAMES["compare"]
+    kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=true", timeout=180)
+    wait_for(lambda: not owned_children(kube, name), 120, "garbage collection")
+    claims = kube.get("pvc", "-n", RUNS_NS, f"-ldbbench.io/run={name}") or {"items": []}
     assert not [c["metadata"]["name"] for c in claims["items"]]
-    assert run_status(kube, "compare") == {}
+    assert run_status(kube, name) == {}
     # Results stay on the claim.
     assert results_files(kube, status) == before
 

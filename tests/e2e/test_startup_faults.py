@@ -19,6 +19,7 @@ from tests.e2e.conftest import (
     owned_children,
     run_status,
     run_uid,
+    session_name,
     small_spec,
     wait_phase,
 )
@@ -95,7 +96,7 @@ def deleted_without_orphans(kube: Kube, name: str) -> None:
 
 
 def test_requests_larger_than_the_node_are_refused_at_once(kube: Kube) -> None:
-    name = "too-big"
+    name = session_name("too-big")
     spec = small_spec()
     spec["hardware"]["resources"] = {"requests": {"cpu": "64", "memory": "512Mi"}}
     started = time.monotonic()
@@ -117,7 +118,7 @@ def test_requests_larger_than_the_node_are_refused_at_once(kube: Kube) -> None:
 
 
 def test_a_database_pod_the_scheduler_cannot_place_fails_after_the_grace(kube: Kube) -> None:
-    name = "nowhere"
+    name = session_name("nowhere")
     spec = faulty_spec()
     spec["hardware"]["nodeSelector"] = {"dbbench.io/e2e-pool": "absent"}
     apply_run(kube, name, spec)
@@ -141,7 +142,7 @@ PULL_REASONS = ("ErrImagePull", "ImagePullBackOff")
 
 
 def test_a_database_image_missing_from_the_node_fails_after_the_grace(kube: Kube) -> None:
-    name = "no-image"
+    name = session_name("no-image")
     apply_run(kube, name, faulty_spec(image=MISSING_IMAGE))
     seen = reported(kube, name, PULL_REASONS)
     first_seen = time.monotonic()
@@ -153,7 +154,7 @@ def test_a_database_image_missing_from_the_node_fails_after_the_grace(kube: Kube
 
 
 def test_a_crash_looping_database_fails_after_the_grace_with_its_last_words(kube: Kube) -> None:
-    name = "crashing"
+    name = session_name("crashing")
     # A typo in a setting the schema cannot check: the server refuses to start.
     settings = {"innodb_buffer_pool_size": "128M", "innodb_flush_method": "bogus"}
     apply_run(kube, name, faulty_spec(settings=settings))

@@ -13,6 +13,12 @@
   complete with their own results;
 - the operator's log lists the API permissions it used: all declared, none
   refused.
+
+The cold-cache example holds the node exclusively (`cache: cold` needs it), so
+its tests and the permissions test, which reads the log of the operator that
+ran it, are `disruptive`: `make e2e` runs them alone, after the concurrent
+phase. The example runs once per session (`cold_baseline`, tests/e2e/conftest.py)
+and test_field_examples.py checks its results and disk reads on the same run.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import re
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +37,7 @@ import pytest
 import yaml
 
 from dbbench_local.cluster import NODE_PATHS, cni_enforces_policies, flavour
-from dbbench_local.install import NAMESPACE, Kube, wait_for
+from dbbench_local.install import NAMESPACE, Kube, wait_for, watch_for
 from dbbench_local.kind import node_exec
 from dbbench_operator.k8s import permissions
 from dbbench_operator.k8s.api import USED_MARK
@@ -99,10 +106,12 @@ def run_status_in(kube: Kube, namespace: str, name: str) -> dict[str, Any]:
 
 
 def wait_end(kube: Kube, namespace: str, name: str, timeout: float) -> dict[str, Any]:
-    return dict(wait_for(
-        lambda: (s := run_status_in(kube, namespace, name)).get("phase") in ("Succeeded", "Failed")
-        and s, timeout, f"{namespace}/{name} to end",
-    ))  # fmt: skip
+    def ended(run: dict[str, Any]) -> dict[str, Any] | None:
+        status: dict[str, Any] = run.get("status") or {}
+        return status if status.get("phase") in ("Succeeded", "Failed") else None
+
+    return dict(watch_for(kube, ("br", name, "-n", namespace), ended, timeout,
+                          f"{namespace}/{name} to end"))  # fmt: skip
 
 
 # -- baseline namespace, cold cache, and the NetworkPolicies seen meanwhile ----------
@@ -151,10 +160,11 @@ def namespace_obj(kube: Kube, name: str) -> dict[str, Any]:
     return dict(kube.get("namespace", name) or {})
 
 
-@pytest.fixture(scope="module")
-def cold_baseline(kube: Kube) -> Iterator[dict[str, Any]]:
+@contextmanager
+def cold_baseline_run(kube: Kube) -> Iterator[dict[str, Any]]:
     """The cold-cache example in a namespace enforcing baseline; what was seen while
-    its reads ran: cache-drop Jobs, pods, NetworkPolicies, an outsider's probe."""
+    its reads ran: cache-drop Jobs, pods, NetworkPolicies, an outsider's probe.
+    Behind the session fixture `cold_baseline` (tests/e2e/conftest.py)."""
     kube.kubectl("create", "namespace", BASELINE_NS, check=False)
     kube.kubectl("label", "namespace", BASELINE_NS, "--overwrite",
                  "pod-security.kubernetes.io/enforce=baseline",
@@ -168,6 +178,9 @@ def cold_baseline(kube: Kube) -> Iterator[dict[str, Any]]:
     )  # fmt: skip
     body = yaml.safe_load(COLD.read_text())
     name = body["metadata"]["name"]
+    # One an interrupted session left would be watched instead of a new one.
+    kube.kubectl("delete", "br", name, "-n", BASELINE_NS, "--ignore-not-found", "--wait=true",
+                 timeout=300)  # fmt: skip
     kube.kubectl("apply", "-n", BASELINE_NS, "-f", str(COLD))
     seen: dict[str, Any] = {"name": name, "privileged_refusal": privileged}
     uid = wait_for(lambda: run_uid(kube, BASELINE_NS, name) != "None" and
@@ -214,11 +227,18 @@ def cold_baseline(kube: Kube) -> Iterator[dict[str, Any]]:
     seen["in_run_namespace"] = (kube.get("jobs", "-n", BASELINE_NS,
                                          "-lapp.kubernetes.io/component=cache-drop")
                                 or {}).get("items", [])  # fmt: skip
-    yield seen
-    kube.kubectl("delete", "br", "--all", "-n", BASELINE_NS, "--wait=false", check=False)
-    kube.kubectl("delete", "pod", "outsider", "-n", OUTSIDER_NS, "--wait=false", check=False)
+    # The operator that ran the example (and deleted its cache-drop Jobs at cleanup).
+    seen["operator_log"] = kube.kubectl("logs", "-n", NAMESPACE, "deploy/dbbench",
+                                        "--tail=-1").stdout  # fmt: skip
+    try:
+        yield seen
+    finally:
+        kube.kubectl("delete", "br", "--all", "-n", BASELINE_NS, "--wait=false", check=False)
+        kube.kubectl("delete", "pod", "outsider", "-n", OUTSIDER_NS, "--wait=false",
+                     check=False)  # fmt: skip
 
 
+@pytest.mark.disruptive
 def test_a_baseline_namespace_runs_the_cold_cache_example_to_succeeded(
     cold_baseline: dict[str, Any],
 ) -> None:
@@ -233,6 +253,7 @@ def test_a_baseline_namespace_runs_the_cold_cache_example_to_succeeded(
     assert status["progress"]["coldStep"] == 3  # restarted and dropped before each read step
 
 
+@pytest.mark.disruptive
 def test_cache_drops_ran_in_the_release_namespace_and_went_with_the_run(
     cold_baseline: dict[str, Any],
 ) -> None:
@@ -245,6 +266,7 @@ def test_cache_drops_ran_in_the_release_namespace_and_went_with_the_run(
     assert cold_baseline["drops_after"] == [], "cache-drop Jobs outlived their run"
 
 
+@pytest.mark.disruptive
 def test_network_policies_as_stored_admit_only_the_runs_runners_and_the_operator(
     kube: Kube, cold_baseline: dict[str, Any]
 ) -> None:
@@ -266,6 +288,7 @@ def test_network_policies_as_stored_admit_only_the_runs_runners_and_the_operator
     assert not ingress_allowed(policies, database, outsider, spaces[OUTSIDER_NS], 3306)
 
 
+@pytest.mark.disruptive
 def test_an_outsider_pod_on_this_node(cold_baseline: dict[str, Any]) -> None:
     """What the node's network plugin does with the policies. The local node's CNI
     (bridge + host-local + portmap) and the kind node image built here (ptp +
@@ -403,7 +426,8 @@ def test_a_runner_pod_killed_mid_read_fails_the_step_and_records_no_stretched_wi
     kube: Kube,
 ) -> None:
     name = session_name("killed")
-    reads = {"name": "reads", "type": "pointReads", "duration": "90s"}
+    # Paced: the kill comes seconds into the phase, and the two cores are shared.
+    reads = {"name": "reads", "type": "pointReads", "duration": "60s", "targetRate": 200}
     spec = small_spec(
         runner={"pods": 2, "threads": 2, "resources": {"requests": {"cpu": "100m"}}},
         phases=[{"name": "load", "type": "insert", "batchSize": 100}, reads],
@@ -479,10 +503,17 @@ def test_a_run_deleted_and_recreated_under_the_same_name_within_seconds(kube: Ku
 # -- permissions ------------------------------------------------------------------------
 
 
-def test_the_operator_used_only_declared_permissions_and_none_was_refused(kube: Kube) -> None:
+@pytest.mark.disruptive
+def test_the_operator_used_only_declared_permissions_and_none_was_refused(
+    cold_baseline: dict[str, Any],
+) -> None:
     """The operator logs each API permission the first time it uses it (kube.py); the
-    runs above made it use the tenant-specific ones. Nothing was refused."""
-    logs = kube.kubectl("logs", "-n", NAMESPACE, "deploy/dbbench", "--tail=-1").stdout
+    cold example's run made it use the tenant-specific ones (cache-drop Jobs, pods
+    deleted to restart the database, NetworkPolicies). Nothing was refused.
+
+    The log is the one read as the example ended: a test that restarts the operator
+    (a helm upgrade, a kill) may have run since."""
+    logs = cold_baseline["operator_log"]
     used = {
         (("" if m.group(1) == "core" else m.group(1)), m.group(2), m.group(3))
         for m in re.finditer(re.escape(USED_MARK) + r" (\S+) (\S+) (\S+)", logs)
