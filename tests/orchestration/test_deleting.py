@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator import kube, owning, provisioning
+from dbbench_operator import owning, provisioning
 from dbbench_operator.addressing import target_access
 from dbbench_operator.kube import KubeError
 from dbbench_operator.model import parse_spec
@@ -35,7 +35,7 @@ from dbbench_operator.runner_jobs import (
 )
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.tearing_down import run_children
-from tests.fixtures.controlplane import ControlPlane
+from tests.fixtures.controlplane import ControlPlane, forget_kube_clients
 from tests.orchestration.test_operator_lifecycle import (
     UNWATCHED,
     get_json,
@@ -71,9 +71,9 @@ RESOURCES = {
 @pytest.fixture
 def as_operator(operator_env: list[str]) -> Iterator[OperatorSettings]:
     """`kube` acts as the chart's ServiceAccount (operator_env's KUBECONFIG)."""
-    kube.forget_clients()
+    forget_kube_clients()
     yield OperatorSettings.from_env()
-    kube.forget_clients()
+    forget_kube_clients()
 
 
 def make_run(cluster: ControlPlane, name: str) -> tuple[RunRef, dict[str, Any]]:

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator import kube
 from dbbench_operator.concluding import describe_error
 from dbbench_operator.kube import KubeError
 from dbbench_operator.model.status import BenchmarkRunStatus
@@ -20,6 +19,7 @@ from dbbench_operator.naming import RunRef
 from dbbench_operator.reconciling import needs_pass, reconcile
 from dbbench_operator.results_client import ResultsServiceError
 from dbbench_operator.settings import OperatorSettings
+from tests.fixtures.controlplane import forget_kube_clients
 
 REPO = Path(__file__).resolve().parents[2]
 RUN = RunRef(name="quick", namespace="team-a", uid="uid-1", generation=2)
@@ -38,9 +38,9 @@ def no_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None
     """The API is unreachable: a kubeconfig that does not exist, no cached client."""
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing-kubeconfig"))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    kube.forget_clients()
+    forget_kube_clients()
     yield
-    kube.forget_clients()
+    forget_kube_clients()
 
 
 def test_semantic_problem_fails_with_a_warning_event_naming_the_field() -> None:

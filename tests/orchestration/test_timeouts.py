@@ -29,6 +29,7 @@ from dbbench_operator.reconciling import reconcile_within
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.topology import mongo_client, sql_session
 from dbbench_operator.topology.mongo_setup import UnreachableError
+from tests.fixtures.controlplane import forget_kube_clients
 from tests.fixtures.ferretdb import FerretDBServer
 from tests.fixtures.mariadb import MariaDBServer
 from tests.fixtures.silent import FreezableProxy, SilentServer
@@ -69,11 +70,11 @@ def client_pointed_at(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str)
     """The operator's cached client talks to ``url`` for the block, and is rebuilt after."""
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig(tmp_path / "kubeconfig", url)))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    kube.forget_clients()
+    forget_kube_clients()
     try:
         yield
     finally:
-        kube.forget_clients()
+        forget_kube_clients()
 
 
 def timed(fn: Any) -> tuple[float, BaseException | None]:
