@@ -14,12 +14,6 @@ from __future__ import annotations
 from dbbench_runner.datasets.vehicle import Vehicle
 from dbbench_runner.schema import vehicle as source
 
-ITEM_WIDTH = source.ITEM_WIDTH
-items_table = source.items_table
-tables = source.tables
-insert_params = source.insert_params
-items_params = source.items_params
-
 
 def dialect(mysql_text: str) -> str:
     """A statement or column list of schema.vehicle in PostgreSQL's dialect."""
@@ -30,7 +24,7 @@ def dialect(mysql_text: str) -> str:
 def create_statements(dataset: Vehicle, id_mode: str) -> list[str]:
     """The 14 CREATE TABLE IF NOT EXISTS statements and the two indexes (idempotent);
     the tests' tables are the generator's (`vehicle_test` or `vehicle_test_serverkey`)."""
-    parent_table, items = dataset.table, items_table(dataset)
+    parent_table, items = dataset.table, source.items_table(dataset)
     parent = [f'"{c}" {source._parent_type(c)}' for c, _, _ in source.PARENT_COLUMNS]
     if id_mode == "client":
         parent.append('PRIMARY KEY ("TestID")')
