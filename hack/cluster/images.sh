@@ -372,7 +372,7 @@ build_runner() {
   key=$(digest_of "$(<"$OUT/python-base.stamp")" "$(<"$REPO/runner-image/wheels/.stamp")" \
     "$REPO/runner-image/Dockerfile" "$REPO/runner-image/dbbench_contract" \
     "$REPO/runner-image/dbbench_runner" "$REPO/runner-image/dbbench_results" \
-    "$REPO/runner-image/dbbench_report" "$REPO/runner-image/workloads" v1)
+    "$REPO/runner-image/dbbench_report" "$REPO/runner-image/presets" v1)
   if is_fresh runner "$key"; then log "runner: current ($REF_RUNNER)"; return; fi
   log "runner: podman build of runner-image/Dockerfile on $REF_PYTHON_BASE (about 1 min)"
   remember "$REF_RUNNER"

@@ -17,7 +17,6 @@ from pathlib import Path
 NODE_NAME = "dbbench-node"
 NODE_IP = "198.18.0.1"
 POD_CIDR = "10.244.0.0/24"
-SERVICE_CIDR = "10.96.0.0/16"
 BRIDGE = "dbbench0"
 CLUSTER_DOMAIN = "cluster.local"
 APISERVER_PORT = 6443

@@ -62,17 +62,6 @@ def counter_sum(text: str, name: str, labels: Mapping[str, str] | None = None) -
     return total
 
 
-def by_label(text: str, name: str, label: str, where: Mapping[str, str]) -> dict[str, float]:
-    """Counter `name` summed per value of `label`, over samples matching `where`."""
-    totals: dict[str, float] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == name and all(sample.labels.get(k) == v for k, v in where.items()):
-                key = sample.labels.get(label, "")
-                totals[key] = totals.get(key, 0.0) + sample.value
-    return totals
-
-
 @dataclass(frozen=True)
 class ProcessSample:
     cpu_seconds: float  # user + system, with reaped children (helm)

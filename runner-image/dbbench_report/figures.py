@@ -9,7 +9,7 @@ hardware.pricePerHour (its own, else the run's).
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -226,7 +226,3 @@ def disk_reads_per_operation(run: Run, target: str, phase: str) -> Spread:
         if reads is not None and reads.per_operation is not None:
             values.append(reads.per_operation)
     return Spread(tuple(values))
-
-
-def operation_types(steps: Sequence[Step]) -> list[str]:
-    return sorted({k for s in steps for k in s.summary.operations_by_type})

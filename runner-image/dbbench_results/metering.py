@@ -24,15 +24,6 @@ MERGES = "dbbench_results_merges"
 MERGE_SECONDS = "dbbench_results_merge_duration_seconds"
 CLAIM_CAPACITY = "dbbench_results_claim_capacity_bytes"
 CLAIM_FREE = "dbbench_results_claim_free_bytes"
-# The names a scrape shows (counters get `_total`).
-RESULTS_METRICS = (
-    f"{UPLOADS}_total",
-    f"{UPLOAD_BYTES}_total",
-    f"{MERGES}_total",
-    MERGE_SECONDS,
-    CLAIM_CAPACITY,
-    CLAIM_FREE,
-)
 # stored; refused (a limit: size, quota, free space); failed (cut short, I/O error)
 UPLOAD_OUTCOMES = ("stored", "refused", "failed")
 # merged; incomplete (a pod's files missing: retried by the operator); failed

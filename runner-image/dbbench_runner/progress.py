@@ -15,17 +15,6 @@ def progress_line(p: PodProgress) -> str:
     )
 
 
-def expected_operations(
-    phase_type: str, records: int, batch: int, operations: int | None, keys: int | None
-) -> int | None:
-    """Operations this pod set will perform in total, when known up front."""
-    if phase_type == "insert":
-        return None if records <= 0 else -(-records // batch)
-    if phase_type == "pointReads" and keys is not None:
-        return min(keys, records)
-    return operations
-
-
 def report(
     phase: str,
     *,

@@ -17,7 +17,6 @@ from itertools import accumulate
 
 from dbbench_contract.summary import StorageBlock
 from dbbench_runner.drivers.base import StorageSample
-from dbbench_runner.series import Mark
 
 HEADER = [
     "epoch",
@@ -163,15 +162,3 @@ class MergedStorage:
             for row, own in zip(rows, owns, strict=True)
         ]
         return sorted(merged, key=lambda r: r.epoch)
-
-
-def merged_rows(pods: Sequence[tuple[Sequence[StorageRow], Sequence[Mark]]]) -> list[StorageRow]:
-    """All pods' samples in time order, each counting what every pod had written.
-
-    The last sample is taken after its pod's last write, and every other pod's
-    last sample (after its own last write) is earlier: so it counts exactly.
-    """
-    merged = MergedStorage([rows for rows, _ in pods])
-    for _, marks in pods:
-        merged.add((m[0], m[2]) for m in marks)
-    return merged.rows()

@@ -25,8 +25,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from dbbench_local.ports import free_port
 from dbbench_local.results_service import start_results_service
-from dbbench_operator.controller.metrics import OPERATOR_METRICS, OperatorMetrics
-from dbbench_results.metering import RESULTS_METRICS
+from dbbench_operator.controller import metrics
+from dbbench_operator.controller.metrics import OperatorMetrics
+from dbbench_results import metering
 from dbbench_runner.exporting import RUNNER_METRICS
 from dbbench_runner.running import run_step
 from tests.chart.helm import CHART, TOOLS_BIN
@@ -35,6 +36,16 @@ from tests.runner.helpers import mariadb_target, step
 
 DASHBOARD = json.loads((CHART / "dashboards" / "dbbench.json").read_text())
 METRICS_DOC = (CHART / "docs" / "metrics.md").read_text()
+# The names a scrape shows (counters get `_total`, histograms their series).
+OPERATOR_METRICS = (
+    metrics.RUNS,
+    metrics.RECONCILE_DURATION,
+    f"{metrics.FAILED_PASSES}_total",
+)
+RESULTS_METRICS = (
+    f"{metering.UPLOADS}_total", f"{metering.UPLOAD_BYTES}_total", f"{metering.MERGES}_total",
+    metering.MERGE_SECONDS, metering.CLAIM_CAPACITY, metering.CLAIM_FREE,
+)  # fmt: skip
 EVERY_METRIC = (*RUNNER_METRICS, *OPERATOR_METRICS, *RESULTS_METRICS)
 # A name followed by a selector or a range: `metric{...}` / `metric[5m]`; and the
 # metric of label_values(metric, label).

@@ -20,7 +20,7 @@ from dbbench_operator.k8s import api
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
-from tests.fixtures.controlplane import ControlPlane
+from tests.fixtures.controlplane import ControlPlane, forget_kube_clients
 from tests.orchestration.test_operator_lifecycle import (
     WATCHED,
     condition,
@@ -91,7 +91,7 @@ def counted_lists(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
         return real(api_version, kind, *args, **kwargs)
 
     monkeypatch.setattr(api, "iter_objects", counting)  # list_objects reads through it
-    api.forget_clients()
+    forget_kube_clients()
     INVENTORY.clear()
     yield calls
     INVENTORY.clear()

@@ -12,16 +12,16 @@ import pytest
 
 from dbbench_operator.controller import run_loop
 from dbbench_operator.k8s import api
-from tests.fixtures.controlplane import ControlPlane
+from tests.fixtures.controlplane import ControlPlane, forget_kube_clients
 
 
 @pytest.fixture
 def admin_client(kube_cluster: ControlPlane, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("KUBECONFIG", str(kube_cluster.kubeconfig))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    api.forget_clients()
+    forget_kube_clients()
     yield
-    api.forget_clients()
+    forget_kube_clients()
 
 
 def test_every_pass_thread_keeps_its_connection_between_passes(admin_client: None) -> None:

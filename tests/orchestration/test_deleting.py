@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from dbbench_operator.controller.reconciling import deleted
-from dbbench_operator.k8s import api, ownership
+from dbbench_operator.k8s import ownership
 from dbbench_operator.k8s.api import KubeError
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RUN_UID_LABEL, RunRef
@@ -36,7 +36,7 @@ from dbbench_operator.specs.runner_job import (
 )
 from dbbench_operator.targets import provisioning
 from dbbench_operator.targets.teardown import run_children
-from tests.fixtures.controlplane import ControlPlane
+from tests.fixtures.controlplane import ControlPlane, forget_kube_clients
 from tests.orchestration.test_operator_lifecycle import (
     UNWATCHED,
     get_json,
@@ -72,9 +72,9 @@ RESOURCES = {
 @pytest.fixture
 def as_operator(operator_env: list[str]) -> Iterator[OperatorSettings]:
     """`kube` acts as the chart's ServiceAccount (operator_env's KUBECONFIG)."""
-    api.forget_clients()
+    forget_kube_clients()
     yield OperatorSettings.from_env()
-    api.forget_clients()
+    forget_kube_clients()
 
 
 def make_run(cluster: ControlPlane, name: str) -> tuple[RunRef, dict[str, Any]]:

@@ -14,12 +14,12 @@ import yaml
 
 from dbbench_operator.controller.concluding import describe_error
 from dbbench_operator.controller.reconciling import needs_pass, reconcile
-from dbbench_operator.k8s import api
 from dbbench_operator.k8s.api import KubeError
 from dbbench_operator.model.status import BenchmarkRunStatus
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.steps.results_service import ResultsServiceError
+from tests.fixtures.controlplane import forget_kube_clients
 
 REPO = Path(__file__).resolve().parents[2]
 RUN = RunRef(name="quick", namespace="team-a", uid="uid-1", generation=2)
@@ -38,9 +38,9 @@ def no_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None
     """The API is unreachable: a kubeconfig that does not exist, no cached client."""
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing-kubeconfig"))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    api.forget_clients()
+    forget_kube_clients()
     yield
-    api.forget_clients()
+    forget_kube_clients()
 
 
 def test_semantic_problem_fails_with_a_warning_event_naming_the_field() -> None:

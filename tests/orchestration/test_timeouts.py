@@ -31,6 +31,7 @@ from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.targets.mongodb import client
 from dbbench_operator.targets.mongodb.setup import UnreachableError
 from dbbench_operator.targets.sql import session as sql_session
+from tests.fixtures.controlplane import forget_kube_clients
 from tests.fixtures.ferretdb import FerretDBServer
 from tests.fixtures.mariadb import MariaDBServer
 from tests.fixtures.silent import FreezableProxy, SilentServer
@@ -71,11 +72,11 @@ def client_pointed_at(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str)
     """The operator's cached client talks to ``url`` for the block, and is rebuilt after."""
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig(tmp_path / "kubeconfig", url)))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    api.forget_clients()
+    forget_kube_clients()
     try:
         yield
     finally:
-        api.forget_clients()
+        forget_kube_clients()
 
 
 def timed(fn: Any) -> tuple[float, BaseException | None]:

@@ -17,7 +17,7 @@ import pytest
 
 from dbbench_runner.datasets import DatasetGenerator
 from dbbench_runner.running import run_step
-from dbbench_runner.schema import mysql as schema
+from dbbench_runner.schema import sql as schema
 
 from .contract import DriverContract
 from .vehicle_contract import VehicleSqlContract

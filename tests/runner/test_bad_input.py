@@ -17,7 +17,8 @@ from dbbench_runner.config import parse_config
 from dbbench_runner.datasets import generator_for
 from dbbench_runner.drivers import DatabaseUnreachableError
 from dbbench_runner.running import EXIT_ERROR_RATE, run_step
-from dbbench_runner.schema import mysql as schema
+from dbbench_runner.schema import sql
+from dbbench_runner.schema.mysql import DIALECT
 from tests.fixtures.mariadb import MariaDBServer, free_port
 
 from .helpers import check_results, cli, mariadb_target, step
@@ -61,12 +62,12 @@ def half_loaded(mariadb: MariaDBServer) -> dict[str, Any]:
         cursor = conn.cursor()
         cursor.execute(f"CREATE DATABASE `{database}`")
         cursor.execute(f"USE `{database}`")
-        for statement in schema.create_statements(generator, "client"):
+        for statement in DIALECT.create_statements(generator, "client"):
             cursor.execute(statement)
         records = tuple(generator.record(n) for n in range(10, 201, 10))
         cursor.execute(
-            schema.insert_statement(generator, len(records)),
-            schema.insert_params(generator, records),  # type: ignore[arg-type]
+            DIALECT.insert_statement(generator, len(records)),
+            sql.insert_params(generator, records),  # type: ignore[arg-type]
         )
         conn.commit()
     finally:

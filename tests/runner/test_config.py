@@ -113,7 +113,7 @@ def test_unreadable_yaml_is_a_config_error(tmp_path: Path) -> None:
 
 
 def test_presets_are_valid_phases() -> None:
-    presets = sorted((Path(__file__).parents[2] / "runner-image" / "workloads").glob("*.yaml"))
+    presets = sorted((Path(__file__).parents[2] / "runner-image" / "presets").glob("*.yaml"))
     assert presets, "no workload presets"
     for preset in presets:
         document = yaml.safe_load(preset.read_text())

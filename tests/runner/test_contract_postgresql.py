@@ -23,8 +23,8 @@ from psycopg.rows import dict_row
 from dbbench_runner.datasets import DatasetGenerator, generator_for
 from dbbench_runner.datasets.vehicle import Vehicle
 from dbbench_runner.running import run_step
-from dbbench_runner.schema import postgresql as schema
 from dbbench_runner.schema import postgresql_vehicle
+from dbbench_runner.schema import sql as schema
 from tests.fixtures.postgres import PostgresServer
 
 from .contract import DriverContract

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,21 @@ from dbbench_runner.merge import merge
 from dbbench_runner.operations import Status
 from dbbench_runner.results import RunMeta, write_results
 from dbbench_runner.series import Mark, series_unit, stability_series
-from dbbench_runner.storage import StorageRow, merged_rows
+from dbbench_runner.storage import MergedStorage, StorageRow
 
 from .helpers import csv_rows
+
+
+def merged_rows(pods: Sequence[tuple[Sequence[StorageRow], Sequence[Mark]]]) -> list[StorageRow]:
+    """All pods' samples in time order, each counting what every pod had written.
+
+    The last sample is taken after its pod's last write, and every other pod's
+    last sample (after its own last write) is earlier: so it counts exactly.
+    """
+    merged = MergedStorage([rows for rows, _ in pods])
+    for _, marks in pods:
+        merged.add((m[0], m[2]) for m in marks)
+    return merged.rows()
 
 
 def env(pod: int = 0) -> Environment:

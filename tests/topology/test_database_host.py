@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator.k8s import api
 from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import BUILT_IN_ENGINE_IMAGES
@@ -26,7 +25,7 @@ from dbbench_operator.specs.addresses import topology_request
 from dbbench_operator.specs.databases.rendering import render
 from dbbench_operator.specs.runner_job import database_host
 from dbbench_operator.steps.runner_jobs import database_pods
-from tests.fixtures.controlplane import ControlPlane
+from tests.fixtures.controlplane import ControlPlane, forget_kube_clients
 
 pytestmark = pytest.mark.integration
 
@@ -60,7 +59,7 @@ def pods(
     kube_cluster.kubectl("create", "namespace", NAMESPACE)
     monkeypatch_module.setenv("KUBECONFIG", str(kube_cluster.kubeconfig))
     monkeypatch_module.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    api.forget_clients()
+    forget_kube_clients()
     try:
         kube_cluster.kubectl("apply", "-n", NAMESPACE, "-f", "-", input=yaml.safe_dump_all(docs))
         deadline = time.monotonic() + 90
@@ -71,7 +70,7 @@ def pods(
         assert len(found) == PODS, [p["metadata"]["name"] for p in found]
         yield found
     finally:
-        api.forget_clients()
+        forget_kube_clients()
         kube_cluster.kubectl("delete", "namespace", NAMESPACE, "--wait=false", check=False)
 
 

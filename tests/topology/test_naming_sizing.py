@@ -123,5 +123,5 @@ def test_mysql_durability_profile(durability: str, flush: str, sync: str) -> Non
     assert settings["innodb_flush_log_at_trx_commit"] == flush
     assert settings["sync_binlog"] == sync
     assert settings["innodb_buffer_pool_size"] == str(
-        sizing.innodb_buffer_pool_bytes(8 * sizing.GIB)
+        sizing.innodb_buffer_pool(8 * sizing.GIB, sizing.MYSQL_DEFAULT_MAX_CONNECTIONS)[0]
     )

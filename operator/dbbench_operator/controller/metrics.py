@@ -26,8 +26,6 @@ log = logging.getLogger(__name__)
 RUNS = "dbbench_operator_runs"
 RECONCILE_DURATION = "dbbench_operator_reconcile_duration_seconds"
 FAILED_PASSES = "dbbench_operator_reconcile_errors"
-# The names a scrape shows (the counter gets `_total`, the histogram its series).
-OPERATOR_METRICS = (RUNS, RECONCILE_DURATION, f"{FAILED_PASSES}_total")
 # A pass is a few API calls, or a database's setup (seconds), bounded by
 # passDeadline (minutes).
 PASS_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)

@@ -32,7 +32,7 @@ import urllib3
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
-from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError
+from kubernetes.dynamic.exceptions import DynamicApiError
 
 from dbbench_operator import deadlines
 from dbbench_operator.k8s import permissions
@@ -119,12 +119,6 @@ def _use(group: str, resource: str, verb: str) -> None:
     log.info("%s %s %s %s", USED_MARK, group or "core", resource, verb)
 
 
-def used_permissions() -> frozenset[tuple[str, str, str]]:
-    """(group, resource, verb) this process has used so far."""
-    with _used_lock:
-        return frozenset(_used)
-
-
 @contextlib.contextmanager
 def _call(verb: str, kind: str, namespace: str | None, name: str) -> Iterator[None]:
     deadlines.check(f"{verb} {kind} {name}")
@@ -185,13 +179,6 @@ def api_client() -> client.ApiClient:
 def dynamic() -> DynamicClient:
     dyn: DynamicClient = DynamicClient(api_client())
     return dyn
-
-
-def forget_clients() -> None:
-    """Build the API clients again at their next use (from the environment as it is
-    then: `$KUBECONFIG`, or the ServiceAccount)."""
-    api_client.cache_clear()
-    dynamic.cache_clear()
 
 
 def _resource(api_version: str, kind: str, verb: str) -> Any:
@@ -438,7 +425,3 @@ def ensure_secret_key(namespace: str, name: str, key: str, value: str) -> None:
         return
     encoded = base64.b64encode(value.encode()).decode()
     patch_merge("v1", "Secret", namespace, name, {"data": {key: encoded}})
-
-
-def not_found(exc: BaseException) -> bool:
-    return isinstance(exc, (KubeError, NotFoundError)) and getattr(exc, "status", 0) == NOT_FOUND

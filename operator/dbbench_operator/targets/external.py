@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote
 
-from dbbench_operator.targets.sql.mysql_replication import SqlSession
+from dbbench_operator.targets.sql.base import SqlSession
 
 Family = Literal["mongodb", "mysql", "postgresql"]
 _DEFAULT_PORTS = {"mongodb": 27017, "mysql": 3306, "postgresql": 5432}

@@ -30,17 +30,9 @@ from dbbench_runner.drivers.base import (
     with_retries,
 )
 from dbbench_runner.drivers.postgresql_pq import PreparedSession
-from dbbench_runner.operations import (
-    Insert,
-    Operation,
-    Query,
-    Read,
-    ReadModifyWrite,
-    Scan,
-    Status,
-    Update,
-)
+from dbbench_runner.drivers.sql_base import SqlDriver, replica_for
 from dbbench_runner.schema import postgresql as sql
+from dbbench_runner.schema.sql import storage_tables
 
 log = logging.getLogger(__name__)
 # A refused login carries no SQLSTATE (libpq reports the server's FATAL as text):
@@ -68,20 +60,8 @@ def describe() -> dict[str, str]:
     }
 
 
-class PostgresDriver:
-    def __init__(
-        self, config: StepConfig, dataset: DatasetGenerator, roles: dict[str, Any]
-    ) -> None:
-        self._config = config
-        self._dataset = dataset
-        # "primary" and optionally "replica": (connection, connect keyword arguments).
-        self._roles = roles
-        self._primary: Any = roles["primary"][0]
-        self._replica: Any | None = roles["replica"][0] if "replica" in roles else None
-        self._sessions: dict[int, PreparedSession] = {}
-        self._has_children = sql.has_child_table(dataset)
-        self._joined_reads = sql.read_is_joined(dataset)
-        self._statements: dict[tuple[str, int], str] = {}
+class PostgresDriver(SqlDriver[PreparedSession]):
+    """Operations through each connection's PreparedSession; setup through cursors."""
 
     @classmethod
     def connect(
@@ -95,137 +75,65 @@ class PostgresDriver:
         primary = _args(config, target.host, target.port, target.database)
         opened = _open_control(config, primary) if control else _connect(config, primary)
         roles: dict[str, Any] = {"primary": (opened, primary)}
-        if config.phase.read_preference != "primary" and target.replicas:
-            endpoint = target.replicas[worker % len(target.replicas)]
+        endpoint = replica_for(config, worker)
+        if endpoint is not None:
             replica = _args(config, endpoint.host, endpoint.port, target.database)
             roles["replica"] = (_connect(config, replica), replica)
-        return cls(config, dataset, roles)
+        return cls(config, dataset, sql.DIALECT, roles, (psycopg.Error,))
 
     def prepare(self) -> None:
         """Tables, indexes and fixed rows in one transaction under an advisory lock."""
         with self._primary.transaction():
             cursor = self._primary.cursor()
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [PREPARE_LOCK])
-            for statement in sql.create_statements(self._dataset, self._config.phase.id_mode):
+            for statement in self._dialect.create_statements(
+                self._dataset, self._config.phase.id_mode
+            ):
                 cursor.execute(statement)
-            for statement, params in sql.fill_statements(self._dataset):
+            for statement, params in self._dialect.fill_statements(self._dataset):
                 cursor.execute(statement, params)
             cursor.close()
 
-    def _statement(self, kind: str, size: int = 0) -> str:
-        key = (kind, size)
-        statement = self._statements.get(key)
-        if statement is None:
-            statement = self._statements[key] = _build(self._dataset, kind, size)
-        return statement
+    def _open_handle(self, conn: Any) -> PreparedSession:
+        return PreparedSession(conn)
 
-    def _session(self, conn: Any) -> PreparedSession:
-        session = self._sessions.get(id(conn))
-        if session is None:
-            session = self._sessions[id(conn)] = PreparedSession(conn)
-        return session
+    def _fetch(self, conn: Any, statement: str, params: list[object]) -> int:
+        return self._handle(conn).fetch(statement, params)
 
-    def execute(self, operation: Operation) -> Status:
-        conn = self._primary
-        if self._replica is not None and getattr(operation, "secondary_ok", False):
-            conn = self._replica
-        try:
-            return self._execute(conn, operation)
-        except psycopg.Error as exc:
-            self._recover(conn, exc)
-            return Status.failed(f"{type(exc).__name__}({exc.sqlstate})")
-
-    def _recover(self, conn: Any, exc: BaseException) -> None:
-        """Roll back what an error left open; reopen a lost connection once."""
-        session = self._sessions.get(id(conn))
-        if not conn.closed:
-            if session is not None and session.in_transaction:
-                try:
-                    session.command(b"ROLLBACK")
-                except psycopg.Error as again:
-                    log.debug("rollback after %s failed: %s", exc, again)
-            return
-        self._sessions.pop(id(conn), None)
-        for role, (known, args) in self._roles.items():
-            if known is not conn:
-                continue
-            try:
-                fresh = psycopg.connect(**args)
-            except psycopg.Error as again:
-                log.warning("reconnecting after %s failed: %s", exc, again)
-                return
-            self._roles[role] = (fresh, args)
-            if role == "primary":
-                self._primary = fresh
-            else:
-                self._replica = fresh
-
-    def _fetch(self, conn: Any, statement: str, params: list[object]) -> Status:
-        return Status(ok=True, rows=self._session(conn).fetch(statement, params))
-
-    def _execute(self, conn: Any, operation: Operation) -> Status:
-        dataset = self._dataset
-        match operation:
-            case Insert(records=records):
-                return self._insert(conn, records)
-            case Read(key=key):
-                status = self._fetch(conn, self._statement("read"), [key])
-                if self._joined_reads:
-                    status.rows = min(status.rows, 1)
-                return status
-            case Update(key=key, fields=fields):
-                params = sql.update_params(dataset, key, fields)
-                return Status(
-                    ok=True, rows=self._session(conn).write(self._statement("update"), params)
-                )
-            case Scan(start_key=start, count=count):
-                return self._fetch(conn, self._statement("scan", count), [start])
-            case ReadModifyWrite(key=key, fields=fields):
-                # Autocommit: two statements, as in YCSB F; the read fetches the written record.
-                self._fetch(conn, self._statement("record"), [key])
-                params = sql.update_params(dataset, key, fields)
-                return Status(
-                    ok=True, rows=self._session(conn).write(self._statement("update"), params)
-                )
-            case Query(kind=name, number=number, number1=number1):
-                return self._fetch(
-                    conn,
-                    sql.query_statement(self._dataset, name),
-                    sql.query_params(name, number, number1),
-                )
-        raise TypeError(f"unknown operation {operation!r}")
-
-    def _write(self, conn: Any, statement: str, params: list[object]) -> None:
+    def _write(self, conn: Any, statement: str, params: list[object]) -> int:
         if len(params) <= sql.MAX_PARAMETERS:
-            self._session(conn).write(statement, params)
-            return
+            return self._handle(conn).write(statement, params)
         with psycopg.ClientCursor(conn) as cursor:
             cursor.execute(statement, params)
+            return cursor.rowcount
 
-    def _insert(self, conn: Any, records: tuple[dict[str, object], ...]) -> Status:
-        statement = self._statement("insert", len(records))
-        params = sql.insert_params(self._dataset, records)
-        if not self._has_children:
-            self._write(conn, statement, params)
-            return Status(ok=True, rows=len(records))
-        # news, vehicle: the rows and their child rows in one transaction.
-        child_params = sql.child_params(self._dataset, records)
-        session = self._session(conn)
-        session.command(b"BEGIN")
-        self._write(conn, statement, params)
-        if child_params:
-            rows = len(child_params) // sql.child_width(self._dataset)
-            self._write(conn, self._statement("child", rows), child_params)
-        session.command(b"COMMIT")
-        return Status(ok=True, rows=len(records))
+    def _begin(self, conn: Any) -> None:
+        self._handle(conn).command(b"BEGIN")
+
+    def _commit(self, conn: Any) -> None:
+        self._handle(conn).command(b"COMMIT")
+
+    def _after_error(self, conn: Any, exc: BaseException) -> bool:
+        if conn.closed:
+            return False
+        session = self._handles.get(id(conn))
+        if session is not None and session.in_transaction:
+            try:
+                session.command(b"ROLLBACK")
+            except psycopg.Error as again:
+                log.debug("rollback after %s failed: %s", exc, again)
+        return True
+
+    def _reopen(self, args: Any) -> Any:
+        return psycopg.connect(**args)
+
+    def _code(self, exc: BaseException) -> object:
+        return getattr(exc, "sqlstate", None)
 
     def _query_all(self, statement: str, params: tuple[object, ...] = ()) -> list[Any]:
         with self._primary.cursor() as cursor:
             cursor.execute(statement, params)
             return list(cursor.fetchall())
-
-    def drain(self) -> None:
-        return None  # every statement is acknowledged (durability is the server's setting)
 
     def server_info(self) -> ServerInfo:
         rows = self._query_all(sql.SETTINGS_STATEMENT, (list(sql.SETTINGS),))
@@ -240,7 +148,7 @@ class PostgresDriver:
         )
 
     def storage(self) -> StorageSample:
-        tables = list(sql.storage_tables(self._dataset))
+        tables = list(storage_tables(self._dataset))
         rows = self._query_all(sql.STORAGE_STATEMENT, (self._dataset.table, tables))
         data, index, total, records = (int(v) for v in rows[0])
         return StorageSample(data, index, total, records)
@@ -250,11 +158,6 @@ class PostgresDriver:
         # counter as it is now (backends flush their counts about once a second).
         rows = self._query_all(sql.DISK_READS_STATEMENT, ())
         return CounterSample(sql.DISK_READS, int(rows[0][1])) if rows else None
-
-    def close(self) -> None:
-        self._sessions = {}
-        for conn, _ in self._roles.values():
-            conn.close()
 
 
 def _args(config: StepConfig, host: str, port: int, database: str) -> dict[str, Any]:
@@ -307,17 +210,3 @@ def _create_database(config: StepConfig, args: dict[str, Any]) -> None:
                     raise
     finally:
         maintenance.close()
-
-
-def _build(dataset: DatasetGenerator, kind: str, size: int) -> str:
-    builders = {
-        "read": lambda: sql.read_statement(dataset),
-        "record": lambda: sql.record_read_statement(dataset),
-        "update": lambda: sql.update_statement(dataset),
-        "scan": lambda: sql.scan_statement(dataset, size),
-        "insert": lambda: sql.insert_statement(dataset, size),
-        "child": lambda: sql.child_statement(dataset, size),
-    }
-    if kind not in builders:
-        raise ValueError(f"unknown statement kind {kind}")
-    return builders[kind]()

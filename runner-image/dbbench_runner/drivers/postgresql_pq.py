@@ -89,6 +89,9 @@ class PreparedSession:
         if result.status not in _OK:
             _raise(result, self._pgconn)
 
+    def close(self) -> None:
+        """Nothing of its own to free: closing the connection drops its statements."""
+
     @property
     def in_transaction(self) -> bool:
         return self._pgconn.transaction_status != pq.TransactionStatus.IDLE

@@ -80,7 +80,7 @@ class Find:
 
 
 def query_find(name: str, number: int, number1: int) -> Find:
-    """Field benchmark 2's queries (same meaning as schema.mysql.QUERIES; no hints)."""
+    """Field benchmark 2's queries (same meaning as schema.sql.QUERIES; no hints)."""
     if name == "indexedEquality":
         return Find({"Number": number}, limit=10)
     if name == "twoFieldProjection":

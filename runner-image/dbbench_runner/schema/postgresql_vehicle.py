@@ -14,12 +14,6 @@ from __future__ import annotations
 from dbbench_runner.datasets.vehicle import Vehicle
 from dbbench_runner.schema import vehicle as source
 
-ITEM_WIDTH = source.ITEM_WIDTH
-items_table = source.items_table
-tables = source.tables
-insert_params = source.insert_params
-items_params = source.items_params
-
 
 def dialect(mysql_text: str) -> str:
     """A statement or column list of schema.vehicle in PostgreSQL's dialect."""
@@ -30,17 +24,14 @@ def dialect(mysql_text: str) -> str:
 def create_statements(dataset: Vehicle, id_mode: str) -> list[str]:
     """The 14 CREATE TABLE IF NOT EXISTS statements and the two indexes (idempotent);
     the tests' tables are the generator's (`vehicle_test` or `vehicle_test_serverkey`)."""
-    parent_table, items = dataset.table, items_table(dataset)
+    parent_table = dataset.table
+    items, *lookups = (dialect(s) for s in source.child_tables(dataset))
     parent = [f'"{c}" {source._parent_type(c)}' for c, _, _ in source.PARENT_COLUMNS]
     if id_mode == "client":
         parent.append('PRIMARY KEY ("TestID")')
     statements = [
         f'CREATE TABLE IF NOT EXISTS "{parent_table}" (\n  ' + ",\n  ".join(parent) + "\n)",
-        f'CREATE TABLE IF NOT EXISTS "{items}" (\n'
-        '  "TestID" BIGINT NOT NULL,\n  "Position" SMALLINT NOT NULL,\n'
-        '  "RfrID" SMALLINT NOT NULL,\n  "RfrTypeID" SMALLINT NOT NULL,\n'
-        '  "LocationID" SMALLINT NOT NULL,\n  "Dangerous" SMALLINT NOT NULL,\n'
-        '  PRIMARY KEY ("TestID", "Position")\n)',
+        items,
     ]
     if id_mode == "server":
         statements.append(
@@ -50,25 +41,15 @@ def create_statements(dataset: Vehicle, id_mode: str) -> list[str]:
         f'CREATE INDEX IF NOT EXISTS "{parent_table}_ix_VehicleID_TestDate" '
         f'ON "{parent_table}" ("VehicleID", "TestDate")'
     )
-    for table, (key, rest) in source.LOOKUP_COLUMNS.items():
-        statements.append(
-            f'CREATE TABLE IF NOT EXISTS "{table}" (\n  "{key}" SMALLINT NOT NULL,\n  '
-            f'{dialect(rest)},\n  PRIMARY KEY ("{key}")\n)'
-        )
-    return statements
+    return statements + lookups
 
 
 def fill_statements(dataset: Vehicle) -> list[tuple[str, list[object]]]:
     """Every lookup row, ON CONFLICT DO NOTHING: pods may run them any number of times."""
-    statements: list[tuple[str, list[object]]] = []
-    for lookup in dataset.lookups:
-        one = "(" + ", ".join(["%s"] * len(lookup.rows[0])) + ")"
-        values = ", ".join([one] * len(lookup.rows))
-        params = [value for row in lookup.rows for value in row]
-        statements.append(
-            (f'INSERT INTO "{lookup.table}" VALUES {values} ON CONFLICT DO NOTHING', params)
-        )
-    return statements
+    return [
+        (f'INSERT INTO "{table}" VALUES {values} ON CONFLICT DO NOTHING', params)
+        for table, values, params in source.lookup_rows(dataset)
+    ]
 
 
 def insert_statement(dataset: Vehicle, rows: int) -> str:

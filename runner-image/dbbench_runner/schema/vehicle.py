@@ -85,10 +85,17 @@ def create_statements(dataset: Vehicle, id_mode: str) -> list[str]:
     parent = [f"`{c}` {_parent_type(c)}" for c, _, _ in PARENT_COLUMNS]
     parent.append("PRIMARY KEY (`TestID`)" if id_mode == "client" else "KEY `ix_TestID` (`TestID`)")
     parent.append("KEY `ix_VehicleID_TestDate` (`VehicleID`, `TestDate`)")
-    statements = [
+    create_parent = (
         f"CREATE TABLE IF NOT EXISTS `{dataset.table}` (\n  "
         + ",\n  ".join(parent)
-        + "\n) ENGINE=InnoDB",
+        + "\n) ENGINE=InnoDB"
+    )
+    return [create_parent, *child_tables(dataset)]
+
+
+def child_tables(dataset: Vehicle) -> list[str]:
+    """The items table and the 12 lookup tables (schema.postgresql_vehicle translates them)."""
+    statements = [
         f"CREATE TABLE IF NOT EXISTS `{items_table(dataset)}` (\n"
         "  `TestID` BIGINT NOT NULL,\n  `Position` TINYINT NOT NULL,\n"
         "  `RfrID` SMALLINT NOT NULL,\n  `RfrTypeID` SMALLINT NOT NULL,\n"
@@ -103,15 +110,22 @@ def create_statements(dataset: Vehicle, id_mode: str) -> list[str]:
     return statements
 
 
-def fill_statements(dataset: Vehicle) -> list[tuple[str, list[object]]]:
-    """INSERT IGNORE of every lookup row: pods may run them at once, any number of times."""
-    statements: list[tuple[str, list[object]]] = []
+def lookup_rows(dataset: Vehicle) -> list[tuple[str, str, list[object]]]:
+    """(table, VALUES list, parameters) of every lookup table's fixed rows."""
+    rows: list[tuple[str, str, list[object]]] = []
     for lookup in dataset.lookups:
         one = "(" + ", ".join(["%s"] * len(lookup.rows[0])) + ")"
-        values = ", ".join([one] * len(lookup.rows))
         params = [value for row in lookup.rows for value in row]
-        statements.append((f"INSERT IGNORE INTO `{lookup.table}` VALUES {values}", params))
-    return statements
+        rows.append((lookup.table, ", ".join([one] * len(lookup.rows)), params))
+    return rows
+
+
+def fill_statements(dataset: Vehicle) -> list[tuple[str, list[object]]]:
+    """INSERT IGNORE of every lookup row: pods may run them at once, any number of times."""
+    return [
+        (f"INSERT IGNORE INTO `{table}` VALUES {values}", params)
+        for table, values, params in lookup_rows(dataset)
+    ]
 
 
 def insert_statement(dataset: Vehicle, rows: int) -> str:

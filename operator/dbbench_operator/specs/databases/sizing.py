@@ -110,11 +110,6 @@ def innodb_buffer_pool(
     return budget_bytes // unit * unit, instances
 
 
-def innodb_buffer_pool_bytes(limit: int) -> int:
-    """The pool for the default max_connections (see `innodb_buffer_pool`)."""
-    return innodb_buffer_pool(limit, MYSQL_DEFAULT_MAX_CONNECTIONS)[0]
-
-
 def lru_scan_depth(pool: int) -> int | None:
     """innodb_lru_scan_depth for a pool of `pool` bytes; None: the engine's default."""
     depth = pool // INNODB_PAGE // LRU_SCAN_DEPTH_SHARE

@@ -17,7 +17,6 @@ from dbbench_operator.specs.databases.target_names import ReplicaSetLayout
 ALREADY_INITIALIZED = 23
 NODE_NOT_FOUND = 74
 NOT_YET_INITIALIZED = 94
-NOT_PRIMARY_CODES = frozenset({10107, 13435, 11602, 189})
 HEALTHY_STATES = frozenset({"PRIMARY", "SECONDARY", "ARBITER"})
 
 PING: dict[str, Any] = {"ping": 1}

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from dbbench_operator.redaction import scrub
 from dbbench_operator.targets.sql import semi_sync as semisync
+from dbbench_operator.targets.sql.base import SqlSession, scalar
 from dbbench_operator.targets.sql.mysql_statements import (
     PRIMARY_READ_ONLY_QUERY,
     Dialect,
@@ -25,14 +26,6 @@ from dbbench_operator.targets.sql.mysql_statements import (
     replication_grant_check,
     user_exists,
 )
-
-
-class SqlSession(Protocol):
-    """The two calls the setup needs from a connection (autocommit on)."""
-
-    def execute(self, sql: str) -> None: ...
-
-    def query(self, sql: str) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -79,20 +72,15 @@ def _int(value: Any) -> int:
         return -1
 
 
-def _scalar(session: SqlSession, sql: str) -> Any:
-    rows = session.query(sql)
-    return next(iter(rows[0].values())) if rows else None
-
-
 def _ensure_primary(
     primary: SqlSession, sql: Dialect, creds: ReplicationCredentials, semi_sync: bool
 ) -> None:
-    if _yes(_scalar(primary, PRIMARY_READ_ONLY_QUERY)):
+    if _yes(scalar(primary, PRIMARY_READ_ONLY_QUERY)):
         for statement in sql.writable_on:
             primary.execute(statement)
-    if _int(_scalar(primary, user_exists(creds.user))) < 1:
+    if _int(scalar(primary, user_exists(creds.user))) < 1:
         primary.execute(create_replication_user(creds.user, creds.password))
-    if not _yes(_scalar(primary, replication_grant_check(creds.user))):
+    if not _yes(scalar(primary, replication_grant_check(creds.user))):
         primary.execute(grant_replication(creds.user))
     if semi_sync:
         semisync.ensure_side(primary, sql, "source")
@@ -158,10 +146,10 @@ def _caught_up(replica: SqlSession, primary_position: str, sql: Dialect) -> bool
     if sql.flavor == "mysql":
         status = _status(replica, sql) or {}
         return _int(status.get(sql.lag)) == 0 and _yes(
-            _scalar(replica, sql.gtid_subset(primary_position))
+            scalar(replica, sql.gtid_subset(primary_position))
         )
     wanted = _by_domain(primary_position)
-    have = _by_domain(str(_scalar(replica, sql.replica_gtid_query) or ""))
+    have = _by_domain(str(scalar(replica, sql.replica_gtid_query) or ""))
     return all(have.get(domain, -1) >= seq for domain, seq in wanted.items())
 
 
@@ -189,7 +177,7 @@ def _ensure_replica(
         # The replica side of semi-sync takes effect when the IO thread reconnects.
         for statement in sql.restart_io_thread:
             session.execute(statement)
-    if not _yes(_scalar(session, sql.read_only_query)):
+    if not _yes(scalar(session, sql.read_only_query)):
         session.execute(sql.read_only_on)
     return bool(problem)
 
@@ -228,7 +216,7 @@ def ensure_replication(
     _ensure_primary(primary.session, sql, creds, semi_sync)
     source = ReplicationSource(primary.host, primary.port, creds.user, creds.password)
     changed = {m.name: _ensure_replica(m, source, sql, semi_sync) for m in replicas}
-    position = str(_scalar(primary.session, sql.gtid_position_query) or "")
+    position = str(scalar(primary.session, sql.gtid_position_query) or "")
     states = tuple(_replica_state(m, sql, source, position, changed[m.name]) for m in replicas)
     ready = sum(state.ready for state in states)
     if semi_sync:

@@ -1,67 +1,50 @@
 """Exact SQL for replication setup: MySQL 8.4 and MariaDB (10.11+/11.x) dialects.
 
-Pure: values in, statement text out. Names and secrets are validated rather
-than escaped: the operator generates them, and a value that needs quoting is
-a bug to report, not text to smuggle into SQL.
+Pure: values in, statement text out; names and secrets validated, not escaped
+(sql_base).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
+
+from dbbench_operator.targets.sql.base import SECRET, ReplicationLogin, checked
 
 Flavor = Literal["mysql", "mariadb"]
 _USER = re.compile(r"^[A-Za-z0-9_]{1,32}$")
-_HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
-_SECRET = re.compile(r"^[A-Za-z0-9._~+=/@:^!#%-]{1,128}$")
 _GTID_SET = re.compile(r"^[A-Za-z0-9_:,\-\s]*$")
 
 
-def _checked(pattern: re.Pattern[str], value: str, what: str) -> str:
-    if not pattern.match(value):
-        raise ValueError(f"{what} {value!r} has characters that are not allowed")
-    return value
-
-
 @dataclass(frozen=True)
-class ReplicationSource:
+class ReplicationSource(ReplicationLogin):
     """Where a replica reads from and as whom."""
 
-    host: str
-    port: int
-    user: str
-    password: str
-
-    def __post_init__(self) -> None:
-        _checked(_HOST, self.host, "host")
-        _checked(_USER, self.user, "user")
-        _checked(_SECRET, self.password, "password")
-        if not 0 < self.port < 65536:
-            raise ValueError(f"port {self.port} out of range")
+    USER: ClassVar[re.Pattern[str]] = _USER
 
 
 def create_replication_user(user: str, password: str) -> str:
-    _checked(_USER, user, "user")
-    _checked(_SECRET, password, "password")
+    checked(_USER, user, "user")
+    checked(SECRET, password, "password")
     return f"CREATE USER IF NOT EXISTS '{user}'@'%' IDENTIFIED BY '{password}'"
 
 
 def grant_replication(user: str) -> str:
     # The privilege keeps its historical name in MySQL 8.4 and MariaDB 11.
-    return f"GRANT REPLICATION SLAVE ON *.* TO '{_checked(_USER, user, 'user')}'@'%'"
+    return f"GRANT REPLICATION SLAVE ON *.* TO '{checked(_USER, user, 'user')}'@'%'"
 
 
 PRIMARY_READ_ONLY_QUERY = "SELECT @@GLOBAL.read_only AS ro"
 
 
 def user_exists(user: str) -> str:
-    _checked(_USER, user, "user")
+    checked(_USER, user, "user")
     return f"SELECT COUNT(*) AS n FROM mysql.user WHERE User = '{user}' AND Host = '%'"
 
 
 def replication_grant_check(user: str) -> str:
-    _checked(_USER, user, "user")
+    checked(_USER, user, "user")
     return f"SELECT Repl_slave_priv AS granted FROM mysql.user WHERE User = '{user}' AND Host = '%'"
 
 
@@ -152,7 +135,7 @@ class Dialect:
 
     def gtid_subset(self, primary_set: str) -> str:
         """MySQL only: does this server's executed set contain the primary's?"""
-        _checked(_GTID_SET, primary_set, "GTID set")
+        checked(_GTID_SET, primary_set, "GTID set")
         compact = re.sub(r"\s+", "", primary_set)
         return f"SELECT GTID_SUBSET('{compact}', @@GLOBAL.gtid_executed) AS caught_up"
 

@@ -8,24 +8,22 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
+from dbbench_operator.targets.sql.base import ConnectionSession
+
 # Where the operator logs in: every cluster has it (the benchmark database may not).
 MAINTENANCE_DATABASE = "postgres"
 
 
-class PsycopgSession:
+class PsycopgSession(ConnectionSession):
     """execute/query on one autocommit connection (ALTER SYSTEM refuses a transaction)."""
 
-    def __init__(self, connection: psycopg.Connection[dict[str, Any]]) -> None:
-        self._connection = connection
+    _connection: psycopg.Connection[dict[str, Any]]
 
     def execute(self, sql: str) -> None:
         self._connection.execute(sql.encode())
 
     def query(self, sql: str) -> list[dict[str, Any]]:
         return list(self._connection.execute(sql.encode()).fetchall())
-
-    def close(self) -> None:
-        self._connection.close()
 
 
 def connect(

@@ -18,28 +18,22 @@ standby listed as `quorum` in pg_stat_replication (a synchronous candidate).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from dbbench_operator.targets.sql import postgres_statements as pg
+from dbbench_operator.targets.sql.base import SqlSession, scalar
 from dbbench_operator.targets.sql.mysql_replication import (
     Member,
     ReplicaState,
     ReplicationCredentials,
     ReplicationReadiness,
-    SqlSession,
 )
 
 __all__ = ["ensure_streaming"]
 
 
-def _scalar(session: SqlSession, sql: str) -> Any:
-    rows = session.query(sql)
-    return next(iter(rows[0].values())) if rows else None
-
-
 def _set(session: SqlSession, name: str, value: str) -> bool:
     """ALTER SYSTEM + reload when the value in effect differs; True when changed."""
-    if str(_scalar(session, pg.setting_query(name)) or "") == value:
+    if str(scalar(session, pg.setting_query(name)) or "") == value:
         return False
     session.execute(pg.alter_system(name, value))
     session.execute(pg.RELOAD)
@@ -79,7 +73,7 @@ def _streaming_problem(member: Member, primary: Member, position: int) -> str:
     source = (receiver[0]["sender_host"], receiver[0]["sender_port"])
     if source != (primary.host, primary.port):
         return f"streams from {source[0]}:{source[1]}"
-    replayed = _scalar(session, pg.REPLAY_LSN)
+    replayed = scalar(session, pg.REPLAY_LSN)
     if replayed is None or pg.parse_lsn(str(replayed)) < position:
         return "catching up"
     return ""
@@ -126,7 +120,7 @@ def ensure_streaming(
         # (a step must not start while commits still wait, or do not yet wait).
         detail = f"synchronous_standby_names set to {wanted!r}; waiting for the reload"
         return ReplicationReadiness(False, "WaitingForSettings", detail, ())
-    position = pg.parse_lsn(str(_scalar(primary.session, pg.CURRENT_LSN)))
+    position = pg.parse_lsn(str(scalar(primary.session, pg.CURRENT_LSN)))
     sync_states = {
         row["application_name"]: row["sync_state"] for row in primary.session.query(pg.REPLICATION)
     }

@@ -1,9 +1,6 @@
 """Exact SQL for PostgreSQL streaming-replication setup (pure: values in, text out).
 
-As in mysql_statements: names and secrets are validated, not escaped. The
-operator generates them (pod names, `dbbench_repl`, URL-safe tokens); a value
-that needs quoting is a bug to report, not text to smuggle into SQL or into a
-libpq connection string.
+As in mysql_statements: names and secrets are validated, not escaped (sql_base).
 """
 
 from __future__ import annotations
@@ -11,40 +8,25 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
+
+from dbbench_operator.targets.sql.base import SECRET, ReplicationLogin, checked
 
 _ROLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-_HOST = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
-_SECRET = re.compile(r"^[A-Za-z0-9._~+=/@:^!#%-]{1,128}$")
 # Pod names (DNS labels): application names and, with `-` as `_`, slot names.
 _MEMBER = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 _LSN = re.compile(r"^([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})$")
 
 
-def _checked(pattern: re.Pattern[str], value: str, what: str) -> str:
-    if not pattern.match(value):
-        raise ValueError(f"{what} {value!r} has characters that are not allowed")
-    return value
-
-
 @dataclass(frozen=True)
-class Upstream:
+class Upstream(ReplicationLogin):
     """Where a standby streams from, as whom, and under which name."""
 
-    host: str
-    port: int
-    user: str
-    password: str
-
-    def __post_init__(self) -> None:
-        _checked(_HOST, self.host, "host")
-        _checked(_ROLE, self.user, "user")
-        _checked(_SECRET, self.password, "password")
-        if not 0 < self.port < 65536:
-            raise ValueError(f"port {self.port} out of range")
+    USER: ClassVar[re.Pattern[str]] = _ROLE
 
     def conninfo(self, member: str) -> str:
         """primary_conninfo of standby `member`; its application_name is the member's name."""
-        _checked(_MEMBER, member, "member")
+        checked(_MEMBER, member, "member")
         return (
             f"host={self.host} port={self.port} user={self.user} password={self.password} "
             f"application_name={member}"
@@ -53,7 +35,7 @@ class Upstream:
 
 def slot_name(member: str) -> str:
     """The physical replication slot that keeps WAL for standby `member`."""
-    return "dbbench_" + _checked(_MEMBER, member, "member").replace("-", "_")
+    return "dbbench_" + checked(_MEMBER, member, "member").replace("-", "_")
 
 
 IN_RECOVERY = "SELECT pg_is_in_recovery() AS recovery"
@@ -69,7 +51,7 @@ SYNC_STANDBY_NAMES = "synchronous_standby_names"
 
 
 def role_query(user: str) -> str:
-    _checked(_ROLE, user, "user")
+    checked(_ROLE, user, "user")
     return (
         "SELECT rolreplication AS replication, rolcanlogin AS login FROM pg_roles "
         f"WHERE rolname = '{user}'"
@@ -77,28 +59,28 @@ def role_query(user: str) -> str:
 
 
 def create_role(user: str, password: str) -> str:
-    _checked(_ROLE, user, "user")
-    _checked(_SECRET, password, "password")
+    checked(_ROLE, user, "user")
+    checked(SECRET, password, "password")
     return f"CREATE ROLE {user} WITH LOGIN REPLICATION PASSWORD '{password}'"
 
 
 def grant_role(user: str) -> str:
-    return f"ALTER ROLE {_checked(_ROLE, user, 'user')} WITH LOGIN REPLICATION"
+    return f"ALTER ROLE {checked(_ROLE, user, 'user')} WITH LOGIN REPLICATION"
 
 
 def create_slot(slot: str) -> str:
     # immediately_reserve: WAL is kept from now on, not from the first connection.
-    return f"SELECT pg_create_physical_replication_slot('{_checked(_ROLE, slot, 'slot')}', true)"
+    return f"SELECT pg_create_physical_replication_slot('{checked(_ROLE, slot, 'slot')}', true)"
 
 
 def setting_query(name: str) -> str:
     """The value in effect (pg_settings shows the superuser the full conninfo)."""
-    return f"SELECT setting FROM pg_settings WHERE name = '{_checked(_ROLE, name, 'setting')}'"
+    return f"SELECT setting FROM pg_settings WHERE name = '{checked(_ROLE, name, 'setting')}'"
 
 
 def alter_system(name: str, value: str) -> str:
     """ALTER SYSTEM (kept in postgresql.auto.conf: survives a restart); RELOAD applies it."""
-    _checked(_ROLE, name, "setting")
+    checked(_ROLE, name, "setting")
     if "'" in value or "\\" in value:
         raise ValueError(f"value of {name} has characters that are not allowed")
     return f"ALTER SYSTEM SET {name} = '{value}'"
@@ -109,7 +91,7 @@ def synchronous_standby_names(standbys: Sequence[str]) -> str:
     for one replica's acknowledgement. Empty: asynchronous."""
     if not standbys:
         return ""
-    names = ", ".join(f'"{_checked(_MEMBER, s, "member")}"' for s in standbys)
+    names = ", ".join(f'"{checked(_MEMBER, s, "member")}"' for s in standbys)
     return f"ANY 1 ({names})"
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from dbbench_operator.specs.databases.replication_flags import SEMI_SYNC_TIMEOUT_MS
+from dbbench_operator.targets.sql.base import SqlSession
 from dbbench_operator.targets.sql.mysql_statements import Dialect
 
 PROBE_SCHEMA = "dbbench_setup"
@@ -25,12 +26,6 @@ _PROBE_EXISTS = (
     f"WHERE table_schema = '{PROBE_SCHEMA}' AND table_name = 'semi_sync_probe'"
 )
 _PROBE_BASELINE = f"SELECT no_tx FROM {PROBE_TABLE} WHERE id = 1"
-
-
-class Session(Protocol):
-    def execute(self, sql: str) -> None: ...
-
-    def query(self, sql: str) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -44,7 +39,7 @@ def _normal(value: Any) -> str:
     return {"1": "ON", "YES": "ON", "0": "OFF", "NO": "OFF"}.get(text, text)
 
 
-def ensure_side(session: Session, sql: Dialect, role: Literal["source", "replica"]) -> bool:
+def ensure_side(session: SqlSession, sql: Dialect, role: Literal["source", "replica"]) -> bool:
     """Install (MySQL) and set one side's variables; True when something changed."""
     query = sql.semisync_variables(role)
     rows = session.query(query)
@@ -61,7 +56,7 @@ def ensure_side(session: Session, sql: Dialect, role: Literal["source", "replica
     return changed
 
 
-def _counters(primary: Session, sql: Dialect) -> dict[str, str]:
+def _counters(primary: SqlSession, sql: Dialect) -> dict[str, str]:
     prefix = sql.semisync_prefix("source")
     return {
         str(r.get("Variable_name")).lower().removeprefix(prefix): str(r.get("Value")).upper()
@@ -74,7 +69,7 @@ def _count(counters: dict[str, str], name: str) -> int:
     return int(value) if value.isdigit() else 0
 
 
-def _baseline(primary: Session) -> int | None:
+def _baseline(primary: SqlSession) -> int | None:
     rows = primary.query(_PROBE_EXISTS)
     if not rows or int(rows[0]["n"]) < 1:
         return None
@@ -82,7 +77,7 @@ def _baseline(primary: Session) -> int | None:
     return int(found[0]["no_tx"]) if found else None
 
 
-def _probe(primary: Session, no_tx: int) -> None:
+def _probe(primary: SqlSession, no_tx: int) -> None:
     """One write that must be acknowledged; records the fallback count it starts from."""
     primary.execute(f"CREATE DATABASE IF NOT EXISTS {PROBE_SCHEMA}")
     primary.execute(
@@ -101,7 +96,7 @@ def _fell_back(no_tx: int, since: int, detail: str) -> str:
     )
 
 
-def check(primary: Session, sql: Dialect, replicas_ready: Sequence[bool]) -> SemiSyncVerdict:
+def check(primary: SqlSession, sql: Dialect, replicas_ready: Sequence[bool]) -> SemiSyncVerdict:
     """After a pass configured replication: did semi-sync hold, and is it working now?"""
     counters = _counters(primary, sql)
     no_tx, yes_tx = _count(counters, "no_tx"), _count(counters, "yes_tx")

@@ -1,10 +1,12 @@
-"""`SqlSession` over a mysql-connector connection (the operator's real driver)."""
+"""`SqlSession` over a mysql-connector connection (the operator's MySQL and MariaDB driver)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import mysql.connector
+
+from dbbench_operator.targets.sql.base import ConnectionSession
 
 
 def _plain(value: Any) -> Any:
@@ -14,11 +16,8 @@ def _plain(value: Any) -> Any:
     return value
 
 
-class ConnectorSession:
+class ConnectorSession(ConnectionSession):
     """execute/query on one autocommit connection."""
-
-    def __init__(self, connection: Any) -> None:
-        self._connection = connection
 
     def execute(self, sql: str) -> None:
         cursor = self._connection.cursor()
@@ -37,9 +36,6 @@ class ConnectorSession:
         finally:
             cursor.close()
         return [{key: _plain(value) for key, value in row.items()} for row in rows]
-
-    def close(self) -> None:
-        self._connection.close()
 
 
 # No statement waits forever: a server that accepts the connection and then
