@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from dbbench_contract.api import parse_spec
 from dbbench_contract.environment import Environment, RunnerPod, TargetInfo
-from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.plan import Step, plan

@@ -10,6 +10,9 @@ hand. This package imports nothing of dbbench's (an import contract says so)
 and does no I/O: callers read and write the bytes.
 
 Modules:
+    api          the BenchmarkRun API: spec and status models (the CRD is generated
+                 from them), units, semantic checks; api.admission (with its CEL
+                 evaluator, cel-python) is imported on its own, by `dbbench check`
     wire         the base models (camelCase on the wire, frozen)
     durations    the one duration syntax (CRD pattern and parser)
     defaults     defaults that more than one program applies

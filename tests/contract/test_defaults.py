@@ -8,10 +8,10 @@ from typing import Any
 import yaml
 
 from dbbench_contract import defaults
+from dbbench_contract.api.status import Latency, PhaseResult, StorageUsage
 from dbbench_contract.run_summary import StepResult, StorageResult
 from dbbench_contract.step import Dataset, Phase
 from dbbench_contract.summary import LatencyMs
-from dbbench_operator.model.status import Latency, PhaseResult, StorageUsage
 
 CRD = Path(__file__).resolve().parents[2] / "crds" / "benchmarkruns.dbbench.io.yaml"
 

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
+from dbbench_contract.api import BenchmarkRunSpec
+from dbbench_contract.api.units import DURATION_PATTERN as OPERATOR_PATTERN
 from dbbench_contract.durations import DURATION_PATTERN, format_duration, parse_duration
 from dbbench_contract.step import Phase
-from dbbench_operator.model import BenchmarkRunSpec
-from dbbench_operator.model.units import DURATION_PATTERN as OPERATOR_PATTERN
 from dbbench_runner.config import parse_duration as runner_parse
 
 UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}

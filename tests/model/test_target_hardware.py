@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from dbbench_contract.api import Hardware, SpecError, TargetHardware, check, parse_spec
 from dbbench_contract.hardware import TARGET_HARDWARE_FIELDS, target_hardware
-from dbbench_operator.model import Hardware, SpecError, TargetHardware, check, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import EngineImage
 from dbbench_operator.specs.addresses import topology_request

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from dbbench_operator.model.units import (
+from dbbench_contract.api.units import (
     format_bytes,
     format_duration,
     parse_duration,

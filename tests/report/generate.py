@@ -21,8 +21,8 @@ from typing import Any
 
 import yaml
 
+from dbbench_contract.api import SecretKeyRef, parse_spec
 from dbbench_contract.summary import StepSummary
-from dbbench_operator.model import SecretKeyRef, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.addresses import TargetAccess
 from dbbench_operator.specs.plan import plan

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from dbbench_contract.api import parse_spec
 from dbbench_contract.run_summary import RunSummary
 from dbbench_contract.tokens import run_token
 from dbbench_local.results_service import ResultsService, running_results_service
-from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.plan import plan

@@ -24,9 +24,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
+from dbbench_contract.api import API_VERSION, KIND, BenchmarkRunSpec, SpecError, parse_spec
 from dbbench_operator.controller.inventory import INVENTORY, NodeEntry, RunEntry
 from dbbench_operator.k8s import api
-from dbbench_operator.model import API_VERSION, KIND, BenchmarkRunSpec, SpecError, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs import node_fit

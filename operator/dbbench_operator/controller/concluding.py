@@ -15,12 +15,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from dbbench_contract.api import BenchmarkRunSpec
+from dbbench_contract.api.base import Problem
 from dbbench_operator import deadlines
 from dbbench_operator.controller import admission
 from dbbench_operator.deadlines import PassDeadlineError
 from dbbench_operator.k8s.api import KubeError
-from dbbench_operator.model import BenchmarkRunSpec
-from dbbench_operator.model.base import Problem
 from dbbench_operator.naming import RunRef
 from dbbench_operator.redaction import driver_error, scrub
 from dbbench_operator.settings import OperatorSettings

@@ -18,6 +18,11 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from dbbench_contract.api import BenchmarkRunSpec, SpecError, parse_spec
+from dbbench_contract.api.base import Problem
+from dbbench_contract.api.semantics import check
+from dbbench_contract.api.semantics import results_claim_problems as claim_problems
+from dbbench_contract.api.units import parse_duration
 from dbbench_operator import deadlines
 from dbbench_operator.controller import admission
 from dbbench_operator.controller.concluding import (
@@ -32,11 +37,6 @@ from dbbench_operator.controller.concluding import (
 )
 from dbbench_operator.deadlines import PassDeadlineError
 from dbbench_operator.k8s.pod_stalls import VAGUE
-from dbbench_operator.model import BenchmarkRunSpec, SpecError, parse_spec
-from dbbench_operator.model.base import Problem
-from dbbench_operator.model.semantics import check
-from dbbench_operator.model.semantics import results_claim_problems as claim_problems
-from dbbench_operator.model.units import parse_duration
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.plan import Step, plan

@@ -31,13 +31,13 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from dbbench_contract.api import API_VERSION, KIND
 from dbbench_operator.controller import pass_timing
 from dbbench_operator.controller.alarms import Alarms
 from dbbench_operator.controller.concluding import Outcome
 from dbbench_operator.controller.metrics import METRICS
 from dbbench_operator.controller.reconciling import reconcile_within, seconds_left
 from dbbench_operator.k8s import api
-from dbbench_operator.model import API_VERSION, KIND
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.targets import provisioning

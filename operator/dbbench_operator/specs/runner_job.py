@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 
 from dbbench_contract import layout
 from dbbench_contract import step as step_file
+from dbbench_contract.api import BenchmarkRunSpec, Phase, Target
+from dbbench_contract.api.units import parse_quantity
 from dbbench_contract.durations import parse_duration
 from dbbench_contract.step import WriteConcern
-from dbbench_operator.model import BenchmarkRunSpec, Phase, Target
-from dbbench_operator.model.units import parse_quantity
 from dbbench_operator.naming import (
     RunRef,
     adopt,

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from dbbench_operator.model.base import Problem
+from dbbench_contract.api.base import Problem
 
 
 class RunPhase(StrEnum):

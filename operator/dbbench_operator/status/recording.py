@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from dbbench_contract.api.status import BenchmarkRunStatus
 from dbbench_contract.summary import StepSummary
-from dbbench_operator.model.status import BenchmarkRunStatus
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.plan import Step

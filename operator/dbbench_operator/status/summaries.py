@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from dbbench_contract.api.status import LastResult, PhaseResult
 from dbbench_contract.run_summary import step_result
 from dbbench_contract.summary import StepSummary
-from dbbench_operator.model.status import LastResult, PhaseResult
 from dbbench_operator.specs.plan import Step
 
 # Per-repeat results kept in the status; beyond this, the earliest repeats of

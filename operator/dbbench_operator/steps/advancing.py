@@ -25,12 +25,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from dbbench_contract.api import BenchmarkRunSpec
+from dbbench_contract.api.units import parse_duration
 from dbbench_contract.progress import StepProgress
 from dbbench_contract.summary import StepSummary
 from dbbench_operator.k8s.ownership import ForeignChildError, PreviousRunChildError
 from dbbench_operator.k8s.pod_stalls import Stall, judge, parse_time
-from dbbench_operator.model import BenchmarkRunSpec
-from dbbench_operator.model.units import parse_duration
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.addresses import target_access

@@ -11,10 +11,10 @@ from datetime import datetime
 from typing import Any
 
 from dbbench_contract import run_summary as rs
+from dbbench_contract.api import API_VERSION, BenchmarkRunSpec
 from dbbench_contract.layout import SUMMARY
 from dbbench_contract.summary import StepSummary
 from dbbench_operator import deadlines
-from dbbench_operator.model import API_VERSION, BenchmarkRunSpec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.plan import Step, plan
