@@ -21,7 +21,6 @@ Modules:
     progress     per-pod and per-step progress (runner -> service -> operator)
     environment  environment.json (runner -> report)
     run_summary  the run's summary.json (operator -> report, CLI, browser)
-    hardware     a target's hardware from the summary's spec (run's, overridden per target)
     layout       where each file lives under a run's results directory
     tokens       the per-run results token (operator, results service)
 """

@@ -119,7 +119,7 @@ def test_a_timed_out_run_gets_its_summary_and_a_report_saying_so(
     original = json.loads((source.path / "summary.json").read_text())
     for entry in summary.steps[: len(completed)]:  # the same results the steps recorded
         assert entry.result is not None
-        assert entry.result.to_wire() == original["steps"][entry.step - 1]["result"]
+        assert entry.result.model_dump(mode="json") == original["steps"][entry.step - 1]["result"]
 
     html = report.read_text()
     assert "<title>dbbench report: bench/timed-out (failed)</title>" in html

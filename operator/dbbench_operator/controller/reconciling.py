@@ -22,7 +22,6 @@ from dbbench_contract.api import BenchmarkRunSpec, SpecError, parse_spec
 from dbbench_contract.api.base import Problem
 from dbbench_contract.api.semantics import check
 from dbbench_contract.api.semantics import results_claim_problems as claim_problems
-from dbbench_contract.api.units import parse_duration
 from dbbench_operator import deadlines
 from dbbench_operator.controller import admission
 from dbbench_operator.controller.concluding import (
@@ -114,7 +113,7 @@ def seconds_left(
     started = parse_stamp(raw_status.get("startedAt"))
     if spec is None or started is None or current_phase(raw_status) in TERMINAL:
         return None
-    return parse_duration(spec.timeout) - (now - started).total_seconds()
+    return spec.timeout.seconds - (now - started).total_seconds()
 
 
 def reconcile_within(
@@ -138,7 +137,7 @@ def reconcile_within(
         spec, problems = parse(raw_spec)
         p = Pass(run, raw_status, later, settings, spec, problems, current_phase(raw_status))
         if left is not None and spec is not None and left + 1 <= budget:
-            outcome = conclude(p, timeout_decision(timedelta(seconds=parse_duration(spec.timeout))))
+            outcome = conclude(p, timeout_decision(timedelta(seconds=spec.timeout.seconds)))
         else:
             outcome = pass_failed(p, exc)
     return replace(outcome, status=conform(outcome.status))
@@ -157,7 +156,7 @@ def reconcile(
     if p.phase in TERMINAL:
         return ended(p)
     started = parse_stamp(raw_status.get("startedAt"))
-    timeout = timedelta(seconds=parse_duration(spec.timeout)) if spec is not None else None
+    timeout = timedelta(seconds=spec.timeout.seconds) if spec is not None else None
     if started is not None and timeout is not None and now - started > timeout:
         return conclude(p, timeout_decision(timeout))
     try:
@@ -209,7 +208,7 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
     if p.phase is RunPhase.COLLECTING:
         return _collect(p, obs, spec, steps), {}, ()
     started = parse_stamp(p.raw_status.get("startedAt")) or p.now
-    left = parse_duration(spec.timeout) - (p.now - started).total_seconds()
+    left = spec.timeout.seconds - (p.now - started).total_seconds()
     ctx = Context(
         run, spec, steps, settings, deadline_seconds=int(left), now=p.now,
         runner_image=runner_image(p.raw_status, settings), started=started,

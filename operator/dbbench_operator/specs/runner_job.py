@@ -21,7 +21,6 @@ from dbbench_contract import layout
 from dbbench_contract import step as step_file
 from dbbench_contract.api import BenchmarkRunSpec, Phase, Target
 from dbbench_contract.api.units import parse_quantity
-from dbbench_contract.durations import parse_duration
 from dbbench_contract.step import WriteConcern
 from dbbench_operator.naming import (
     RunRef,
@@ -130,8 +129,8 @@ def build_phase(spec: BenchmarkRunSpec, target: Target, phase: Phase) -> step_fi
             scan=phase.mix.scan, read_modify_write=phase.mix.read_modify_write,
         ),
         distribution=build_distribution(phase),
-        duration=None if phase.duration is None else parse_duration(phase.duration),
-        warmup=0.0 if phase.warmup is None else parse_duration(phase.warmup),
+        duration=None if phase.duration is None else phase.duration.seconds,
+        warmup=phase.warmup_seconds,
         operations=phase.operations if phase.type != "insert" else None,
         queries=phase.effective_queries if phase.type == "query" else (),
         keys=min(phase.keys or spec.dataset.records, spec.dataset.records)

@@ -22,10 +22,9 @@ MAX_STATUS_RESULTS = 160
 
 
 def phase_result(step: Step, merged: StepSummary) -> PhaseResult:
-    """One step's merged summary as a status `PhaseResult` (the same fields as the
-    run summary's `StepResult`: a test keeps the two models equal)."""
-    result = step_result(step.phase, step.repeat, merged)
-    return PhaseResult.model_validate(result.model_dump(mode="json", exclude_none=True))
+    """One step's merged summary as a status `PhaseResult` (the run summary's
+    step result too: one model)."""
+    return step_result(step.phase, step.repeat, merged)
 
 
 RUNNER_SATURATED = "RunnerSaturated"

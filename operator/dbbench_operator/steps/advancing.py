@@ -26,7 +26,6 @@ from datetime import datetime
 from typing import Any
 
 from dbbench_contract.api import BenchmarkRunSpec
-from dbbench_contract.api.units import parse_duration
 from dbbench_contract.progress import StepProgress
 from dbbench_contract.summary import StepSummary
 from dbbench_operator.k8s.ownership import ForeignChildError, PreviousRunChildError
@@ -86,7 +85,7 @@ def _stalled(
     """Pods that have not started: fail once one used up spec.startupGrace, else say
     why and until when; None when every pod has started."""
     grace = ctx.spec.startup_grace
-    verdict = judge(stalls, parse_duration(grace), ctx.now)
+    verdict = judge(stalls, grace.seconds, ctx.now)
     stall = verdict.stall
     if stall is None:
         return None
@@ -118,7 +117,7 @@ def _taken(ctx: Context, steps_done: int, exc: ForeignChildError) -> Advance:
     step = ctx.steps[min(steps_done, len(ctx.steps) - 1)]
     base = Advance(steps_done, step, Stage.PROVISIONING)
     message = f"{_describe(step, len(ctx.steps))}: {exc.describe()}"
-    grace = parse_duration(ctx.spec.startup_grace)
+    grace = ctx.spec.startup_grace.seconds
     waited = (ctx.now - ctx.started).total_seconds() if ctx.started is not None else 0.0
     if isinstance(exc, PreviousRunChildError) and waited < grace:
         return _with(base, reason=exc.reason, message=message)
@@ -187,7 +186,7 @@ def _settling(
     waiting = _with(waiting, target=seen)
     grace = ctx.spec.startup_grace
     verdict = judge((Stall(f"target {seen.name}", seen.reason, seen.message, seen.since),),
-                    parse_duration(grace), ctx.now)  # fmt: skip
+                    grace.seconds, ctx.now)  # fmt: skip
     if verdict.overdue:
         after = "the first attempt to reach it" if external else "its pods were ready"
         last = "last error" if seen.reason in refusals.REASONS else "still"

@@ -91,7 +91,7 @@ def build_run_summary(
             current_step=ending.current_step,
         ),
         # Every default explicit: readers need not know the API's defaults.
-        spec=spec.model_dump(by_alias=True, exclude_none=True, mode="json"),
+        spec=spec,
         steps=tuple(
             rs.StepEntry(
                 step=s.index + 1,

@@ -7,10 +7,9 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from dbbench_contract import defaults
-from dbbench_contract.durations import DURATION_EXAMPLES
+from dbbench_contract.durations import DURATION_EXAMPLES, DURATION_PATTERN, Duration
 
 from .base import ApiModel, Rule, refuse_duplicates
-from .units import DURATION_PATTERN, parse_duration
 
 PhaseType = Literal["insert", "mix", "query", "pointReads"]
 QueryKind = Literal["indexedEquality", "twoFieldProjection", "sortSkip", "scan100"]
@@ -176,10 +175,8 @@ class Phase(ApiModel):
         default=None,
         description="Key choice for mix, query and pointReads phases; default uniform.",
     )
-    duration: str | None = Field(
+    duration: Duration | None = Field(
         default=None,
-        pattern=DURATION_PATTERN,
-        max_length=32,
         description=(
             f"Measured time, {DURATION_DOC}; excludes `warmup`. Exclusive with `operations`."
         ),
@@ -202,10 +199,8 @@ class Phase(ApiModel):
             "coordinated omission). 0 (default) = closed loop, as fast as possible."
         ),
     )
-    warmup: str | None = Field(
+    warmup: Duration | None = Field(
         default=None,
-        pattern=DURATION_PATTERN,
-        max_length=32,
         description=(
             f"Load run before measuring, {DURATION_DOC}; not reported. Only with `duration`."
         ),
@@ -292,7 +287,7 @@ class Phase(ApiModel):
             ).replace("DURATION_RE", repr(DURATION_PATTERN)),
             message="duration must be longer than 0s",
             field="duration",
-            holds=lambda p: p.duration is None or parse_duration(p.duration) > 0,
+            holds=lambda p: p.duration is None or p.duration.seconds > 0,
         ),
         Rule(
             cel="!has(self.warmup) || has(self.duration)",
@@ -392,7 +387,12 @@ class Phase(ApiModel):
         """Planned wall time of one repeat when duration-based (warm-up included), else 0."""
         if self.duration is None:
             return 0.0
-        return parse_duration(self.duration) + (parse_duration(self.warmup) if self.warmup else 0)
+        return self.duration.seconds + self.warmup_seconds
+
+    @property
+    def warmup_seconds(self) -> float:
+        """Seconds of load run before measuring (0 without a warm-up)."""
+        return 0.0 if self.warmup is None else self.warmup.seconds
 
     @property
     def reads_distinct_keys(self) -> bool:

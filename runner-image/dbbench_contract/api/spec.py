@@ -12,6 +12,7 @@ from pydantic.config import JsonDict
 from pydantic_core import ErrorDetails
 
 from dbbench_contract import defaults
+from dbbench_contract.durations import DURATION_PATTERN, Duration
 from dbbench_contract.step import HASHED_KEY_SHAPES, MIN_HASHED_FRACTION
 
 from .base import (
@@ -26,7 +27,6 @@ from .base import (
 from .phases import Phase
 from .placement import Hardware, Runner
 from .targets import Target
-from .units import DURATION_PATTERN, parse_duration
 
 _MAP_LIST: JsonDict = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
 
@@ -188,19 +188,15 @@ class BenchmarkRunSpec(ApiModel):
             "Insert phases run once: they define the data set. Default 1."
         ),
     )
-    timeout: str = Field(
-        default="2h",
-        pattern=DURATION_PATTERN,
-        max_length=32,
+    timeout: Duration = Field(
+        default=Duration.parse("2h"),
         description=(
             "Wall-clock limit of the whole run (e.g. 2h, 90m); the run fails when it is "
             "exceeded. Must exceed the planned phase time. Default 2h."
         ),
     )
-    startup_grace: str = Field(
-        default="5m",
-        pattern=DURATION_PATTERN,
-        max_length=32,
+    startup_grace: Duration = Field(
+        default=Duration.parse("5m"),
         description=(
             "How long a database or runner pod may wait to start (be scheduled, get its "
             "image, run and, for databases, pass its readiness probe) before the run fails "
@@ -320,7 +316,7 @@ class BenchmarkRunSpec(ApiModel):
             ).replace("DURATION_RE", repr(DURATION_PATTERN)),
             message="timeout must be longer than 0s",
             field="timeout",
-            holds=lambda s: parse_duration(s.timeout) > 0,
+            holds=lambda s: s.timeout.seconds > 0,
         ),
         Rule(
             cel=(
@@ -329,7 +325,7 @@ class BenchmarkRunSpec(ApiModel):
             ).replace("DURATION_RE", repr(DURATION_PATTERN)),
             message="startupGrace must be longer than 0s, e.g. 5m",
             field="startupGrace",
-            holds=lambda s: parse_duration(s.startup_grace) > 0,
+            holds=lambda s: s.startup_grace.seconds > 0,
         ),
     )
 
