@@ -8,7 +8,8 @@ from typing import Any
 import yaml
 
 from dbbench_contract import defaults
-from dbbench_contract.step import Dataset, Phase
+from dbbench_contract.api import Phase
+from dbbench_contract.step import StepDataset as Dataset
 
 CRD = Path(__file__).resolve().parents[2] / "crds" / "benchmarkruns.dbbench.io.yaml"
 

@@ -4,10 +4,11 @@ and a file of the release before (tests/data/summaries/) still reads."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dbbench_contract.api import BenchmarkRunSpec, PhaseResult, parse_spec
+from dbbench_contract.api import BenchmarkRunSpec, PhaseResult, TargetResult, parse_spec
 from dbbench_contract.run_summary import RunSummary
 from dbbench_contract.summary import StepSummary
 from dbbench_operator.naming import RunRef
@@ -46,10 +47,11 @@ def _written_now() -> str:
     summary = build_run_summary(
         RunRef(namespace="bench", name="previous", uid="7d0c1e52-0000-4000-8000-000000000001"),
         spec, plan(spec), merged,
-        started_at="2026-11-26T06:49:51Z", completed_at="2026-11-26T06:51:33Z",
+        started_at=datetime(2026, 11, 26, 6, 49, 51, tzinfo=UTC),
+        completed_at=datetime(2026, 11, 26, 6, 51, 33, tzinfo=UTC),
         status_targets=[
-            {"name": "db", "endpoint": "db-0.db:3306", "serverVersion": "10.11.6-MariaDB"},
-            {"name": "mongo", "endpoint": "mongo-0.mongo:27017", "serverVersion": "8.0.4"},
+            TargetResult(name="db", endpoint="db-0.db:3306", server_version="10.11.6-MariaDB"),
+            TargetResult(name="mongo", endpoint="mongo-0.mongo:27017", server_version="8.0.4"),
         ],
         ending=Ending(phase="Failed", reason="Timeout", message="spec.timeout exceeded",
                       current_step=3),

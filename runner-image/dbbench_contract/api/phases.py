@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
@@ -13,6 +13,13 @@ from .base import ApiModel, Rule, refuse_duplicates
 
 PhaseType = Literal["insert", "mix", "query", "pointReads"]
 QueryKind = Literal["indexedEquality", "twoFieldProjection", "sortSkip", "scan100"]
+IdMode = Literal["client", "server"]
+WriteConcern = Literal["unacknowledged", "acknowledged", "journaled", "majority"]
+ReadPreference = Literal["primary", "secondaryPreferred", "nearest"]
+DistributionType = Literal["uniform", "zipfian", "latest", "hotspot"]
+# The stability series' window: the one typed declaration of reportEvery (a
+# phase's, and the step summary's record of the window its series were cut by).
+ReportEvery = Annotated[int, Field(ge=1, le=100_000_000)]
 ALL_QUERIES: tuple[QueryKind, ...] = (
     "indexedEquality",
     "twoFieldProjection",
@@ -67,7 +74,7 @@ class Mix(ApiModel):
 class Distribution(ApiModel):
     """Which keys the operations pick (mix, pointReads, query)."""
 
-    type: Literal["uniform", "zipfian", "latest", "hotspot"] = Field(
+    type: DistributionType = Field(
         default="uniform",
         description=(
             "uniform (default): every key equally likely; pointReads read `keys` distinct keys, "
@@ -130,7 +137,7 @@ class Phase(ApiModel):
             "mix, query and pointReads need exactly one of `duration` and `operations`."
         )
     )
-    id_mode: Literal["client", "server"] = Field(
+    id_mode: IdMode = Field(
         default="client",
         description=(
             "Who makes the key of inserted records, and so which table the phase uses. "
@@ -147,21 +154,17 @@ class Phase(ApiModel):
         le=10000,
         description="insert only: records per insert call (1 = one record per insert, default).",
     )
-    write_concern: Literal["unacknowledged", "acknowledged", "journaled", "majority"] | None = (
-        Field(
-            default=None,
-            description=(
-                "Overrides the target's durability profile for this phase's writes. "
-                "unacknowledged (MongoDB w:0; not possible on mysql, mariadb, postgresql), "
-                "acknowledged (w:1), journaled (w:1 j:true / flush at commit), majority "
-                "(w:majority / semi-sync / a synchronous standby)."
-            ),
-        )
+    write_concern: WriteConcern | None = Field(
+        default=None,
+        description=(
+            "Overrides the target's durability profile for this phase's writes. "
+            "unacknowledged (MongoDB w:0; not possible on mysql, mariadb, postgresql), "
+            "acknowledged (w:1), journaled (w:1 j:true / flush at commit), majority "
+            "(w:majority / semi-sync / a synchronous standby)."
+        ),
     )
-    report_every: int = Field(
+    report_every: ReportEvery = Field(
         default=defaults.REPORT_EVERY,
-        ge=1,
-        le=100_000_000,
         description=(
             "Granularity of the stability series. Insert phases: in records, a point "
             "(records/s, ops/s, mean latency) every `reportEvery` records written, a batch "
@@ -205,7 +208,7 @@ class Phase(ApiModel):
             f"Load run before measuring, {DURATION_DOC}; not reported. Only with `duration`."
         ),
     )
-    read_preference: Literal["primary", "secondaryPreferred", "nearest"] = Field(
+    read_preference: ReadPreference = Field(
         default="primary",
         description=(
             "Where reads go: primary (default), secondaryPreferred or nearest (MongoDB read "
@@ -393,6 +396,14 @@ class Phase(ApiModel):
     def warmup_seconds(self) -> float:
         """Seconds of load run before measuring (0 without a warm-up)."""
         return 0.0 if self.warmup is None else self.warmup.seconds
+
+    @property
+    def writes_records(self) -> bool:
+        """Insert phases, and mixes with an insert share: their record counts are
+        shown even when 0; every other phase writes no record (no count shown)."""
+        return self.type == "insert" or (
+            self.type == "mix" and self.mix is not None and self.mix.insert > 0
+        )
 
     @property
     def reads_distinct_keys(self) -> bool:

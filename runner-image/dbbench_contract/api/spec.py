@@ -13,7 +13,6 @@ from pydantic_core import ErrorDetails
 
 from dbbench_contract import defaults
 from dbbench_contract.durations import DURATION_PATTERN, Duration
-from dbbench_contract.step import HASHED_KEY_SHAPES, MIN_HASHED_FRACTION
 
 from .base import (
     DUPLICATE_VALUE,
@@ -28,6 +27,7 @@ from .phases import Phase
 from .placement import Hardware, Runner
 from .targets import Target
 
+Shape = Literal["flat45", "indexed4", "news", "vehicle", "ycsb"]
 _MAP_LIST: JsonDict = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
 
 
@@ -35,7 +35,7 @@ class Dataset(ApiModel):
     """The records every target is loaded with, generated deterministically from
     `seed`: every runner pod and every repeat can regenerate any record."""
 
-    shape: Literal["flat45", "indexed4", "news", "vehicle", "ycsb"] = Field(
+    shape: Shape = Field(
         default="flat45",
         description=(
             "Record layout. flat45: about 45 fields, one the md5 hex of the record number "
@@ -108,8 +108,10 @@ DATASET_COLLECTIONS = {
     "ycsb": "usertable",
 }
 # Shapes whose keys are hashes of the record number (a hot range of keys is
-# found by rejection, about 1/dataFraction hashes per read) and the smallest
-# hotspot fraction admitted for them: the step file's own (dbbench_contract).
+# found by rejection, about 1/dataFraction hashes per read: the runner's
+# distributions.py) and the smallest hotspot fraction admitted for them.
+HASHED_KEY_SHAPES = ("flat45", "ycsb")
+MIN_HASHED_FRACTION = 0.05
 # Shapes whose records have a size of their own (recordSize does not apply):
 # vehicle's documents average about 1,260 bytes (the runner's tests check it).
 NATURAL_RECORD_BYTES = {"vehicle": 1260}
