@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field
 
 from dbbench_contract import defaults
+from dbbench_contract.api.phases import ReportEvery
 from dbbench_contract.api.status import Latency
 from dbbench_contract.wire import StoredModel
 
@@ -123,7 +124,7 @@ class StepSummary(StoredModel):
     errors_by_type: dict[str, int] = Field(default_factory=dict)
     warmup_operations: int = 0
     warmup_records: int = 0
-    report_every: int = defaults.REPORT_EVERY
+    report_every: ReportEvery = defaults.REPORT_EVERY
     series_unit: SeriesUnit = "operations"
     storage: StorageBlock | None = None
     # w:0 phases only: the records the server held after every write was drained,
