@@ -3,7 +3,7 @@ no cluster: what `kubectl apply` (the CRD's schema and CEL rules) and then the
 operator (its semantic checks) would refuse, with their messages and field
 paths. Made for a user's own CI, before applying.
 
-The checks themselves are the API model's (`dbbench_operator.model.admission.
+The checks themselves are the API model's (`dbbench_contract.api.admission.
 check_manifest`, the one import the CLI makes of the operator's package, see
 .importlinter); this module reads files and prints.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from dbbench_operator.model.admission import DEFAULT_RESULTS_CLAIM, check_manifest
+from dbbench_contract.api.admission import DEFAULT_RESULTS_CLAIM, check_manifest
 
 KIND = "BenchmarkRun"
 

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from dbbench_cli import tables
 from dbbench_cli.fetching import fetch, results_claim, run_prefix
-from dbbench_cli.kube import Api, CliError, connect, finished_run, get_run, list_runs
+from dbbench_cli.kube import Api, CliError, Run, connect, finished_run, get_run, list_runs
 from dbbench_cli.results_access import Endpoint, UrlEndpoint, locate
 from dbbench_report import ResultsError, read_run, write_report
 from dbbench_report.compare_page import compare_page
@@ -105,7 +105,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def endpoint(args: argparse.Namespace, api: Api, run: dict[str, object]) -> Endpoint:
+def endpoint(args: argparse.Namespace, api: Api, run: Run) -> Endpoint:
     """--url when given, else the results browser's Service through the API server."""
     if args.url:
         if not args.url.startswith(("http://", "https://")):

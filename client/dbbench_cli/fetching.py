@@ -9,19 +9,18 @@ import tarfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from dbbench_cli.kube import CliError
+from dbbench_cli.kube import CliError, Run
 from dbbench_cli.results_access import Endpoint
 from dbbench_contract.layout import SUMMARY
 
 
-def run_prefix(run: dict[str, Any]) -> str:
-    meta = run["metadata"]
-    return f"{meta['namespace']}/{meta['name']}/{meta['uid']}"
+def run_prefix(run: Run) -> str:
+    return f"{run.namespace}/{run.name}/{run.uid}"
 
 
-def results_claim(run: dict[str, Any]) -> str | None:
+def results_claim(run: Run) -> str | None:
     """The claim a run's results are on: the first segment of status.resultsPath."""
-    path = (run.get("status") or {}).get("resultsPath") or ""
+    path = run.status.results_path or ""
     return path.split("/", 1)[0] or None
 
 

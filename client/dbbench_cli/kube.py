@@ -1,5 +1,9 @@
 """BenchmarkRuns read from the Kubernetes API (get and list; results go through
-results_access: the results browser's Service, found by label, and its proxy)."""
+results_access: the results browser's Service, found by label, and its proxy).
+
+The client layer: objects arrive here as the API server's JSON and leave as
+``Run``, their spec and status in the API's own models.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,9 @@ from typing import Any
 
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
+from pydantic import ValidationError
+
+from dbbench_contract.api import BenchmarkRunSpec, BenchmarkRunStatus
 
 GROUP, VERSION, PLURAL = "dbbench.io", "v1alpha1", "benchmarkruns"
 FINISHED = ("Succeeded", "Failed")
@@ -15,6 +22,45 @@ FINISHED = ("Succeeded", "Failed")
 
 class CliError(Exception):
     """What went wrong and what to do; printed as `error: ...`, exit code 1."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """A BenchmarkRun as the CLI shows it."""
+
+    namespace: str
+    name: str
+    uid: str
+    created: str | None  # metadata.creationTimestamp as the API server wrote it
+    # None: a spec this dbbench cannot read (written for another version of the CRD).
+    spec: BenchmarkRunSpec | None
+    status: BenchmarkRunStatus
+
+    @property
+    def phase(self) -> str:
+        return self.status.phase or "Pending"
+
+
+def run_of(raw: dict[str, Any]) -> Run:
+    """A BenchmarkRun object from the API server, typed. Keys this dbbench's models
+    do not know (a newer operator's) are ignored, as in stored files."""
+    meta = raw.get("metadata") or {}
+    name = str(meta.get("name") or "")
+    try:
+        spec: BenchmarkRunSpec | None = BenchmarkRunSpec.model_validate(
+            raw.get("spec") or {}, extra="ignore"
+        )
+    except ValidationError:
+        spec = None
+    try:
+        status = BenchmarkRunStatus.model_validate(raw.get("status") or {}, extra="ignore")
+    except ValidationError as exc:
+        detail = exc.errors()[0]["msg"]
+        raise CliError(f"BenchmarkRun {name}: unreadable status ({detail})") from exc
+    return Run(
+        namespace=str(meta.get("namespace") or ""), name=name, uid=str(meta.get("uid") or ""),
+        created=meta.get("creationTimestamp"), spec=spec, status=status,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -37,7 +83,7 @@ def connect(kubeconfig: str | None, namespace: str | None) -> Api:
                client.CoreV1Api(api_client), api_client)  # fmt: skip
 
 
-def list_runs(api: Api, all_namespaces: bool) -> list[dict[str, Any]]:
+def list_runs(api: Api, all_namespaces: bool) -> list[Run]:
     try:
         if all_namespaces:
             answer = api.objects.list_cluster_custom_object(GROUP, VERSION, PLURAL)
@@ -47,10 +93,10 @@ def list_runs(api: Api, all_namespaces: bool) -> list[dict[str, Any]]:
             )
     except ApiException as exc:
         raise CliError(f"cannot list BenchmarkRuns: {exc.status} {exc.reason}") from exc
-    return list(answer.get("items") or [])
+    return [run_of(item) for item in answer.get("items") or []]
 
 
-def get_run(api: Api, name: str) -> dict[str, Any]:
+def get_run(api: Api, name: str) -> Run:
     try:
         run: dict[str, Any] = api.objects.get_namespaced_custom_object(
             GROUP, VERSION, api.namespace, PLURAL, name
@@ -62,16 +108,15 @@ def get_run(api: Api, name: str) -> dict[str, Any]:
                 "(`dbbench list -A` shows every run)"
             ) from exc
         raise CliError(f"cannot read BenchmarkRun {name}: {exc.status} {exc.reason}") from exc
-    return run
+    return run_of(run)
 
 
-def finished_run(api: Api, name: str) -> dict[str, Any]:
+def finished_run(api: Api, name: str) -> Run:
     """The run, if its results are complete; CliError naming its phase otherwise."""
     run = get_run(api, name)
-    phase = (run.get("status") or {}).get("phase") or "Pending"
-    if phase not in FINISHED:
+    if run.phase not in FINISHED:
         raise CliError(
-            f"run {name} is {phase}: its results are complete once it is Succeeded or Failed "
+            f"run {name} is {run.phase}: its results are complete once it is Succeeded or Failed "
             f"(`kubectl get br {name} -w`)"
         )
     return run

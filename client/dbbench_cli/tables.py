@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from dbbench_contract.run_summary import StepResult, not_found_cell
+from dbbench_cli.kube import Run
+from dbbench_contract.run_summary import not_found_cell
 
 
 def render(rows: Sequence[Sequence[str]]) -> str:
@@ -25,17 +26,16 @@ def age(created: str | None, now: datetime) -> str:
     return f"{max(seconds, 0)}s"
 
 
-def runs_table(runs: Sequence[Mapping[str, Any]], now: datetime | None = None) -> str:
+def runs_table(runs: Sequence[Run], now: datetime | None = None) -> str:
     now = now or datetime.now(UTC)
     rows = [["NAMESPACE", "NAME", "PHASE", "TARGETS", "PROGRESS", "AGE"]]
     for run in runs:
-        meta, spec, status = run["metadata"], run.get("spec") or {}, run.get("status") or {}
-        progress = (status.get("progress") or {}).get("percent")
+        progress = run.status.progress.percent if run.status.progress else None
         rows.append([
-            meta.get("namespace", ""), meta["name"], status.get("phase") or "Pending",
-            ",".join(t["name"] for t in spec.get("targets") or []),
+            run.namespace, run.name, run.phase,
+            ",".join(t.name for t in run.spec.targets) if run.spec else "",
             "-" if progress is None else f"{progress}%",
-            age(meta.get("creationTimestamp"), now),
+            age(run.created, now),
         ])  # fmt: skip
     return render(rows)
 
@@ -44,23 +44,20 @@ def _num(value: Any, digits: int) -> str:
     return "-" if value is None else f"{float(value):,.{digits}f}"
 
 
-def run_table(run: Mapping[str, Any]) -> str:
+def run_table(run: Run) -> str:
     """`dbbench get`: the run's state, then one line per target, phase and repeat."""
-    meta, status = run["metadata"], run.get("status") or {}
     head = [
-        f"Run:       {meta.get('namespace')}/{meta['name']}",
-        f"Run phase: {status.get('phase') or 'Pending'}",
-        f"Results:   {status.get('resultsPath') or '-'}",
+        f"Run:       {run.namespace}/{run.name}",
+        f"Run phase: {run.phase}",
+        f"Results:   {run.status.results_path or '-'}",
     ]
     rows = [["TARGET", "PHASE", "REPEAT", "STATUS", "OPERATIONS", "NOT FOUND", "OPS/S", "P50 MS",
              "P99 MS", "MAX MS"]]  # fmt: skip
-    for target in status.get("targets") or []:
-        for raw in target.get("phases") or []:
-            # The status's phase results have the run summary's StepResult fields.
-            result = StepResult.from_wire(raw)
+    for target in run.status.targets:
+        for result in target.phases:
             latency = result.latency_ms
             rows.append([
-                target["name"], result.name, str(result.repeat), result.status or "",
+                target.name, result.name, str(result.repeat), result.status or "",
                 f"{result.operations:,}", not_found_cell(result), _num(result.throughput, 1),
                 _num(latency and latency.p50, 3), _num(latency and latency.p99, 3),
                 _num(latency and latency.max, 3),

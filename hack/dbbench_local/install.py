@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dbbench_contract.run_summary import StepResult, not_found_cell
+from dbbench_contract.api import PhaseResult
+from dbbench_contract.run_summary import not_found_cell
 from dbbench_local.cluster import IMAGES_DIR, node_images_built_here
 from dbbench_local.controlplane import REPO, tool
 
@@ -207,8 +208,7 @@ def summary_table(run: dict[str, Any]) -> str:
     rows = [header]
     for target in status.get("targets") or []:
         for raw in target.get("phases") or []:
-            # The status's phase results have the run summary's StepResult fields.
-            phase = StepResult.from_wire(raw)
+            phase = PhaseResult.model_validate(raw)
             latency = phase.latency_ms
             records = phase.records_per_second
             rows.append((

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from dbbench_contract.api import TargetResult, parse_spec
 from dbbench_contract.environment import Environment, RunnerPod, TargetInfo
-from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.plan import Step, plan
@@ -166,8 +166,8 @@ def run_summary(
     reset_peak(service_pid)
     started = time.monotonic()
     failed = collecting.write_run_summary(
-        settings, run, spec, steps, started_at="2026-01-01T00:00:00Z", now=datetime.now(UTC),
-        status_targets=[{"name": "db", "endpoint": "127.0.0.1:3306"}],
+        settings, run, spec, steps, started_at=datetime(2026, 1, 1, tzinfo=UTC),
+        now=datetime.now(UTC), status_targets=[TargetResult(name="db", endpoint="127.0.0.1:3306")],
     )  # fmt: skip
     if failed is not None:  # a failed step: no summary.json was written, nor a report
         raise RuntimeError(f"the scale run's steps must succeed: {failed[1]}")

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dbbench_operator.model import API_VERSION, GROUP, KIND, PLURAL, VERSION
+from dbbench_contract.api import API_VERSION, GROUP, KIND, PLURAL, VERSION
 
 __all__ = ["GROUP", "PLURAL", "VERSION", "RunRef", "adopt", "child_name", "run_labels"]
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from dbbench_operator.model import DEFAULT_REPOSITORIES, DEFAULT_VERSIONS
+from dbbench_contract.api import DEFAULT_REPOSITORIES, DEFAULT_VERSIONS
 
 ENGINE_IMAGES_ENV = "DBBENCH_ENGINE_IMAGES"
 

@@ -10,6 +10,9 @@ hand. This package imports nothing of dbbench's (an import contract says so)
 and does no I/O: callers read and write the bytes.
 
 Modules:
+    api          the BenchmarkRun API: spec and status models (the CRD is generated
+                 from them), units, semantic checks; api.admission (with its CEL
+                 evaluator, cel-python) is imported on its own, by `dbbench check`
     wire         the base models (camelCase on the wire, frozen)
     durations    the one duration syntax (CRD pattern and parser)
     defaults     defaults that more than one program applies
@@ -18,7 +21,6 @@ Modules:
     progress     per-pod and per-step progress (runner -> service -> operator)
     environment  environment.json (runner -> report)
     run_summary  the run's summary.json (operator -> report, CLI, browser)
-    hardware     a target's hardware from the summary's spec (run's, overridden per target)
     layout       where each file lives under a run's results directory
     tokens       the per-run results token (operator, results service)
 """

@@ -3,17 +3,20 @@
 The operator writes it when the run ends (after every step it could collect);
 the results service renders the report when it arrives; the report, the
 results browser and the CLI read it to find the steps. ``spec`` is the
-BenchmarkRun's spec with every default made explicit (the operator's API
-model owns its shape: the CRD).
+BenchmarkRun's spec with every default made explicit, and each step's
+``result`` is the status's phase result: both are the API's own models
+(``dbbench_contract.api``), so the file, the status and the CRD never disagree.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import Field
+from pydantic import field_serializer
 
-from dbbench_contract.summary import LatencyMs, StepStatus, StepSummary
+from dbbench_contract.api.spec import BenchmarkRunSpec
+from dbbench_contract.api.status import Latency, Lookups, PhaseResult, StorageUsage
+from dbbench_contract.summary import StepSummary
 from dbbench_contract.wire import StoredModel
 
 RUN_SUMMARY_KIND: Final = "BenchmarkRunSummary"
@@ -34,52 +37,6 @@ class RunMeta(StoredModel):
     current_step: int | None = None
 
 
-class StorageResult(StoredModel):
-    """Database storage after the step (the status's ``storage``)."""
-
-    data_bytes: int | None = None
-    index_bytes: int | None = None
-    storage_bytes: int | None = None
-    records: int | None = None
-    bytes_per_record: float | None = None
-
-
-class Lookups(StoredModel):
-    """One operation type that looks rows up (``StepResult.lookups``): its
-    operations, those that found a row or document, and those that found none
-    where the plan says one exists (errors). A query that may rightly come back
-    empty counts in neither of the last two when it does."""
-
-    operations: int = 0
-    found: int = 0
-    not_found: int = 0
-
-
-class StepResult(StoredModel):
-    """One measured step as the run's status shows it (``status.targets[].phases[]``):
-    the same fields, so the status and the file never disagree."""
-
-    name: str
-    repeat: int = 1
-    status: StepStatus | None = None
-    operations: int = 0
-    errors: int = 0
-    # Of `errors`: operations that found nothing where the plan says a row exists;
-    # None when the phase looks nothing up (an insert phase).
-    not_found: int | None = None
-    lookups: dict[str, Lookups] | None = None
-    records: int | None = None
-    duration_seconds: float = 0.0
-    throughput: float = 0.0
-    records_per_second: float | None = None
-    latency_ms: LatencyMs | None = None
-    storage: StorageResult | None = None
-    disk_reads_per_operation: float | None = None
-    client_bound: bool | None = None
-    client_utilization: float | None = None
-    client_cpu_per_op_us: float | None = None
-
-
 class StepEntry(StoredModel):
     step: int
     target: str
@@ -88,7 +45,7 @@ class StepEntry(StoredModel):
     type: str
     path: str
     # None: the run ended before this step finished.
-    result: StepResult | None = None
+    result: PhaseResult | None = None
 
 
 class TargetEntry(StoredModel):
@@ -99,12 +56,20 @@ class TargetEntry(StoredModel):
 
 
 class RunSummary(StoredModel):
+    """Read with ``from_wire``/``from_json``: keys no model knows are ignored,
+    in the spec too (whose model refuses them at admission)."""
+
     api_version: str
     kind: Literal["BenchmarkRunSummary"] = RUN_SUMMARY_KIND
     run: RunMeta
-    spec: dict[str, Any] = Field(default_factory=dict)
+    spec: BenchmarkRunSpec
     steps: tuple[StepEntry, ...] = ()
     targets: tuple[TargetEntry, ...] = ()
+
+    @field_serializer("spec")
+    def _spec_as_applied(self, spec: BenchmarkRunSpec) -> dict[str, Any]:
+        # As the API server stores it: unset optional fields absent, not null.
+        return spec.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
 def _r(value: float | None, digits: int) -> float:
@@ -118,7 +83,7 @@ def _r(value: float | None, digits: int) -> float:
 RECORD_WRITING_TYPES = frozenset({"insert", "mix"})
 
 
-def not_found_cell(result: StepResult) -> str:
+def not_found_cell(result: PhaseResult) -> str:
     """A table cell for the CLI's and the demo's tables: "-" for a phase that looks
     nothing up, "0", or the count per operation type ("read:12,update:3", one
     word, as the tables' other cells are)."""
@@ -129,7 +94,7 @@ def not_found_cell(result: StepResult) -> str:
     return ",".join(missing) or str(result.not_found)
 
 
-def step_result(name: str, repeat: int, merged: StepSummary) -> StepResult:
+def step_result(name: str, repeat: int, merged: StepSummary) -> PhaseResult:
     """A merged step summary, compact and rounded, as the status and the run's
     summary.json show it (pure)."""
     latency = merged.latency_ms
@@ -144,7 +109,7 @@ def step_result(name: str, repeat: int, merged: StepSummary) -> StepResult:
         for kind, v in sorted(merged.operations_by_type.items())
         if v.found is not None or v.not_found
     }
-    return StepResult(
+    return PhaseResult(
         name=name,
         repeat=repeat,
         status=merged.status,
@@ -156,7 +121,7 @@ def step_result(name: str, repeat: int, merged: StepSummary) -> StepResult:
         duration_seconds=_r(merged.duration_seconds, 3),
         throughput=_r(merged.throughput, 1),
         records_per_second=_r(merged.records_per_second, 1) if writes else None,
-        latency_ms=LatencyMs(
+        latency_ms=Latency(
             p50=_r(latency.p50, 3),
             p95=_r(latency.p95, 3),
             p99=_r(latency.p99, 3),
@@ -165,7 +130,7 @@ def step_result(name: str, repeat: int, merged: StepSummary) -> StepResult:
         ),
         storage=None
         if storage is None
-        else StorageResult(
+        else StorageUsage(
             data_bytes=storage.data_bytes,
             index_bytes=storage.index_bytes,
             storage_bytes=storage.storage_bytes,

@@ -2,39 +2,59 @@
 
 The operator writes it (``dbbench_operator.specs.runner_job``) into a ConfigMap
 that every pod of the step's Job mounts; the runner reads it
-(``dbbench_runner.config``). Field names are the BenchmarkRun CRD's, so a
-phase's fields read the same in both. Cross-field checks here repeat what
-admission already enforced, for step files written by hand.
+(``dbbench_runner.config``). Its ``phase`` is the run's ``spec.phases[i]`` and
+its ``dataset`` the run's ``spec.dataset``: the API's own models
+(``dbbench_contract.api``), not a copy of their fields, checked by the same
+rules as at admission (for step files written by hand). What the step adds is
+its own: where the target is and how to log in, the step's place in the table
+(``dataset.recordsBefore``, ``firstRecord``), the pods and connections, and
+runner knobs the CRD does not offer (``tuning``). The runner reads the phase
+through the properties below (write concern, keys, operations, key choice),
+each resolved from the API's fields in one place.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AwareDatetime, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, Field, model_validator
 
 from dbbench_contract import defaults
-from dbbench_contract.durations import parse_duration
+from dbbench_contract.api.phases import (
+    DistributionType,
+    IdMode,
+    Phase,
+    QueryKind,
+    WriteConcern,
+)
+from dbbench_contract.api.spec import HASHED_KEY_SHAPES, MIN_HASHED_FRACTION, Dataset
+from dbbench_contract.api.targets import DURABILITY_WRITE_CONCERN, Durability, Engine
 from dbbench_contract.wire import WireModel
 
-Engine = Literal["mongodb", "mysql", "mariadb", "postgresql"]
-Shape = Literal["flat45", "indexed4", "news", "vehicle", "ycsb"]
-PhaseType = Literal["insert", "mix", "query", "pointReads"]
-WriteConcern = Literal["unacknowledged", "acknowledged", "journaled", "majority"]
-QueryName = Literal["indexedEquality", "twoFieldProjection", "sortSkip", "scan100"]
-ReadPreference = Literal["primary", "secondaryPreferred", "nearest"]
-IdMode = Literal["client", "server"]
-DistributionType = Literal["uniform", "zipfian", "latest", "hotspot"]
+__all__ = [
+    "HASHED_KEY_SHAPES",
+    "MIN_HASHED_FRACTION",
+    "DatabaseHost",
+    "DatabasePod",
+    "Endpoint",
+    "IdMode",
+    "KeyChoice",
+    "MySQLDriverName",
+    "Pod",
+    "StepConfig",
+    "StepDataset",
+    "Target",
+    "Tuning",
+    "describe_error",
+]
+
 # The client library of the MySQL/MariaDB driver.
 MySQLDriverName = Literal["mysqlclient", "mysql-connector-python"]
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
-# Shapes whose keys are hashes of the record number: a hot range of keys is
-# found by rejection (distributions.py), ~1/dataFraction hashes per hot read.
-HASHED_KEY_SHAPES = ("flat45", "ycsb")
-MIN_HASHED_FRACTION = 0.05
 _FIELD_PREFIX = re.compile(r"^([A-Za-z][\w.]*): ")
 
 
@@ -48,6 +68,10 @@ class Target(WireModel):
 
     name: str = Field(min_length=1)
     engine: Engine
+    # The target's durability profile (spec.targets[].durability): the write
+    # concern of MongoDB phases that set none. Unset (a step file written by
+    # hand): acknowledged.
+    durability: Durability | None = None
     uri: str | None = None
     host: str | None = None
     port: int | None = Field(default=None, ge=1, le=65535)
@@ -78,14 +102,12 @@ class Target(WireModel):
         return self
 
 
-class Dataset(WireModel):
-    shape: Shape
-    # insert: the records this phase loads; other phases: the loaded set keys are drawn from.
-    records: int = Field(ge=1)
-    record_size: int = Field(
-        default=defaults.RECORD_SIZE, ge=defaults.MIN_RECORD_SIZE, le=defaults.MAX_RECORD_SIZE
-    )
-    seed: int = defaults.SEED
+class StepDataset(Dataset):
+    """The run's data set (the API's ``Dataset``: shape, recordSize, seed,
+    tagsIndex) as one step sees its table. ``records``: for an insert phase the
+    records it loads (its ``operations``, else the data set's), otherwise the
+    loaded set keys are drawn from."""
+
     # Records the table holds before this phase (storage samples add what the
     # phase writes to it). Unset: 0 for insert phases, `records` otherwise.
     records_before: int | None = Field(default=None, ge=0)
@@ -93,121 +115,50 @@ class Dataset(WireModel):
     # any earlier phase wrote, so client-numbered keys never collide. Unset: 1
     # for insert phases, records + 1 otherwise.
     first_record: int | None = Field(default=None, ge=1)
-    # news only: index the Tags (MongoDB multikey / MySQL news_tags.tag) or not.
-    tags_index: bool = True
-
-    @model_validator(mode="after")
-    def _tags_for_news(self) -> Dataset:
-        if not self.tags_index and self.shape != "news":
-            raise ValueError("tagsIndex: only the news shape has Tags; remove tagsIndex")
-        return self
 
 
-class Mix(WireModel):
-    read: float = Field(default=0, ge=0)
-    insert: float = Field(default=0, ge=0)
-    update: float = Field(default=0, ge=0)
-    scan: float = Field(default=0, ge=0)
-    read_modify_write: float = Field(default=0, ge=0)
+class Tuning(WireModel):
+    """Runner knobs the CRD does not offer: the operator leaves them at their
+    defaults; step files written by hand, presets and benchmarks may set them."""
 
-    @model_validator(mode="after")
-    def _positive(self) -> Mix:
-        if self.read + self.insert + self.update + self.scan + self.read_modify_write <= 0:
-            raise ValueError("read: the mix proportions must add up to more than 0")
-        return self
-
-
-class Distribution(WireModel):
-    type: DistributionType = "uniform"
-    # hotspot: the hot set is the lowest dataFraction of the key order (the
-    # table's clustered order: record numbers for int keys, the hashes for
-    # flat45 and ycsb) and receives operationFraction of the operations (1.0:
-    # only the hot set is read).
-    data_fraction: float = Field(default=defaults.HOTSPOT_DATA_FRACTION, gt=0, le=1)
+    # Records a scan reads from its start key.
+    scan_length: int = Field(default=defaults.SCAN_LENGTH, ge=1, le=10_000)
+    # hotspot: the share of the operations that go to the hot set (1.0: only it).
     operation_fraction: float = Field(default=defaults.HOTSPOT_OPERATION_FRACTION, ge=0, le=1)
+    # zipfian and latest: the skew constant.
     zipfian_constant: float = Field(default=defaults.ZIPFIAN_CONSTANT, gt=0, lt=1)
 
 
-class Phase(WireModel):
-    name: str = Field(min_length=1)
-    type: PhaseType
-    id_mode: IdMode = "client"
-    batch_size: int = Field(default=defaults.BATCH_SIZE, ge=1, le=100_000)
-    write_concern: WriteConcern = "acknowledged"
-    report_every: int = Field(default=defaults.REPORT_EVERY, ge=1)
-    mix: Mix | None = None
-    distribution: Distribution = Distribution()
-    # Seconds; the file may give the CRD's form (`90s`, `1h30m`).
-    duration: float | None = None
-    operations: int | None = Field(default=None, ge=1)
-    target_rate: float = Field(default=0, ge=0)
-    warmup: float = 0
-    read_preference: ReadPreference = "primary"
-    queries: tuple[QueryName, ...] = ()
-    keys: int | None = Field(default=None, ge=1)
-    scan_length: int = Field(default=defaults.SCAN_LENGTH, ge=1, le=10_000)
-    max_error_rate: float = Field(default=defaults.MAX_ERROR_RATE, ge=0, le=1)
+@dataclass(frozen=True)
+class KeyChoice:
+    """How the phase picks keys: its distribution with every default applied.
 
-    @model_validator(mode="before")
-    @classmethod
-    def _durations(cls, data: object) -> object:
-        if isinstance(data, dict):
-            for key in ("duration", "warmup"):
-                if isinstance(data.get(key), str):
-                    try:
-                        data = {**data, key: parse_duration(data[key])}
-                    except ValueError as exc:
-                        raise ValueError(f"{key}: {exc}") from exc
-        return data
+    hotspot: the hot set is the lowest ``data_fraction`` of the key order (the
+    table's clustered order: record numbers for int keys, the hashes for flat45
+    and ycsb) and receives ``operation_fraction`` of the operations.
+    """
 
-    @model_validator(mode="after")
-    def _consistent(self) -> Phase:
-        if self.type == "mix" and self.mix is None:
-            raise ValueError("mix: required when type is mix")
-        if self.type == "query" and not self.queries:
-            raise ValueError("queries: required when type is query")
-        self._point_reads()
-        if self.type == "query" and self.distribution.type == "latest":
-            raise ValueError(
-                "distribution.type: latest has no meaning for query (its values are Number "
-                "values, not records); use uniform, zipfian or hotspot"
-            )
-        if self.type in ("mix", "query") and self.duration is None and self.operations is None:
-            raise ValueError("duration: give duration or operations for mix and query phases")
-        if self.type == "insert" and self.warmup > 0:
-            raise ValueError("warmup: not allowed for insert phases (every record counts)")
-        if self.duration is not None and self.duration <= 0:
-            raise ValueError("duration: must be positive")
-        if self.warmup < 0:
-            raise ValueError("warmup: must not be negative")
-        return self
+    type: DistributionType = "uniform"
+    data_fraction: float = defaults.HOTSPOT_DATA_FRACTION
+    operation_fraction: float = defaults.HOTSPOT_OPERATION_FRACTION
+    zipfian_constant: float = defaults.ZIPFIAN_CONSTANT
 
-    @property
-    def writes_records(self) -> bool:
-        """Insert phases, and mixes with an insert share: their record counts are
-        shown even when 0; every other phase writes no record (no count shown)."""
-        return self.type == "insert" or (
-            self.type == "mix" and self.mix is not None and self.mix.insert > 0
-        )
 
-    def _point_reads(self) -> None:
-        """uniform: `keys` distinct keys, each read once per pass; other
-        distributions: independent draws, bounded by duration or operations."""
-        if self.type != "pointReads":
-            return
-        if self.distribution.type == "uniform":
-            if self.keys is None:
-                raise ValueError("keys: required when type is pointReads (distribution uniform)")
-            return
-        if self.keys is not None:
-            raise ValueError(
-                f"keys: only with distribution uniform; {self.distribution.type} reads draw "
-                "from every record: bound them with duration or operations"
-            )
-        if self.duration is None and self.operations is None:
-            raise ValueError(
-                f"duration: give duration or operations for {self.distribution.type} point reads"
-            )
+def _broken_rules(model: BaseModel, path: str) -> list[str]:
+    """The API's cross-field rules (the CRD's CEL rules, in Python) that `model`
+    and the models in it break, each as `<path>.<field>: <message>`."""
+    found = [
+        f"{path}.{rule.field}: {rule.message_for(model)}" if rule.field
+        else f"{path}: {rule.message_for(model)}"
+        for rule in getattr(type(model), "RULES", ())
+        if not rule.holds(model)
+    ]  # fmt: skip
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            alias = type(model).model_fields[name].alias or name
+            found.extend(_broken_rules(value, f"{path}.{alias}"))
+    return found
 
 
 class Pod(WireModel):
@@ -269,8 +220,9 @@ class StepConfig(WireModel):
     """One step file. ``repeat`` and ``step`` make each repeat's operations its own."""
 
     target: Target
-    dataset: Dataset
+    dataset: StepDataset
     phase: Phase
+    tuning: Tuning = Tuning()
     pod: Pod = Pod()
     # The step's place in the run's plan (1-based), the phase's index in
     # spec.phases and the repeat (1-based). Phase and repeat seed the operation
@@ -294,10 +246,15 @@ class StepConfig(WireModel):
     job_deadline: AwareDatetime | None = None
 
     @model_validator(mode="after")
-    def _engine_rules(self) -> StepConfig:
-        if self.target.engine != "mongodb" and self.phase.write_concern != "acknowledged":
+    def _consistent(self) -> StepConfig:
+        # The rules admission applies to a phase and a data set, then what only
+        # the pairing of this step's target, data set and phase can break.
+        broken = _broken_rules(self.phase, "phase") + _broken_rules(self.dataset, "dataset")
+        if broken:
+            raise ValueError("; ".join(broken))
+        if self.target.engine != "mongodb" and self.write_concern != "acknowledged":
             raise ValueError(
-                f"phase.writeConcern: {self.phase.write_concern} has no per-statement "
+                f"phase.writeConcern: {self.write_concern} has no per-statement "
                 f"equivalent on {self.target.engine}; durability is a server setting "
                 "(target durability profile), use acknowledged"
             )
@@ -311,22 +268,68 @@ class StepConfig(WireModel):
                 f"dataset.firstRecord: {first} would overwrite the loaded records 1.."
                 f"{self.dataset.records}; use {self.dataset.records + 1} or more"
             )
-        distribution = self.phase.distribution
+        keys = self.key_choice
         if (
-            distribution.type == "hotspot"
+            keys.type == "hotspot"
             and self.dataset.shape in HASHED_KEY_SHAPES
-            and distribution.data_fraction < MIN_HASHED_FRACTION
+            and keys.data_fraction < MIN_HASHED_FRACTION
         ):
             raise ValueError(
                 f"phase.distribution.dataFraction: below {MIN_HASHED_FRACTION} with the hashed "
                 f"keys of {self.dataset.shape} a hot read costs the runner about "
-                f"{1 / distribution.data_fraction:.0f} key hashes; use {MIN_HASHED_FRACTION} "
-                "or more"
+                f"{1 / keys.data_fraction:.0f} key hashes; use {MIN_HASHED_FRACTION} or more"
             )
-        keys = self.phase.keys
-        if keys is not None and keys > self.dataset.records:
+        if self.phase.keys is not None and self.phase.keys > self.dataset.records:
             raise ValueError("phase.keys: must not exceed dataset.records (keys are distinct)")
         return self
+
+    @property
+    def write_concern(self) -> WriteConcern:
+        """The phase's own, else the target's durability profile (MongoDB), else
+        acknowledged (the SQL engines' durability is a server setting)."""
+        if self.phase.write_concern is not None:
+            return self.phase.write_concern
+        if self.target.engine != "mongodb" or self.target.durability is None:
+            return "acknowledged"
+        return DURABILITY_WRITE_CONCERN[self.target.durability]
+
+    @property
+    def key_choice(self) -> KeyChoice:
+        given = self.phase.distribution
+        return KeyChoice(
+            type="uniform" if given is None else given.type,
+            data_fraction=defaults.HOTSPOT_DATA_FRACTION
+            if given is None or given.data_fraction is None
+            else given.data_fraction,
+            operation_fraction=self.tuning.operation_fraction,
+            zipfian_constant=self.tuning.zipfian_constant,
+        )
+
+    @property
+    def operations(self) -> int | None:
+        """Operations over all pods (None: bounded by time or keys). An insert
+        phase's `operations` are its records (`dataset.records`)."""
+        return None if self.phase.type == "insert" else self.phase.operations
+
+    @property
+    def keys(self) -> int | None:
+        """pointReads of distinct keys (uniform): how many (default every record)."""
+        if self.phase.type != "pointReads" or not self.phase.reads_distinct_keys:
+            return None
+        return min(self.phase.keys or self.dataset.records, self.dataset.records)
+
+    @property
+    def queries(self) -> tuple[QueryKind, ...]:
+        return self.phase.effective_queries if self.phase.type == "query" else ()
+
+    @property
+    def duration(self) -> float | None:
+        """Measured seconds (warm-up excluded); None: bounded by work."""
+        return None if self.phase.duration is None else self.phase.duration.seconds
+
+    @property
+    def warmup(self) -> float:
+        return self.phase.warmup_seconds
 
     def worker_processes(self, cpu_budget: float) -> int:
         """Processes for this pod: `processes`, else one per CPU of the pod's budget

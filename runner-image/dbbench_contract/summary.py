@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import Field
 
 from dbbench_contract import defaults
+from dbbench_contract.api.phases import ReportEvery
+from dbbench_contract.api.status import Latency
 from dbbench_contract.wire import StoredModel
 
 StepStatus = Literal["succeeded", "stopped", "failed"]
@@ -20,16 +22,6 @@ SeriesUnit = Literal["records", "operations"]
 # The error type of an operation that found no row or document where the plan
 # says one exists ("read:NotFound" in errorsByType).
 NOT_FOUND = "NotFound"
-
-
-class LatencyMs(StoredModel):
-    """Percentiles of an HDR histogram (warm-up excluded), milliseconds."""
-
-    p50: float = 0.0
-    p95: float = 0.0
-    p99: float = 0.0
-    p999: float = 0.0
-    max: float = 0.0
 
 
 class StorageBlock(StoredModel):
@@ -52,7 +44,7 @@ class OperationSummary(StoredModel):
     errors: int = 0
     rows: int = 0
     throughput: float = 0.0
-    latency_ms: LatencyMs = LatencyMs()
+    latency_ms: Latency = Latency()
     records_per_second: float | None = None
     # Operations that found a row or document (a query: returned one). None for
     # types that look nothing up (inserts) or are not told (MongoDB w:0 updates).
@@ -127,12 +119,12 @@ class StepSummary(StoredModel):
     records_written: int = 0
     last_record_number: int = 0
     throughput: float = 0.0
-    latency_ms: LatencyMs = LatencyMs()
+    latency_ms: Latency = Latency()
     operations_by_type: dict[str, OperationSummary] = Field(default_factory=dict)
     errors_by_type: dict[str, int] = Field(default_factory=dict)
     warmup_operations: int = 0
     warmup_records: int = 0
-    report_every: int = defaults.REPORT_EVERY
+    report_every: ReportEvery = defaults.REPORT_EVERY
     series_unit: SeriesUnit = "operations"
     storage: StorageBlock | None = None
     # w:0 phases only: the records the server held after every write was drained,

@@ -36,6 +36,16 @@ class WireModel(BaseModel):
 
 class StoredModel(WireModel):
     """A document kept on the results claim and read back later, maybe by a newer
-    program: keys it does not know are ignored rather than refused."""
+    program: keys it does not know are ignored rather than refused, also in
+    the API models it holds (a run summary's spec), which refuse them at
+    admission. Read it with ``from_wire`` or ``from_json``."""
 
     model_config = ConfigDict(extra="ignore")
+
+    @classmethod
+    def from_wire(cls, raw: object) -> Self:
+        return cls.model_validate(raw, extra="ignore")
+
+    @classmethod
+    def from_json(cls, data: str | bytes) -> Self:
+        return cls.model_validate_json(data, extra="ignore")

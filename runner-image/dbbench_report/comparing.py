@@ -32,18 +32,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from dbbench_contract.durations import parse_duration
+from dbbench_contract.api import BenchmarkRunSpec, Phase
 from dbbench_report.figures import Spread, latency, throughput
 from dbbench_report.reading import Run
 
 # Phase fields that say what a step did, beyond type and idMode (names as in the spec).
 _DETAIL_FIELDS = (
     "batchSize", "writeConcern", "keys", "operations", "duration", "warmup", "targetRate",
-    "readPreference", "queries", "mix", "distribution", "scanLength",
+    "readPreference", "queries", "mix", "distribution",
 )  # fmt: skip
-_DURATIONS = ("duration", "warmup")
 # Phase fields given at what their absence means: left out, as if absent.
 _DEFAULTS = {"warmup": "0s", "distribution": "type:uniform", "targetRate": "0",
              "readPreference": "primary"}  # fmt: skip
@@ -64,18 +62,21 @@ class Workload:
     context: Items = ()
 
     @classmethod
-    def of(cls, phase: Mapping[str, Any], spec: Mapping[str, Any] | None = None) -> Workload:
-        kind = str(phase.get("type", "?"))
-        values = {k: v for k, v in phase.items() if v is not None}
+    def of(cls, phase: Phase, spec: BenchmarkRunSpec) -> Workload:
+        kind = phase.type
+        # The phase as its manifest writes it, unset fields left out.
+        values = phase.model_dump(by_alias=True, exclude_none=True, mode="json")
         if kind == "query":
             values.setdefault("queries", list(_QUERIES))
+        # Durations as seconds (`1m` and `60s` are one duration).
+        durations = {"duration": phase.duration, "warmup": phase.warmup}
         shown = {
-            key: _duration(values[key]) if key in _DURATIONS else _show(values[key])
+            key: _show(values[key]) if (d := durations.get(key)) is None else f"{d.seconds:g}s"
             for key in _DETAIL_FIELDS
             if key in values and not (key == "batchSize" and kind != "insert")
         }
         detail = tuple((k, v) for k, v in shown.items() if _DEFAULTS.get(k) != v)
-        return cls(kind, str(phase.get("idMode", "client")), detail, _context(phase, spec or {}))
+        return cls(kind, phase.id_mode, detail, _context(phase, spec))
 
     @property
     def family(self) -> tuple[str, Items, Items]:
@@ -93,25 +94,15 @@ class Workload:
         return " ".join(parts)
 
 
-def _context(phase: Mapping[str, Any], spec: Mapping[str, Any]) -> Items:
-    runner = spec.get("runner") or {}
-    dataset = spec.get("dataset") or {}
-    threads = phase.get("threads") or runner.get("threads")
-    parts = [("pods", runner.get("pods")), ("threads", threads)]
-    shown = {k: dataset[k] for k in _DATASET_FIELDS if dataset.get(k) is not None}
-    if shown.get("shape") != "news":
+def _context(phase: Phase, spec: BenchmarkRunSpec) -> Items:
+    threads = phase.threads or spec.runner.threads
+    parts: list[tuple[str, object]] = [("pods", spec.runner.pods), ("threads", threads)]
+    dataset = spec.dataset.model_dump(by_alias=True, exclude_none=True, mode="json")
+    shown = {k: dataset[k] for k in _DATASET_FIELDS if k in dataset}
+    if spec.dataset.shape != "news":
         shown.pop("tagsIndex", None)  # only news has Tags: the flag changes nothing else
-    parts.append(("dataset", shown or None))
-    return tuple((key, _show(value)) for key, value in parts if value is not None)
-
-
-def _duration(value: object) -> str:
-    """A duration as seconds (`1m` and `60s` are one duration); as given if unreadable."""
-    try:
-        seconds = parse_duration(str(value))
-    except ValueError:
-        return str(value)
-    return f"{seconds:g}s"
+    parts.append(("dataset", shown))
+    return tuple((key, _show(value)) for key, value in parts)
 
 
 def _show(value: object) -> str:
@@ -170,7 +161,7 @@ def _steps_by_workload(run: Run) -> dict[Key, str]:
     for target in run.target_names():
         seen: dict[Workload, int] = {}
         for phase in run.phases:
-            name = str(phase.get("name"))
+            name = phase.name
             if not run.steps_of(target, name):
                 continue
             workload = Workload.of(phase, run.spec)

@@ -9,11 +9,9 @@ hardware.pricePerHour (its own, else the run's).
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from dbbench_contract.hardware import target_hardware
+from dbbench_contract.api import Hardware, Phase, Target
 from dbbench_contract.summary import StepSummary, StorageBlock
 from dbbench_report.reading import Run, Step, Window
 
@@ -55,18 +53,24 @@ class Spread:
         return (self.high - self.low) / self.mean * 100.0
 
 
-def phase_spec(run: Run, phase: str) -> Mapping[str, Any]:
-    return next((p for p in run.phases if p.get("name") == phase), {})
+def phase_spec(run: Run, phase: str) -> Phase | None:
+    return next((p for p in run.phases if p.name == phase), None)
 
 
-def target_spec(run: Run, target: str) -> Mapping[str, Any]:
-    return next((t for t in run.targets if t.get("name") == target), {})
+def target_spec(run: Run, target: str) -> Target | None:
+    return next((t for t in run.targets if t.name == target), None)
+
+
+def inserts(run: Run, phase: str) -> bool:
+    """Whether the phase is an insert phase (its series count records)."""
+    spec = phase_spec(run, phase)
+    return spec is not None and spec.type == "insert"
 
 
 def records_per_operation(run: Run, phase: str) -> int:
     """Records one operation writes in an insert phase (its batch size)."""
     spec = phase_spec(run, phase)
-    return int(spec.get("batchSize") or 1) if spec.get("type") == "insert" else 1
+    return spec.batch_size if spec is not None and spec.type == "insert" else 1
 
 
 def throughput(run: Run, target: str, phase: str) -> Spread:
@@ -105,7 +109,7 @@ def _window_point(window: Window, insert: bool, per: int) -> tuple[float, float]
 def stability_lines(run: Run, phase: str) -> list[Line]:
     """Rate per reportEvery window against work done: records for inserts, else operations."""
     per = records_per_operation(run, phase)
-    insert = phase_spec(run, phase).get("type") == "insert"
+    insert = inserts(run, phase)
     steps = [s for t in run.target_names() for s in _steps(run, t, phase)]
     repeats = max((s.repeat for s in steps), default=1)
     lines = []
@@ -167,15 +171,12 @@ def last_storage(run: Run, target: str) -> StorageBlock | None:
     return None
 
 
-def database_pods(target: Mapping[str, Any]) -> int:
+def database_pods(target: Target | None) -> int:
     """Database pods a target's price applies to (config servers and routers not counted)."""
-    if target.get("external"):
+    if target is None or target.external is not None:
         return 1
-    topology = target.get("topology") or "standalone"
-    defaults = {"standalone": 1, "replicaSet": 3, "sharded": 3, "primaryReplica": 2}
-    members = int(target.get("members") or defaults.get(str(topology), 1))
-    shards = int(target.get("shards") or 1) if topology == "sharded" else 1
-    return members * shards
+    shards = (target.shards or 1) if target.topology == "sharded" else 1
+    return target.effective_members * shards
 
 
 def cost_per_million(price_per_hour: float, pods: int, ops_per_second: float) -> float | None:
@@ -185,15 +186,15 @@ def cost_per_million(price_per_hour: float, pods: int, ops_per_second: float) ->
     return price_per_hour * pods * 1_000_000 / (ops_per_second * 3600.0)
 
 
-def hardware(run: Run, target: str) -> dict[str, Any]:
+def hardware(run: Run, target: str) -> Hardware:
     """The hardware a target ran on: the run's, with the target's own fields."""
-    return target_hardware(run.spec, target_spec(run, target))
+    spec = target_spec(run, target)
+    return run.spec.hardware if spec is None else run.spec.hardware_of(spec)
 
 
 def price_per_hour(run: Run, target: str) -> float | None:
     """Price of one of the target's database pods per hour (its own, else the run's)."""
-    value = hardware(run, target).get("pricePerHour")
-    return None if value is None else float(value)
+    return hardware(run, target).price_per_hour
 
 
 def client_cpu(summary: StepSummary) -> tuple[float | None, bool | None]:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import ValidationError
 
+from dbbench_contract.api import BenchmarkRunSpec, Phase, Target
 from dbbench_contract.environment import Environment, MergedEnvironment
 from dbbench_contract.layout import (
     ENVIRONMENT,
@@ -98,8 +98,8 @@ class Run:
     missing: tuple[str, ...]  # planned steps without results (the run stopped before them)
 
     @property
-    def spec(self) -> Mapping[str, Any]:
-        """The run's spec, every default explicit (the CRD's shape)."""
+    def spec(self) -> BenchmarkRunSpec:
+        """The run's spec, as the operator ran it."""
         return self.summary.spec
 
     @property
@@ -111,18 +111,18 @@ class Run:
         return f"{self.meta.namespace}/{self.meta.name}"
 
     @property
-    def targets(self) -> list[Mapping[str, Any]]:
-        return list(self.spec.get("targets") or [])
+    def targets(self) -> list[Target]:
+        return list(self.spec.targets)
 
     @property
-    def phases(self) -> list[Mapping[str, Any]]:
-        return list(self.spec.get("phases") or [])
+    def phases(self) -> list[Phase]:
+        return list(self.spec.phases)
 
     def target_names(self) -> list[str]:
-        return [str(t["name"]) for t in self.targets]
+        return [t.name for t in self.targets]
 
     def phase_names(self) -> list[str]:
-        return [str(p["name"]) for p in self.phases]
+        return [p.name for p in self.phases]
 
     def steps_of(self, target: str | None = None, phase: str | None = None) -> list[Step]:
         return [

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from html import escape
+from typing import Any
+
+from pydantic import BaseModel
 
 from dbbench_contract.defaults import REPORT_EVERY
 from dbbench_contract.environment import Environment
@@ -33,7 +36,7 @@ def grid(parts: list[str]) -> str:
 
 def overview(run: Run) -> str:
     meta, spec = run.meta, run.spec
-    dataset = spec.get("dataset") or {}
+    dataset = spec.dataset
     rows = [
         row([text("run"), text(run.title)]),
         row([text("uid"), text(meta.uid)]),
@@ -43,11 +46,11 @@ def overview(run: Run) -> str:
         row([text("targets"), text(", ".join(run.target_names()))]),
         row([text("phases"), text(", ".join(run.phase_names()))]),
         row([text("data set"), text(
-            f"{dataset.get('shape')}: {dataset.get('records'):,} records of "
-            f"{dataset.get('recordSize', 1024)} bytes, seed {dataset.get('seed', 42)}"
+            f"{dataset.shape}: {dataset.records:,} records of "
+            f"{dataset.record_size} bytes, seed {dataset.seed}"
         )]),
-        row([text("repeats"), text(spec.get("repeats", 1))]),
-        row([text("cache"), text(spec.get("cache", "warm"))]),
+        row([text("repeats"), text(spec.repeats)]),
+        row([text("cache"), text(spec.cache)]),
     ]  # fmt: skip
     if run.missing:
         rows.append(row([text("steps without results"), text(", ".join(run.missing))]))
@@ -154,7 +157,7 @@ _WARM = (
 
 def disk_reads(run: Run) -> str:
     """Pages the engine read from disk per measured operation (its own counter)."""
-    note = (_COLD if run.spec.get("cache") == "cold" else _WARM) + (
+    note = (_COLD if run.spec.cache == "cold" else _WARM) + (
         "<p>Disk reads are the engine's count of pages read into its cache during the "
         "measured part of each phase (MySQL/MariaDB <code>Innodb_buffer_pool_reads</code>, "
         "MongoDB WiredTiger <code>pages read into cache</code>, PostgreSQL "
@@ -199,7 +202,7 @@ def stability(run: Run) -> str:
             continue
         # The runner's own (the step file's) window, as the series were cut.
         every = next((s.summary.report_every for s in run.steps_of(phase=phase)), REPORT_EVERY)
-        insert = f.phase_spec(run, phase).get("type") == "insert"
+        insert = f.inserts(run, phase)
         unit = "records" if insert else "operations"
         title = f"Stability: {phase} ({unit}/s per window of {every:,} {unit})"
         svg = plots.line_chart(
@@ -312,21 +315,27 @@ def _database_nodes(env: Environment | None) -> str:
     return ", ".join(f"{p.name}: {p.node or '?'}" for p in host.pods)
 
 
+def _wire(model: BaseModel | None) -> dict[str, Any]:
+    """A part of the spec as the manifest writes it (what the cells show)."""
+    return {} if model is None else model.model_dump(by_alias=True, exclude_none=True)
+
+
 def _environment_cells(run: Run, target: str) -> dict[str, str]:
     spec = f.target_spec(run, target)
     steps: list[Step] = run.steps_of(target)
     env = steps[-1].environment if steps else None
     summary = steps[-1].summary if steps else None
     hardware = f.hardware(run, target)
-    topology = "external" if spec.get("external") else spec.get("topology", "standalone")
+    external = spec is not None and spec.external is not None
+    topology = "external" if external else (spec.topology if spec else "standalone")
     sharded = topology == "sharded"
     server = env.server if env is not None else None
     version = (server.version if server else "") or (summary.server_version if summary else NA)
     return {
-        "engine": escape(str(spec.get("engine", NA))),
+        "engine": escape(spec.engine if spec else NA),
         "server version": escape(version),
         "topology": escape(str(topology)),
-        "durability": escape(str(spec.get("durability", "safe"))),
+        "durability": escape(spec.durability if spec else "safe"),
         # The servers that hold the data (a sharded target's shards, never its
         # config servers or routers, which have their own row).
         "settings in force": servers.settings(env),
@@ -335,23 +344,24 @@ def _environment_cells(run: Run, target: str) -> dict[str, str]:
         "data-to-cache ratio": servers.data_ratio(env, "data_to_cache_ratio"),
         "data-to-memory ratio": servers.data_ratio(env, "data_to_memory_ratio"),
         "config servers and routers": servers.metadata_servers(env),
-        "cache state": escape(str(run.spec.get("cache", "warm"))),
+        "cache state": escape(run.spec.cache),
         "database node": escape(_database_nodes(env)),
         "runner node": escape(str((env.pod.node or env.pod.hostname) if env else NA)),
-        "node labels": mapping(hardware.get("nodeSelector")),
+        "node labels": mapping(hardware.node_selector),
         "resources": mapping({
             k: ", ".join(f"{n}={q}" for n, q in sorted(v.items()))
-            for k, v in (hardware.get("resources") or {}).items()
+            for k, v in _wire(hardware.resources).items()
         }),
-        "storage": mapping(None if spec.get("external") else hardware.get("storage")),
-        "price per pod-hour": escape(str(hardware.get("pricePerHour", NA))),
+        "storage": mapping(None if external else _wire(hardware.storage)),
+        "price per pod-hour": escape(str(NA if hardware.price_per_hour is None
+                                         else hardware.price_per_hour)),
         "runner pods x threads": escape(
             f"{summary.pod_count} x {summary.threads}" if summary else NA
         ),
         "runner processes": escape(str(env.pod.processes) if env else NA),
         "client library": escape(_client(env.runner.client) if env else NA),
         "runner image": escape(str((env.runner.image if env else None) or NA)),
-        "shard key": escape(f"{spec.get('shardKey') or '_id'} (hashed)" if sharded else NA),
+        "shard key": escape(f"{(spec and spec.shard_key) or '_id'} (hashed)" if sharded else NA),
     }  # fmt: skip
 
 

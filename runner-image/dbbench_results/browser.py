@@ -80,7 +80,7 @@ def _steps_done(run_dir: Path) -> int:
 
 def _read_run_summary(path: Path) -> RunSummary | None:
     try:
-        return RunSummary.model_validate_json(path.read_bytes())
+        return RunSummary.from_json(path.read_bytes())
     except (OSError, ValidationError):
         return None
 

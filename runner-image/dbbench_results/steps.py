@@ -54,7 +54,7 @@ def merge_step(step: Path, pods: int) -> StepSummary:
 
 def _report(path: Path) -> PodProgress | None:
     try:
-        return PodProgress.model_validate_json(path.read_bytes())
+        return PodProgress.from_json(path.read_bytes())
     except (OSError, ValidationError):
         return None
 

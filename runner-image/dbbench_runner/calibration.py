@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 
+from dbbench_contract.durations import Duration
 from dbbench_contract.environment import NoopLoop
 from dbbench_runner.client_usage import process_cpu_seconds
 from dbbench_runner.config import StepConfig
@@ -25,7 +26,12 @@ def noop_loop(
 ) -> NoopLoop:
     # Unpaced and unbounded but by time: the loop's cost, not the schedule's.
     phase = config.phase.model_copy(
-        update={"target_rate": 0.0, "warmup": 0.0, "operations": None, "duration": seconds}
+        update={
+            "target_rate": 0,
+            "warmup": None,
+            "operations": None,
+            "duration": Duration.of_seconds(seconds),
+        }
     )
     unpaced = config.model_copy(update={"phase": phase})
     now = time.monotonic()

@@ -13,27 +13,30 @@ from urllib.parse import unquote, urlsplit
 import yaml
 from pydantic import ValidationError
 
-from dbbench_contract.durations import parse_duration
+from dbbench_contract.api.phases import (
+    Distribution,
+    Mix,
+    Phase,
+    PhaseType,
+    QueryKind,
+    ReadPreference,
+    WriteConcern,
+)
+from dbbench_contract.api.spec import Dataset, Shape
+from dbbench_contract.api.targets import Engine
 from dbbench_contract.step import (
     HASHED_KEY_SHAPES,
     MIN_HASHED_FRACTION,
     DatabaseHost,
     DatabasePod,
-    Dataset,
-    Distribution,
     Endpoint,
-    Engine,
-    Mix,
+    KeyChoice,
     MySQLDriverName,
-    Phase,
-    PhaseType,
     Pod,
-    QueryName,
-    ReadPreference,
-    Shape,
     StepConfig,
+    StepDataset,
     Target,
-    WriteConcern,
+    Tuning,
     describe_error,
 )
 
@@ -47,20 +50,22 @@ __all__ = [
     "Distribution",
     "Endpoint",
     "Engine",
+    "KeyChoice",
     "Mix",
     "MySQLDriverName",
     "Phase",
     "PhaseType",
     "Pod",
-    "QueryName",
+    "QueryKind",
     "ReadPreference",
     "Shape",
     "StepConfig",
+    "StepDataset",
     "Target",
+    "Tuning",
     "WriteConcern",
     "load_config",
     "parse_config",
-    "parse_duration",
     "parse_uri",
     "password",
     "resolve_target",

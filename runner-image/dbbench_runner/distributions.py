@@ -22,7 +22,7 @@ import math
 import random
 from collections.abc import Callable
 
-from dbbench_runner.config import Distribution
+from dbbench_runner.config import KeyChoice
 from dbbench_runner.datasets.base import HashedKeyOrder
 
 KeyChooser = Callable[[], int]
@@ -85,13 +85,13 @@ def scramble(n: int) -> Callable[[int], int]:
     return lambda rank: a * rank % n + 1
 
 
-def recency_ranks(spec: Distribution, n: int, rng: random.Random) -> Callable[[], int]:
+def recency_ranks(spec: KeyChoice, n: int, rng: random.Random) -> Callable[[], int]:
     """Ranks 0 (newest) .. n-1 for the latest distribution; the caller maps them to records."""
     return ZipfRanks(n, spec.zipfian_constant, rng).rank
 
 
 def make_chooser(
-    spec: Distribution,
+    spec: KeyChoice,
     n: int,
     rng: random.Random,
     latest: Callable[[], int] | None = None,
@@ -122,7 +122,7 @@ def hot_count(fraction: float, n: int) -> int:
     return max(1, min(n, math.ceil(n * fraction)))
 
 
-def _hotspot_numbers(spec: Distribution, n: int, rng: random.Random) -> KeyChooser:
+def _hotspot_numbers(spec: KeyChoice, n: int, rng: random.Random) -> KeyChooser:
     hot = hot_count(spec.data_fraction, n)
     fraction = spec.operation_fraction
 
@@ -135,7 +135,7 @@ def _hotspot_numbers(spec: Distribution, n: int, rng: random.Random) -> KeyChoos
 
 
 def _hotspot_exact(
-    spec: Distribution, n: int, rng: random.Random, order: HashedKeyOrder
+    spec: KeyChoice, n: int, rng: random.Random, order: HashedKeyOrder
 ) -> KeyChooser:
     """Small tables: the ceil(n x f) records with the lowest keys, found by sorting."""
     ranked = sorted(range(1, n + 1), key=order.sort_value)
@@ -152,7 +152,7 @@ def _hotspot_exact(
 
 
 def _hotspot_hashed(
-    spec: Distribution, n: int, rng: random.Random, order: HashedKeyOrder
+    spec: KeyChoice, n: int, rng: random.Random, order: HashedKeyOrder
 ) -> KeyChooser:
     """Records whose key sorts below the key space's dataFraction-quantile, by
     rejection: uniform over that set, constant memory, ~1/f hashes per hot draw."""

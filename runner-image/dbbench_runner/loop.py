@@ -138,7 +138,7 @@ def _close_window(
     # Within the measured window: unacknowledged writes count once applied.
     driver.drain()
     last = timed.last_ended
-    if last is not None and config.phase.write_concern == "unacknowledged":
+    if last is not None and config.write_concern == "unacknowledged":
         last = time.monotonic()  # the w:0 writes were done when the drain answered
     measurements.ended = _window_end(last, clock.deadline if deadline_reached else None)
     if measurements.ended is not None:

@@ -15,7 +15,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from dbbench_contract.summary import NOT_FOUND, LatencyMs
+from dbbench_contract.api.status import Latency
+from dbbench_contract.summary import NOT_FOUND
 from dbbench_runner.histogram import HIGHEST_US, LOWEST_US, LatencyHistogram, bucket_of
 from dbbench_runner.operations import Status
 from dbbench_runner.series import Mark, SeriesUnit
@@ -30,14 +31,14 @@ def new_histogram() -> LatencyHistogram:
     return LatencyHistogram()
 
 
-def latency_ms(histogram: LatencyHistogram) -> LatencyMs:
+def latency_ms(histogram: LatencyHistogram) -> Latency:
     """p50/p95/p99/p99.9/max of a microsecond histogram, in milliseconds."""
     if histogram.get_total_count() == 0:
-        return LatencyMs()
+        return Latency()
     values = {
         name: histogram.get_value_at_percentile(p) / 1000.0 for name, p in PERCENTILES.items()
     }
-    return LatencyMs(**values, max=histogram.get_max_value() / 1000.0)
+    return Latency(**values, max=histogram.get_max_value() / 1000.0)
 
 
 # Checkpoints.marks() merges up to this many runs in order (a pod's connections).

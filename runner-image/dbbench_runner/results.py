@@ -29,6 +29,7 @@ from typing import TextIO
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogWriter
 
+from dbbench_contract.api.phases import ReportEvery
 from dbbench_contract.environment import Environment, MergedEnvironment
 from dbbench_contract.hdr_sparse import sparse_counts
 from dbbench_contract.latency_log import (
@@ -91,7 +92,7 @@ class RunMeta:
     threads: int
     started: float  # epoch seconds: end of warm-up
     ended: float
-    report_every: int
+    report_every: ReportEvery
     max_error_rate: float
     server_version: str
     series_unit: SeriesUnit

@@ -101,11 +101,10 @@ def expected_pod_operations(config: StepConfig) -> int | None:
     if phase.type == "insert":
         sizes = [len(split(config.dataset.records, config.workers_total, w)) for w in workers]
         return sum(-(-s // phase.batch_size) for s in sizes)
-    if phase.type == "pointReads" and phase.keys is not None and phase.duration is None:
-        keys = min(phase.keys, config.dataset.records)
-        return sum(len(split(keys, config.workers_total, w)) for w in workers)
-    if phase.operations is not None:
-        return sum(len(split(phase.operations, config.workers_total, w)) for w in workers)
+    if config.keys is not None and config.duration is None:
+        return sum(len(split(config.keys, config.workers_total, w)) for w in workers)
+    if config.operations is not None:
+        return sum(len(split(config.operations, config.workers_total, w)) for w in workers)
     return None
 
 
@@ -163,7 +162,7 @@ def _run_step(config: StepConfig, out: Path, live: LiveTotals | None) -> int:
         series_unit=series_unit(config.phase.type),
         stopped=stopped,
         expects_operations=expected_pod_operations(config) != 0,
-        verify_applied=config.phase.write_concern == "unacknowledged",
+        verify_applied=config.write_concern == "unacknowledged",
         writes_records=config.phase.writes_records,
     )
     client = pod_usage(
@@ -230,11 +229,11 @@ def _run_workers(
             raise RunFailedError("; ".join(watch.failures), EXIT_UNREACHABLE)
         now = time.monotonic()
         start = now + START_DELAY_S
-        measure_from = start + config.phase.warmup
-        deadline = measure_from + config.phase.duration if config.phase.duration else 0.0
+        measure_from = start + config.warmup
+        deadline = measure_from + config.duration if config.duration else 0.0
         epoch_offset = time.time() - time.monotonic()
         clock_box[:] = [start, measure_from, deadline, epoch_offset]
-        if not config.phase.warmup:
+        if not config.warmup:
             # Measured from the first operation: sample before any is sent.
             _sample_disk_reads(control, watch)
         go.set()
@@ -411,7 +410,7 @@ def _progress(
         p99_ms=max((v[2] for v in values), default=0.0),
         elapsed=max(elapsed, 0.0),
         expected=expected,
-        duration=config.phase.duration,
+        duration=config.duration,
     )
     print(progress_line(current), flush=True)
     atomic_write(out / PROGRESS, json.dumps(current.to_wire()))

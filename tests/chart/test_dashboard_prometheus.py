@@ -70,7 +70,7 @@ def test_a_real_prometheus_scrapes_the_endpoints_and_evaluates_the_dashboard(
     # an 8 s phase the dashboard's 5 s rate sometimes had one sample (no data, 1 run in 4).
     config = {
         "target": target, "dataset": {"shape": "ycsb", "records": 2000, "seed": 7},
-        "phase": {"name": "mixed", "type": "mix", "mix": {"read": 0.8, "update": 0.2},
+        "phase": {"name": "mixed", "type": "mix", "mix": {"read": 8, "update": 2},
                   "duration": "16s", "warmup": "1s", "targetRate": 800},
         "threads": 2, "processes": 2,
     }  # fmt: skip

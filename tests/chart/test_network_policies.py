@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator.model import parse_spec
+from dbbench_contract.api import parse_spec
 from dbbench_operator.naming import RunRef, adopt
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.addresses import target_access, topology_request

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from dbbench_contract.api import memory_floors as floors
 from dbbench_local.mariadb import free_port
-from dbbench_operator.model import memory_floors as floors
 from tests.cluster.image_support import Server, empty_volume, memory_cgroup, stop
 from tests.cluster.test_mysql_image import _SKIP, PASSWORD, _start, _wait_ready
 

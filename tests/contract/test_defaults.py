@@ -8,10 +8,8 @@ from typing import Any
 import yaml
 
 from dbbench_contract import defaults
-from dbbench_contract.run_summary import StepResult, StorageResult
-from dbbench_contract.step import Dataset, Phase
-from dbbench_contract.summary import LatencyMs
-from dbbench_operator.model.status import Latency, PhaseResult, StorageUsage
+from dbbench_contract.api import Phase
+from dbbench_contract.step import StepDataset as Dataset
 
 CRD = Path(__file__).resolve().parents[2] / "crds" / "benchmarkruns.dbbench.io.yaml"
 
@@ -42,15 +40,3 @@ def test_dataset_defaults_and_limits_are_the_crds() -> None:
     Dataset.model_validate(
         {"shape": "flat45", "records": 1, "recordSize": defaults.MAX_RECORD_SIZE}
     )
-
-
-def _fields(model: type[Any]) -> set[str]:
-    return {f.alias or name for name, f in model.model_fields.items()}
-
-
-def test_the_status_phase_result_and_the_run_summarys_step_result_are_one_shape() -> None:
-    # The CLI reads status phase results through StepResult, the report reads the
-    # run summary's: a field added to one must be added to the other.
-    assert _fields(PhaseResult) == _fields(StepResult)
-    assert _fields(Latency) == _fields(LatencyMs)
-    assert _fields(StorageUsage) == _fields(StorageResult)

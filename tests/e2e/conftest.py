@@ -33,6 +33,7 @@ from typing import Any
 import pytest
 import yaml
 
+from dbbench_contract.api import parse_quantity
 from dbbench_local.cluster import IMAGES_DIR
 from dbbench_local.install import (
     LOCAL_IMAGES,
@@ -43,7 +44,6 @@ from dbbench_local.install import (
     wait_for,
     watch_for,
 )
-from dbbench_operator.model import parse_quantity
 from tests.e2e import sharing
 from tests.e2e.sharing import Demand
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from dbbench_operator.model import SpecError, parse_quantity, parse_spec
+from dbbench_contract.api import SpecError, parse_quantity, parse_spec
 
 SHARED_CPU_REQUEST = "50m"
 DISRUPTIVE_HINT = (

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
+from dbbench_contract.api import parse_spec
+from dbbench_contract.api.connections import mysql_connections_needed, runner_connections
 from dbbench_contract.durations import parse_duration
 from dbbench_local.install import Kube
-from dbbench_operator.model import parse_spec
-from dbbench_operator.model.connections import mysql_connections_needed, runner_connections
 from tests.e2e.conftest import (
     RUNS_NS,
     apply_run,

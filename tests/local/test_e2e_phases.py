@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from dbbench_contract.api import parse_quantity
 from dbbench_local import e2e
-from dbbench_operator.model import parse_quantity
 from tests.e2e import sharing
 from tests.e2e.conftest import small_spec
 from tests.e2e.sharing import Demand

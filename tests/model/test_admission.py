@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator.model import parse_spec
-from dbbench_operator.model.status import BenchmarkRunStatus
+from dbbench_contract.api import parse_spec
+from dbbench_contract.api.status import BenchmarkRunStatus
 
 from .helpers import EXAMPLES, INVALID, crd_and_namespace, expected_message, load
 

@@ -23,9 +23,9 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from dbbench_contract.api import GROUP, PLURAL, VERSION
+from dbbench_contract.api.apiserver import go_float
 from dbbench_operator.controller.reconciling import parse, results_claim_problems
-from dbbench_operator.model import GROUP, PLURAL, VERSION
-from dbbench_operator.model.apiserver import go_float
 from dbbench_operator.settings import OperatorSettings
 
 from .helpers import INVALID, REPO, crd_and_namespace, expected_message, load

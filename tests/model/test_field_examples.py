@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator.model import check, parse_spec
+from dbbench_contract.api import check, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.addresses import topology_request
 from dbbench_operator.specs.databases.rendering import render

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator.model import check, parse_spec
-from dbbench_operator.model import memory_floors as floors
-from dbbench_operator.model.units import parse_postgres_size
+from dbbench_contract.api import check, parse_spec
+from dbbench_contract.api import memory_floors as floors
+from dbbench_contract.api.units import parse_postgres_size
 from dbbench_operator.specs.databases import sizing
 from dbbench_operator.specs.databases.postgres_sizing import postgres_settings
 from tests.model.helpers import EXAMPLES, REPO, load

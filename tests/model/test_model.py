@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from dbbench_operator.model import (
+from dbbench_contract.api import (
     ALLOWED_SETTINGS,
     BenchmarkRunSpec,
     Dataset,
@@ -22,10 +22,10 @@ from dbbench_operator.model import (
     Target,
     parse_spec,
 )
-from dbbench_operator.model.crd import PRINTER_COLUMNS, build_crd
-from dbbench_operator.model.semantics import check, planned_seconds
-from dbbench_operator.model.spec import broken_rules
-from dbbench_operator.model.status import BenchmarkRunStatus
+from dbbench_contract.api.crd import PRINTER_COLUMNS, build_crd
+from dbbench_contract.api.semantics import check, planned_seconds
+from dbbench_contract.api.spec import broken_rules
+from dbbench_contract.api.status import BenchmarkRunStatus
 
 from .helpers import CRD_FILE, EXAMPLES, INVALID, expected_message, gen_crd_module, load
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator.model import parse_spec
-from dbbench_operator.model.connections import mysql_connections_needed
-from dbbench_operator.model.semantics import check
+from dbbench_contract.api import parse_spec
+from dbbench_contract.api.connections import mysql_connections_needed
+from dbbench_contract.api.semantics import check
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import BUILT_IN_ENGINE_IMAGES
 from dbbench_operator.specs.addresses import topology_request

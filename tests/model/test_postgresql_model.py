@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator.model import ALLOWED_SETTINGS, SpecError, parse_postgres_size, parse_spec
-from dbbench_operator.model.semantics import check
+from dbbench_contract.api import ALLOWED_SETTINGS, SpecError, parse_postgres_size, parse_spec
+from dbbench_contract.api.semantics import check
 
 
 def spec(target: dict[str, Any], **changes: Any) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator.model import check, parse_spec
-from dbbench_operator.model.tables import keyed_table, used_tables
+from dbbench_contract.api import check, parse_spec
+from dbbench_contract.api.tables import keyed_table, used_tables
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.plan import build_plan_configmap, plan
 from dbbench_runner.config import Dataset as RunnerDataset

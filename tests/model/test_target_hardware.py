@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from dbbench_contract.hardware import TARGET_HARDWARE_FIELDS, target_hardware
-from dbbench_operator.model import Hardware, SpecError, TargetHardware, check, parse_spec
+from dbbench_contract.api import SpecError, check, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import EngineImage
 from dbbench_operator.specs.addresses import topology_request
@@ -69,21 +68,6 @@ def test_storage_replaces_as_a_block_and_an_empty_selector_clears() -> None:
     assert hw.node_selector == {}
     assert spec.hardware_path(0, "storage") == "spec.targets[0].hardware.storage"
     assert spec.hardware_path(0, "resources") == "spec.hardware.resources"
-
-
-def test_the_reports_wire_merge_is_the_models() -> None:
-    """The contract's field list is the API's, and both merges agree."""
-    assert set(TARGET_HARDWARE_FIELDS) == {
-        str(info.alias) for info in TargetHardware.model_fields.values()
-    }
-    assert set(TARGET_HARDWARE_FIELDS) < {str(i.alias) for i in Hardware.model_fields.values()}
-    own = {"storage": {"size": "1Gi"}, "nodeSelector": {}}
-    raw_targets = [MONGO, PG, {"name": "s", "engine": "mysql", "hardware": own}]
-    spec = spec_of(*raw_targets)
-    wire = spec.model_dump(by_alias=True, exclude_none=True, mode="json")
-    for target, raw in zip(spec.targets, wire["targets"], strict=True):
-        typed = spec.hardware_of(target).model_dump(by_alias=True, exclude_none=True, mode="json")
-        assert target_hardware(wire, raw) == typed
 
 
 def test_settings_are_checked_against_the_targets_own_memory() -> None:

@@ -6,10 +6,10 @@ from decimal import Decimal
 
 import pytest
 
-from dbbench_operator.model.units import (
+from dbbench_contract.api.units import (
+    Duration,
     format_bytes,
     format_duration,
-    parse_duration,
     parse_mysql_size,
     parse_quantity,
 )
@@ -20,20 +20,21 @@ from dbbench_operator.model.units import (
     [("90s", 90), ("5m", 300), ("1h30m", 5400), ("250ms", 0.25), ("2h", 7200), ("0s", 0)],
 )
 def test_parse_duration(text: str, seconds: float) -> None:
-    assert parse_duration(text) == seconds
+    duration = Duration.parse(text)
+    assert (duration.seconds, duration.text, str(duration)) == (seconds, text, text)
 
 
 @pytest.mark.parametrize("text", ["5", "5 minutes", "1d", "-1s", "1.5h", ""])
 def test_parse_duration_rejects(text: str) -> None:
     with pytest.raises(ValueError, match="not a duration"):
-        parse_duration(text)
+        Duration.parse(text)
 
 
 def test_format_duration_round_trips() -> None:
     assert format_duration(5400) == "1h30m"
     assert format_duration(59.2) == "1m"
     assert format_duration(0) == "0s"
-    assert parse_duration(format_duration(3725)) == 3725
+    assert Duration.parse(format_duration(3725)).seconds == 3725
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
+from dbbench_contract.api import parse_spec
 from dbbench_operator.controller import admission
 from dbbench_operator.controller.inventory import INVENTORY
 from dbbench_operator.k8s import api
-from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from tests.fixtures.controlplane import ControlPlane, forget_kube_clients

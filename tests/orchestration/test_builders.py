@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dbbench_operator.model import parse_spec
-from dbbench_operator.model.placement import Runner
+from dbbench_contract.api import parse_spec
+from dbbench_contract.api.placement import Runner
 from dbbench_operator.naming import (
     RunRef,
     adopt,

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 import yaml
 
+from dbbench_contract.api import parse_spec
 from dbbench_operator.controller.reconciling import deleted
 from dbbench_operator.k8s import ownership
 from dbbench_operator.k8s.api import KubeError
-from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RUN_UID_LABEL, RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.addresses import target_access

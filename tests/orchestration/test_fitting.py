@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from dbbench_operator.model import parse_spec
+from dbbench_contract.api import parse_spec
 from dbbench_operator.specs.node_fit import (
     NO_NODE_FITS,
     database_demands,

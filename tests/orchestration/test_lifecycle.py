@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from dbbench_operator.model.base import Problem
+from dbbench_contract.api.base import Problem
 from dbbench_operator.status.lifecycle import (
     ACCEPTED,
     DEGRADED,

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
+from dbbench_contract.api import parse_spec
 from dbbench_operator.k8s import ownership
 from dbbench_operator.k8s.ownership import ForeignChildError, PreviousRunChildError
-from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef, owner_reference
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.plan import plan

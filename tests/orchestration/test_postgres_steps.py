@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbbench_operator.model import parse_spec
+from dbbench_contract.api import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.addresses import target_access
 from dbbench_operator.specs.plan import plan

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
+from dbbench_contract.api.status import BenchmarkRunStatus
 from dbbench_operator.controller.concluding import describe_error
 from dbbench_operator.controller.reconciling import needs_pass, reconcile
 from dbbench_operator.k8s.api import KubeError
-from dbbench_operator.model.status import BenchmarkRunStatus
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.steps.results_service import ResultsServiceError

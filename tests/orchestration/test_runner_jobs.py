@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator.model import parse_spec
+from dbbench_contract.api import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.addresses import target_access
 from dbbench_operator.specs.cache_drop_job import build_cache_drop_job
@@ -78,7 +78,9 @@ def test_a_mariadb_step_reads_its_password_from_a_file_never_the_spec() -> None:
     assert target["port"] == 3306
     assert target["passwordFile"] == "/var/run/dbbench/credentials/root-password"
     assert target["password"] is None
-    assert config["phase"]["keys"] == spec.dataset.records  # pointReads: default every record
+    # The spec's phase as it is (no keys: every record), the runner resolves it.
+    assert config["phase"] == spec.phases[1].model_dump(mode="json")
+    assert parse_config(config).keys == spec.dataset.records
     assert config["pod"] == {"index": 0, "count": 1}
     assert (config["step"], config["repeat"]) == (2, 1)
 
@@ -99,8 +101,8 @@ def test_step_files_name_their_phase_and_repeat_and_keys_only_for_uniform_reads(
     ]  # fmt: skip
     hot = configs[("reads-hot-range", 1)]["phase"]
     assert (hot["distribution"]["type"], hot["distribution"]["dataFraction"]) == ("hotspot", 0.1)
-    assert hot["keys"] is None
-    assert configs[("reads-whole-range", 1)]["phase"]["keys"] == spec.dataset.records
+    assert parse_config(configs[("reads-hot-range", 1)]).keys is None
+    assert parse_config(configs[("reads-whole-range", 1)]).keys == spec.dataset.records
 
 
 def test_mongodb_durability_becomes_the_write_concern_unless_the_phase_says() -> None:
@@ -108,7 +110,17 @@ def test_mongodb_durability_becomes_the_write_concern_unless_the_phase_says() ->
                                "durability": "strict"}])  # fmt: skip
     steps = plan(spec)
     config = build_step_config(spec, steps[0], target_access(RUN, spec, 0)).to_wire()
-    assert config["phase"]["writeConcern"] == "majority"
+    assert config["phase"]["writeConcern"] is None  # the spec's phase says none
+    assert config["target"]["durability"] == "strict"
+    assert parse_config(config).write_concern == "majority"
+    said = spec_from(
+        targets=[
+            {"name": "m", "engine": "mongodb", "topology": "replicaSet", "durability": "strict"}
+        ],
+        phases=[{"name": "load", "type": "insert", "writeConcern": "acknowledged"}],
+    )
+    own = build_step_config(said, plan(said)[0], target_access(RUN, said, 0)).to_wire()
+    assert parse_config(own).write_concern == "acknowledged"
     assert config["target"]["uri"].startswith("mongodb://")
     assert "replicaSet=rs0" in config["target"]["uri"]
     assert "@" not in config["target"]["uri"]
@@ -165,7 +177,8 @@ def test_an_external_target_is_read_from_the_users_secret_as_a_file() -> None:
     config = build_step_config(spec, step, access).to_wire()
     given = {k: v for k, v in config["target"].items() if v not in (None, [], ())}
     assert given == {"name": "ext", "engine": "mariadb", "connectRetries": 6, "database": "dbbench",
-                     "uriFile": "/var/run/dbbench/target/uri", "connectTimeout": 5.0}  # fmt: skip
+                     "uriFile": "/var/run/dbbench/target/uri", "connectTimeout": 5.0,
+                     "durability": "safe"}  # fmt: skip
     job = build_runner_job(RUN, spec, step, access, SETTINGS, database_pods={})
     volumes = {v["name"]: v for v in job["spec"]["template"]["spec"]["volumes"]}
     assert volumes["target-uri"]["secret"]["secretName"] == "my-db"

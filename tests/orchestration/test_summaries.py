@@ -6,9 +6,9 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from dbbench_contract.api.status import BenchmarkRunStatus
 from dbbench_contract.summary import StepSummary
 from dbbench_contract.tokens import run_token as service_token
-from dbbench_operator.model.status import BenchmarkRunStatus
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.plan import Step
 from dbbench_operator.specs.tokens import run_token

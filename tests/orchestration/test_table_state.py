@@ -16,8 +16,8 @@ import mysql.connector
 import pytest
 import yaml
 
+from dbbench_contract.api import parse_spec
 from dbbench_contract.summary import StepSummary
-from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.addresses import target_access
 from dbbench_operator.specs.plan import Step, plan

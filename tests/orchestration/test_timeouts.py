@@ -20,12 +20,12 @@ import mysql.connector
 import pytest
 import yaml
 
+from dbbench_contract.api.status import BenchmarkRunStatus
 from dbbench_operator import deadlines
 from dbbench_operator.controller.pass_timing import next_wait
 from dbbench_operator.controller.reconciling import reconcile_within
 from dbbench_operator.k8s import api
 from dbbench_operator.k8s.api import KubeError
-from dbbench_operator.model.status import BenchmarkRunStatus
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.targets.mongodb import client

@@ -16,13 +16,14 @@ import json
 import subprocess
 import sys
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from dbbench_contract.api import SecretKeyRef, TargetResult, parse_spec
 from dbbench_contract.summary import StepSummary
-from dbbench_operator.model import SecretKeyRef, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.addresses import TargetAccess
 from dbbench_operator.specs.plan import plan
@@ -138,13 +139,13 @@ def generate_run(
         _run_step(config, work / name / step.key, directory / "pod-0")
         merged[step.index] = merge_step(directory, 1)
     status_targets = [
-        {"name": t, "serverVersion": next(merged[s.index].server_version for s in steps
-                                          if s.target == t)}
+        TargetResult(name=t, server_version=next(merged[s.index].server_version for s in steps
+                                                 if s.target == t))
         for t in servers
     ]  # fmt: skip
     summary = build_run_summary(
-        run, spec, steps, merged, started_at="2026-01-01T00:00:00Z",
-        completed_at="2026-01-01T00:10:00Z", status_targets=status_targets,
+        run, spec, steps, merged, started_at=datetime(2026, 1, 1, tzinfo=UTC),
+        completed_at=datetime(2026, 1, 1, 0, 10, tzinfo=UTC), status_targets=status_targets,
     )  # fmt: skip
     (out.path / "summary.json").write_text(json.dumps(summary.to_wire(), indent=1))
     return out

@@ -11,18 +11,18 @@ import time
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from dbbench_contract.api import BenchmarkRunStatus, parse_spec
 from dbbench_contract.run_summary import RunSummary
 from dbbench_contract.tokens import run_token
 from dbbench_local.results_service import ResultsService, running_results_service
-from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.plan import plan
 from dbbench_operator.specs.runner_job import step_dir
+from dbbench_operator.status.recording import read_status
 from dbbench_operator.steps import collecting
 from dbbench_results.browser import scan
 from tests.report.conftest import ResultSets
@@ -50,18 +50,20 @@ def upload_completed_steps(service: ResultsService, source: Path, paths: list[st
             assert status == 201, body
 
 
-def failed_status(at_step: int, completed_at: datetime) -> dict[str, Any]:
-    return {
-        "phase": "Failed",
-        "startedAt": "2026-01-01T00:00:00Z",
-        "completedAt": completed_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "message": MESSAGE,
-        "conditions": [
-            {"type": "Failed", "status": "True", "reason": "Timeout", "message": MESSAGE}
-        ],
-        "progress": {"step": at_step, "stepsDone": at_step - 1},
-        "targets": [{"name": "safe"}, {"name": "fast"}],
-    }
+def failed_status(at_step: int, completed_at: datetime) -> BenchmarkRunStatus:
+    return read_status(
+        {
+            "phase": "Failed",
+            "startedAt": "2026-01-01T00:00:00Z",
+            "completedAt": completed_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "message": MESSAGE,
+            "conditions": [
+                {"type": "Failed", "status": "True", "reason": "Timeout", "message": MESSAGE}
+            ],
+            "progress": {"step": at_step, "stepsDone": at_step - 1},
+            "targets": [{"name": "safe"}, {"name": "fast"}],
+        }
+    )
 
 
 class Cells(HTMLParser):
@@ -119,7 +121,7 @@ def test_a_timed_out_run_gets_its_summary_and_a_report_saying_so(
     original = json.loads((source.path / "summary.json").read_text())
     for entry in summary.steps[: len(completed)]:  # the same results the steps recorded
         assert entry.result is not None
-        assert entry.result.to_wire() == original["steps"][entry.step - 1]["result"]
+        assert entry.result.model_dump(mode="json") == original["steps"][entry.step - 1]["result"]
 
     html = report.read_text()
     assert "<title>dbbench report: bench/timed-out (failed)</title>" in html

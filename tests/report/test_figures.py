@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from dbbench_contract.api import Target
 from dbbench_report.comparing import Cell, Row, Workload
 from dbbench_report.figures import Spread, cost_per_million, database_pods
 
@@ -21,10 +22,12 @@ def test_cost_per_million_operations() -> None:
     # 1,000 ops/s: a million takes 1,000 s; 3 pods at 0.36/h cost 3 * 0.36 * 1000/3600
     assert cost_per_million(0.36, 3, 1000.0) == pytest.approx(0.3)
     assert cost_per_million(1.0, 1, 0.0) is None
-    assert database_pods({"name": "x", "external": {"uriSecretRef": {}}}) == 1
-    assert database_pods({"topology": "replicaSet"}) == 3
-    assert database_pods({"topology": "sharded", "shards": 3, "members": 1}) == 3
-    assert database_pods({"topology": "primaryReplica", "members": 2}) == 2
+    secret = {"uriSecretRef": {"name": "s", "key": "uri"}}
+    assert database_pods(Target(name="x", engine="mongodb", external=secret)) == 1
+    assert database_pods(Target(name="x", engine="mongodb", topology="replicaSet")) == 3
+    sharded = Target(name="x", engine="mongodb", topology="sharded", shards=3, members=1)
+    assert database_pods(sharded) == 3
+    assert database_pods(Target(name="x", engine="mysql", topology="primaryReplica")) == 2
 
 
 def _row(a: tuple[float, ...], b: tuple[float, ...]) -> Row:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from dbbench_operator.status.recording import read_status
 from dbbench_operator.steps.collecting import Ending, ending_of
 from dbbench_results.limits import MIB, Limits, Quotas, RefusedError, check_free_space
 from dbbench_runner.uploading import DEADLINE_MARGIN_S, UPLOAD_BUDGET_S, retry_until
@@ -58,5 +59,6 @@ def test_a_failed_runs_ending_is_read_from_its_status() -> None:
         ],
         "progress": {"step": 2, "stepsDone": 1},
     }
-    assert ending_of(status) == Ending("Failed", "StepFailed", "pod failed", 2)
-    assert ending_of({"phase": "Failed", "message": "m"}) == Ending("Failed", None, "m", None)
+    assert ending_of(read_status(status)) == Ending("Failed", "StepFailed", "pod failed", 2)
+    plain = read_status({"phase": "Failed", "message": "m"})
+    assert ending_of(plain) == Ending("Failed", None, "m", None)

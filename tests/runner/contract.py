@@ -137,7 +137,9 @@ class DriverContract:
         server_keyed = generator_for(config.dataset, "server")
         assert not self.key_indexed(target, server_keyed)
         # A reading phase reads the client-keyed table by default.
-        reads = self.step(target, "flat45", RECORDS, {"type": "pointReads", "keys": 50})
+        reads = self.step(
+            target, "flat45", RECORDS, {"type": "pointReads", "keys": 50, "operations": 50}
+        )
         assert run_step(reads, tmp_path / "reads") == 0
         read = check_results(tmp_path / "reads", operations=50)
         assert read["operationsByType"]["read"]["rows"] == 50
@@ -152,10 +154,9 @@ class DriverContract:
             "mix": {"read": 40, "insert": 20, "update": 30, "scan": 10},
             "distribution": {"type": distribution},
             "operations": 400,
-            "scanLength": 10,
             "reportEvery": 100,
         }
-        config = self.step(target, "ycsb", RECORDS, phase)
+        config = self.step(target, "ycsb", RECORDS, phase, tuning={"scanLength": 10})
         assert run_step(config, tmp_path / "mix") == 0
         summary = check_results(tmp_path / "mix", operations=400)
         by_type = summary["operationsByType"]
@@ -204,7 +205,10 @@ class DriverContract:
     ) -> None:
         self.load(target, shape, tmp_path / "load")
         config = self.step(
-            target, shape, RECORDS, {"type": "pointReads", "keys": 150, "reportEvery": 50}
+            target,
+            shape,
+            RECORDS,
+            {"type": "pointReads", "keys": 150, "operations": 150, "reportEvery": 50},
         )
         assert run_step(config, tmp_path / "r") == 0
         summary = check_results(tmp_path / "r", operations=150)
@@ -223,7 +227,7 @@ class DriverContract:
         # pod fails, and the merge adds the pods' counts exactly.
         half = RECORDS // 2
         self.load(target, shape, tmp_path / "load", records=half)
-        phase = {"type": "pointReads", "keys": RECORDS, "reportEvery": 60}
+        phase = {"type": "pointReads", "keys": RECORDS, "operations": RECORDS, "reportEvery": 60}
         pods = []
         for pod in range(2):
             config = self.step(target, shape, RECORDS, phase, pod={"index": pod, "count": 2})

@@ -61,7 +61,7 @@ def step(
     raw: dict[str, Any] = {
         "target": target,
         "dataset": {"shape": shape, "records": records, "seed": 7, **(table or {})},
-        "phase": {"name": phase.get("type", "p"), **phase},
+        "phase": {"name": phase.get("type", "p").lower(), **phase},
         "threads": 2,
         "processes": 1,
         "progressEvery": 1,

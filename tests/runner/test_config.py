@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dbbench_runner.config import ConfigError, load_config, parse_config, parse_duration, password
+from dbbench_runner.config import ConfigError, load_config, parse_config, password
 
 from .helpers import cli
 
@@ -37,9 +37,9 @@ def test_camel_case_fields_and_durations_are_read() -> None:
             pod={"index": 1, "count": 3},
         )
     )
-    assert config.phase.duration == 300.0
-    assert config.phase.warmup == 30.0
-    assert config.phase.distribution.data_fraction == 0.1
+    assert config.duration == 300.0
+    assert config.warmup == 30.0
+    assert config.key_choice.data_fraction == 0.1
     assert config.workers_total == 24
     # Round trip by alias: the worker processes re-read this JSON.
     assert type(config).model_validate_json(config.model_dump_json()) == config
@@ -53,11 +53,11 @@ def test_camel_case_fields_and_durations_are_read() -> None:
         ({"type": "insert", "batchsize": 3}, {}, "phase.batchsize"),
         ({"type": "insert", "batchSize": 0}, {}, "phase.batchSize"),
         ({"type": "mix", "duration": "1m"}, {}, "phase.mix"),
-        ({"type": "mix", "mix": {"read": 0}, "duration": "1m"}, {}, "phase.mix.read"),
-        ({"type": "mix", "mix": {"read": 1}}, {}, "phase.duration"),
+        ({"type": "mix", "mix": {"read": 0}, "duration": "1m"}, {}, "phase.mix: mix: read"),
+        ({"type": "mix", "mix": {"read": 1}}, {}, "phase: phase p (type mix)"),
         ({"type": "mix", "mix": {"read": 1}, "duration": "ten"}, {}, "phase.duration"),
         ({"type": "query", "queries": ["sortSkip"], "operations": 5}, {}, "phase.queries"),
-        ({"type": "pointReads", "keys": 500}, {}, "phase.keys"),
+        ({"type": "pointReads", "keys": 500, "operations": 500}, {}, "phase.keys"),
         ({"type": "insert"}, {"pod": {"index": 2, "count": 2}}, "pod.index"),
         ({"type": "insert", "warmup": "5s"}, {}, "phase.warmup"),
     ],
@@ -77,14 +77,19 @@ def test_uri_is_for_mongodb_only() -> None:
         parse_config(bad)
 
 
-def test_durations() -> None:
-    assert parse_duration("1h") == 3600
-    assert parse_duration("250ms") == 0.25
-    assert parse_duration(12) == 12
-    assert parse_duration("1h30m") == 5400
-    for text in ("5 minutes", "12", "1.5s", ""):
-        with pytest.raises(ValueError, match="not a duration"):
-            parse_duration(text)
+@pytest.mark.parametrize(("text", "seconds"), [("1h", 3600), ("250ms", 0.25), ("1h30m", 5400)])
+def test_durations_are_read_once_into_seconds(text: str, seconds: float) -> None:
+    phase = {"type": "mix", "mix": {"read": 1}, "duration": text, "warmup": text}
+    config = parse_config(raw(phase))
+    assert (config.duration, config.warmup) == (seconds, seconds)
+    assert config.phase.duration is not None
+    assert config.phase.duration.text == text  # written back as given
+
+
+@pytest.mark.parametrize("text", ["5 minutes", "12", "1.5s", ""])
+def test_what_is_not_a_duration_is_refused(text: str) -> None:
+    with pytest.raises(ConfigError, match=r"phase\.duration: String should match pattern"):
+        parse_config(raw({"type": "mix", "mix": {"read": 1}, "duration": text}))
 
 
 def test_password_file_is_read(tmp_path: Path) -> None:
@@ -118,4 +123,12 @@ def test_presets_are_valid_phases() -> None:
     for preset in presets:
         document = yaml.safe_load(preset.read_text())
         mongo = {"name": "m", "engine": "mongodb", "uri": "mongodb://127.0.0.1"}
-        parse_config({"target": mongo, "dataset": document["dataset"], "phase": document["phase"]})
+        tuning = document.get("tuning", {})
+        parse_config(
+            {
+                "target": mongo,
+                "dataset": document["dataset"],
+                "phase": document["phase"],
+                "tuning": tuning,
+            }
+        )

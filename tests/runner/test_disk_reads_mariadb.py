@@ -100,7 +100,7 @@ def test_the_hot_range_reads_fewer_pages_from_disk_per_operation(
         server.restart()
         whole = step(
             target, "flat45", RECORDS,
-            {"type": "pointReads", "keys": READS}, table=size,
+            {"type": "pointReads", "keys": READS, "operations": READS}, table=size,
         )  # fmt: skip
         assert run_step(whole, tmp_path / "whole") == 0
         merged_whole = json.loads((tmp_path / "whole" / "summary.json").read_text())

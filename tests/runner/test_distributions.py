@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from dbbench_runner.config import Dataset, Distribution
+from dbbench_contract.api.phases import DistributionType
+from dbbench_runner.config import Dataset, KeyChoice
 from dbbench_runner.datasets import generator_for
 from dbbench_runner.datasets.base import HashedKeyOrder
 from dbbench_runner.datasets.ycsb import count_below, decimal_quantile
@@ -22,7 +23,7 @@ from dbbench_runner.distributions import (
 CHI2_999 = {9: 27.88, 19: 43.82, 20: 45.31}
 
 
-def draw(spec: Distribution, n: int, count: int, seed: int = 3) -> list[int]:
+def draw(spec: KeyChoice, n: int, count: int, seed: int = 3) -> list[int]:
     choose = make_chooser(spec, n, random.Random(seed))
     return [choose() for _ in range(count)]
 
@@ -38,7 +39,7 @@ def chi_square(observed: list[int], expected: list[float]) -> float:
 
 
 def test_uniform_covers_the_range_evenly() -> None:
-    values = draw(Distribution(type="uniform"), 1000, 50_000)
+    values = draw(KeyChoice(type="uniform"), 1000, 50_000)
     assert min(values) == 1
     assert max(values) == 1000
     bins = [0] * 10
@@ -49,8 +50,9 @@ def test_uniform_covers_the_range_evenly() -> None:
 
 
 def test_same_seed_same_keys() -> None:
-    for kind in ("uniform", "zipfian", "latest", "hotspot"):
-        spec = Distribution.model_validate({"type": kind})
+    kinds: tuple[DistributionType, ...] = ("uniform", "zipfian", "latest", "hotspot")
+    for kind in kinds:
+        spec = KeyChoice(type=kind)
         assert draw(spec, 5000, 500, seed=9) == draw(spec, 5000, 500, seed=9)
         assert draw(spec, 5000, 500, seed=9) != draw(spec, 5000, 500, seed=10)
 
@@ -83,7 +85,7 @@ def test_scramble_is_a_bijection_that_spreads_neighbours() -> None:
 
 def test_zipfian_keys_follow_the_ranks_through_the_scramble() -> None:
     n, count = 10_000, 100_000
-    values = draw(Distribution(type="zipfian"), n, count)
+    values = draw(KeyChoice(type="zipfian"), n, count)
     by_rank = {scramble(n)(r): r for r in range(n)}
     frequencies = collections.Counter(by_rank[v] for v in values)
     p = zipf_probabilities(n, 0.99)
@@ -95,9 +97,7 @@ def test_zipfian_keys_follow_the_ranks_through_the_scramble() -> None:
 
 def test_latest_favours_the_newest_records() -> None:
     newest = 5000
-    choose = make_chooser(
-        Distribution(type="latest"), 5000, random.Random(1), latest=lambda: newest
-    )
+    choose = make_chooser(KeyChoice(type="latest"), 5000, random.Random(1), latest=lambda: newest)
     values = [choose() for _ in range(20_000)]
     assert max(values) == newest
     assert sum(v > newest - 500 for v in values) / len(values) > 0.6
@@ -107,7 +107,7 @@ def test_latest_favours_the_newest_records() -> None:
 @pytest.mark.parametrize(("data", "ops"), [(0.1, 1.0), (0.2, 0.8)])
 def test_hotspot_sends_the_operation_fraction_to_the_hot_set(data: float, ops: float) -> None:
     n = 10_000
-    spec = Distribution(type="hotspot", data_fraction=data, operation_fraction=ops)
+    spec = KeyChoice(type="hotspot", data_fraction=data, operation_fraction=ops)
     values = draw(spec, n, 40_000)
     hot = sum(v <= n * data for v in values) / len(values)
     assert abs(hot - ops) < 0.01
@@ -129,7 +129,7 @@ def test_hashed_hotspot_is_the_lowest_keys(shape: str, n: int) -> None:
     order = generator_for(Dataset(shape=shape, records=1)).key_order
     assert order is not None
     ranks = key_ranks(order, n)
-    spec = Distribution(type="hotspot", data_fraction=0.1)
+    spec = KeyChoice(type="hotspot", data_fraction=0.1)
     choose = make_chooser(spec, n, random.Random(4), key_order=order)
     drawn = [ranks[choose()] for _ in range(20_000)]
     hot = 0.1 * n
@@ -142,7 +142,7 @@ def test_hashed_hotspot_is_the_lowest_keys(shape: str, n: int) -> None:
     for rank in drawn:
         bins[rank * 10 // size] += 1
     assert chi_square(bins, [len(drawn) * w / size for w in widths]) < CHI2_999[9]
-    mixed = Distribution(type="hotspot", data_fraction=0.1, operation_fraction=0.7)
+    mixed = KeyChoice(type="hotspot", data_fraction=0.1, operation_fraction=0.7)
     choose = make_chooser(mixed, n, random.Random(4), key_order=order)
     share = sum(ranks[choose()] <= max(drawn) for _ in range(10_000)) / 10_000
     assert abs(share - 0.7) < 0.02

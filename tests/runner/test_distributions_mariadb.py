@@ -137,7 +137,7 @@ def test_hotspot_reads_only_the_lowest_tenth_of_the_table_order(
     # the same pointReads without a distribution: the whole table
     whole = keys_of(
         logged(server, database, shape, records,
-               {"type": "pointReads", "keys": 4000}, tmp_path / "whole"),
+               {"type": "pointReads", "keys": 4000, "operations": 4000}, tmp_path / "whole"),
         "SELECT * FROM",
     )  # fmt: skip
     assert sum(ranks[k] >= limit for k in whole) > 0.8 * len(whole)

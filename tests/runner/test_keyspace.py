@@ -86,7 +86,7 @@ def test_point_reads_of_all_pods_are_distinct_keys() -> None:
     generator = generator_for(config({"type": "insert"}, 1, 0, 1).dataset)
     keys: list[object] = []
     for pod in range(pods):
-        step = config({"type": "pointReads", "keys": 500}, pods, pod, threads)
+        step = config({"type": "pointReads", "keys": 500, "operations": 500}, pods, pod, threads)
         for thread in range(threads):
             for operation in operations_for(step, generator, worker_index(pod, threads, thread)):
                 assert isinstance(operation, Read)
@@ -143,7 +143,7 @@ def test_every_repeat_and_phase_draws_a_fresh_stream() -> None:
 
 
 def test_point_reads_of_a_repeat_read_other_keys() -> None:
-    step = config({"type": "pointReads", "keys": 50}, 1, 0, 1)
+    step = config({"type": "pointReads", "keys": 50, "operations": 50}, 1, 0, 1)
     generator = generator_for(step.dataset)
     first = [op.key for op in operations_for(step, generator, 0) if isinstance(op, Read)]
     again = step.model_copy(update={"repeat": 2})

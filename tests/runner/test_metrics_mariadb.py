@@ -70,7 +70,7 @@ def test_metrics_follow_the_phase_and_end_equal_to_its_summary(
         "phase": {
             "name": "mixed",
             "type": "mix",
-            "mix": {"read": 0.7, "update": 0.3},
+            "mix": {"read": 7, "update": 3},
             "duration": "6s",
             "warmup": "1s",
             "targetRate": 1500,

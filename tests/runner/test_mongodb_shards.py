@@ -128,7 +128,7 @@ def sharded_step(tmp_path: Path, pods: list[dict[str, Any]] = PODS) -> StepConfi
                    "passwordFile": str(secret), "database": "bench", "shardKey": "_id: hashed",
                    "connectRetries": 1},
         "dataset": {"shape": "flat45", "records": 100},
-        "phase": {"name": "reads", "type": "pointReads", "keys": 100},
+        "phase": {"name": "reads", "type": "pointReads", "keys": 100, "operations": 100},
         "databaseHost": {"pods": pods},
     })  # fmt: skip
 

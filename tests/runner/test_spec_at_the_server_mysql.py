@@ -27,7 +27,7 @@ import MySQLdb
 import pytest
 import yaml
 
-from dbbench_operator.model import BenchmarkRunSpec, parse_spec
+from dbbench_contract.api import BenchmarkRunSpec, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.addresses import target_access
 from dbbench_operator.specs.plan import plan

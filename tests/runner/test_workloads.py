@@ -55,7 +55,7 @@ def test_mix_follows_the_proportions() -> None:
 
 def test_query_workload_cycles_and_stays_in_the_hot_range() -> None:
     names = ["indexedEquality", "twoFieldProjection", "sortSkip", "scan100"]
-    hot = {"type": "hotspot", "dataFraction": 0.1, "operationFraction": 1.0}
+    hot = {"type": "hotspot", "dataFraction": 0.1}
     step = config(
         "indexed4", {"type": "query", "queries": names, "operations": 1, "distribution": hot}
     )
@@ -129,7 +129,7 @@ class SlowDriver:
 
 def run(step: StepConfig, driver: SlowDriver, warmup: float = 0.0) -> object:
     now = time.monotonic()
-    deadline = now + warmup + step.phase.duration if step.phase.duration else None
+    deadline = now + warmup + step.duration if step.duration else None
     clock = PhaseClock(now, now + warmup, deadline, time.time() - time.monotonic())
     return run_connection(
         step,
@@ -180,11 +180,11 @@ def test_warmup_is_excluded_from_the_results() -> None:
             "type": "mix",
             "mix": {"read": 1},
             "operations": 100,
-            "warmup": "300ms",
             "targetRate": 500,
         },
     )
     driver = SlowDriver(stall_at=-1, stall_s=0)
+    # The clock's warm-up (a step file gives one only with a duration).
     measurements = run(step, driver, warmup=0.3)
     assert measurements.operations == 100  # type: ignore[attr-defined]
     assert 130 <= measurements.warmup_operations <= 170  # type: ignore[attr-defined]
@@ -201,7 +201,7 @@ def test_point_reads_with_a_duration_read_the_keys_again() -> None:
     assert len(keys) == 250
     assert len(set(keys[:100])) == 100
     assert keys[100:200] == keys[:100]
-    counted = config("flat45", {"type": "pointReads", "keys": 100})
+    counted = config("flat45", {"type": "pointReads", "keys": 100, "operations": 100})
     assert len(list(operations_for(counted, generator_for(counted.dataset), 0))) == 100
 
 
@@ -225,7 +225,7 @@ class ClockedDriver(SlowDriver):
 def clocked_run(step: StepConfig, driver: ClockedDriver) -> tuple[Measurements, PhaseClock]:
     """The connection's measurements and clock; `driver.returned`: when it returned."""
     now = time.monotonic()
-    deadline = now + step.phase.duration if step.phase.duration else None
+    deadline = now + step.duration if step.duration else None
     clock = PhaseClock(now, now, deadline, time.time() - time.monotonic())
     measurements = run_connection(step, dataset=generator_for(step.dataset), driver=driver,
                                   worker=0, clock=clock, stopped=lambda: False,

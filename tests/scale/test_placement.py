@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbbench_operator.model import parse_spec
+from dbbench_contract.api import parse_spec
 from dbbench_scale import fleet, pools
 from dbbench_scale.placement import (
     PodPlacement,

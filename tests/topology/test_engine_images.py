@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from dbbench_contract.api import parse_spec
 from dbbench_local.install import engine_image_values
-from dbbench_operator.model import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import (
     BUILT_IN_ENGINE_IMAGES,

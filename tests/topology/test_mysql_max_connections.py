@@ -16,8 +16,8 @@ from typing import Any
 import mysql.connector
 import pytest
 
-from dbbench_operator.model import parse_spec
-from dbbench_operator.model.connections import mysql_connections_needed
+from dbbench_contract.api import parse_spec
+from dbbench_contract.api.connections import mysql_connections_needed
 from dbbench_operator.specs.databases.sizing import innodb_buffer_pool
 from tests.runner.sql_contract import SqlServer, connect
 from tests.topology.test_mysql_settings_in_force import LIMIT, rendered_server_flags, variables

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from dbbench_operator.model import memory_floors, parse_spec
+from dbbench_contract.api import memory_floors, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import BUILT_IN_ENGINE_IMAGES
 from dbbench_operator.specs.addresses import topology_request

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator.model import parse_spec
+from dbbench_contract.api import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.addresses import target_access
 from dbbench_operator.specs.cache_drop_job import build_cache_drop_job

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from dbbench_contract.api import ALLOWED_SETTINGS
 from dbbench_local.postgres import PostgresServer, start_data_dir, start_postgres, work_dir_for
-from dbbench_operator.model import ALLOWED_SETTINGS
 from dbbench_operator.specs.databases import target_names
 from dbbench_operator.specs.databases.rendering import render
 from dbbench_operator.specs.databases.request import Hardware

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_operator.model import parse_spec
+from dbbench_contract.api import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import BUILT_IN_ENGINE_IMAGES
 from dbbench_operator.specs.addresses import topology_request

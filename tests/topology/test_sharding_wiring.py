@@ -9,8 +9,8 @@ from typing import Any
 
 import yaml
 
+from dbbench_contract.api import BENCHMARK_DATABASE, DATASET_COLLECTIONS, parse_spec
 from dbbench_contract.environment import NoopLoop
-from dbbench_operator.model import BENCHMARK_DATABASE, DATASET_COLLECTIONS, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.addresses import target_access, topology_request
 from dbbench_operator.specs.databases import target_names

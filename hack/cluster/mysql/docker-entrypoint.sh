@@ -122,7 +122,7 @@ mib() { printf '%d MiB' $(($1 / 1048576)); }
 # of an insert load, while at 600Mi (87% at start) the same load completed.
 # So only a server at more than this share is stopped, saying what to change;
 # the share is always logged. What it wants at its defaults is the operator's
-# admission floor (operator/dbbench_operator/model/memory_floors.py, measured
+# admission floor (runner-image/dbbench_contract/api/memory_floors.py, measured
 # with tests/cluster/measure_memory.py): tests/model/test_memory_floors.py
 # checks that the figure below is the one the floor suggests.
 MAX_START_SHARE=95

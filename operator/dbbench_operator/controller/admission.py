@@ -24,12 +24,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
+from dbbench_contract.api import API_VERSION, KIND, BenchmarkRunSpec, SpecError, parse_spec
 from dbbench_operator.controller.inventory import INVENTORY, NodeEntry, RunEntry
 from dbbench_operator.k8s import api
-from dbbench_operator.model import API_VERSION, KIND, BenchmarkRunSpec, SpecError, parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs import node_fit
+from dbbench_operator.status.recording import read_status
 
 _lock = threading.Lock()
 _admitted: dict[str, str] = {}  # uid -> "namespace/name"
@@ -42,9 +43,9 @@ _HOLDING = frozenset({"Provisioning", "Running", "Collecting"})
 def run_entry(obj: Mapping[str, Any], known: RunEntry | None = None) -> RunEntry:
     """What admission needs of a run object; its spec is parsed again only when its
     generation moved on from the `known` entry's (a status patch leaves it)."""
-    meta, status = obj.get("metadata") or {}, obj.get("status") or {}
+    meta, status = obj.get("metadata") or {}, read_status(obj.get("status") or {})
     generation = int(meta.get("generation") or 0)
-    phase, cleaned_up = str(status.get("phase") or "Pending"), bool(status.get("cleanedUp"))
+    phase, cleaned_up = status.phase or "Pending", bool(status.cleaned_up)
     if known is not None and known.generation == generation:
         return replace(known, phase=phase, cleaned_up=cleaned_up)
     spec = _spec(obj)

@@ -10,17 +10,17 @@ never counts, and the pass says how long to back off (`Outcome.retry_after`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from dbbench_contract.api import BenchmarkRunSpec, BenchmarkRunStatus
+from dbbench_contract.api.base import Problem
 from dbbench_operator import deadlines
 from dbbench_operator.controller import admission
 from dbbench_operator.deadlines import PassDeadlineError
 from dbbench_operator.k8s.api import KubeError
-from dbbench_operator.model import BenchmarkRunSpec
-from dbbench_operator.model.base import Problem
 from dbbench_operator.naming import RunRef
 from dbbench_operator.redaction import driver_error, scrub
 from dbbench_operator.settings import OperatorSettings
@@ -32,7 +32,13 @@ from dbbench_operator.status.lifecycle import (
     fail,
     merge_conditions,
 )
-from dbbench_operator.status.recording import parse_stamp, stamp, status_patch
+from dbbench_operator.status.recording import (
+    as_patch,
+    read_status,
+    stamp,
+    status_patch,
+    without_none,
+)
 from dbbench_operator.steps import collecting
 from dbbench_operator.steps.results_service import ResultsServiceError
 from dbbench_operator.targets import teardown
@@ -47,7 +53,7 @@ class Pass:
     """The inputs of one pass, read once."""
 
     run: RunRef
-    raw_status: Mapping[str, Any]
+    status: BenchmarkRunStatus  # as the pass found it
     now: datetime
     settings: OperatorSettings
     spec: BenchmarkRunSpec | None
@@ -67,9 +73,14 @@ class Outcome:
     retry_after: float | None = None
 
 
-def merged(p: Pass, status: Mapping[str, Any], *condition: str) -> list[dict[str, Any]]:
-    existing = status.get("conditions") or []
+def merged(p: Pass, existing: Sequence[Mapping[str, Any]], *condition: str) -> list[dict[str, Any]]:
+    """`existing` conditions (a patch's) with one set."""
     return merge_conditions(existing, [Condition(*condition)], p.now, p.run.generation)
+
+
+def _found(p: Pass) -> list[dict[str, Any]]:
+    """The conditions as the pass found them, as a patch starts from them."""
+    return [as_patch(c) for c in p.status.conditions]
 
 
 def decision_events(decision: Decision) -> tuple[Event, ...]:
@@ -93,33 +104,38 @@ def conclude(
 ) -> Outcome:
     """A terminal decision: record it, and remove what the run still runs."""
     # A run that never started (failed in Pending) deployed nothing.
-    started = bool(p.raw_status.get("startedAt")) or p.phase is not RunPhase.PENDING
+    started = p.status.started_at is not None or p.phase is not RunPhase.PENDING
     status = {
         **status_patch(
-            p.run, raw_status=p.raw_status, decision=decision, now=p.now, results_path="",
+            p.run, status=p.status, decision=decision, now=p.now, results_path="",
             started=started,
         ),
         **(extra or {}),
     }  # fmt: skip
-    progress = dict(status.get("progress") or p.raw_status.get("progress") or {})
+    progress = dict(status["progress"] if "progress" in status else as_patch(p.status.progress))
     progress.update(stage=None, eta=None, opsPerSecond=None, recordsPerSecond=None)
     if decision.phase is RunPhase.SUCCEEDED:
         progress["percent"] = 100
     status["progress"] = progress
-    cleaned = clean_up(p, p.spec if started else None, decision.phase, {**p.raw_status, **status})
+    # The status as this pass leaves it: what a failed run's summary says.
+    after = read_status(without_none({**as_patch(p.status), **status}))
+    cleaned = clean_up(p, p.spec if started else None, decision.phase, after)
     status.update(cleaned.status)
     return Outcome(status, (*events, *decision_events(decision), *cleaned.events))
 
 
 def ended(p: Pass) -> Outcome:
     """A run that has ended: nothing to do once its children are cleaned up."""
-    if p.raw_status.get("cleanedUp"):
+    if p.status.cleaned_up:
         return Outcome()
-    return clean_up(p, p.spec if p.raw_status.get("startedAt") else None, p.phase)
+    return clean_up(p, p.spec if p.status.started_at is not None else None, p.phase)
 
 
 def clean_up(
-    p: Pass, spec: BenchmarkRunSpec | None, phase: RunPhase, status: Mapping[str, Any] | None = None
+    p: Pass,
+    spec: BenchmarkRunSpec | None,
+    phase: RunPhase,
+    status: BenchmarkRunStatus | None = None,
 ) -> Outcome:
     """Stop the load and retire the databases of an ended run, and write a failed
     run's summary (retried until done)."""
@@ -138,11 +154,11 @@ def clean_up(
         return Outcome()
     admission.release(run)
     if spec is not None and phase is RunPhase.FAILED:
-        return summarized(p, spec, p.raw_status if status is None else status)
+        return summarized(p, spec, p.status if status is None else status)
     return Outcome({"cleanedUp": True})
 
 
-def summarized(p: Pass, spec: BenchmarkRunSpec, status: Mapping[str, Any]) -> Outcome:
+def summarized(p: Pass, spec: BenchmarkRunSpec, status: BenchmarkRunStatus) -> Outcome:
     """A failed run's summary.json and report (tried again on later passes for a while)."""
     done, warning = collecting.summarize_ended(p.settings, p.run, spec, status, p.now)
     if not done:
@@ -174,8 +190,8 @@ def pass_failed(p: Pass, exc: BaseException) -> Outcome:
     reason, message = describe_error(exc)
     if isinstance(exc, KubeError) and exc.transient:
         return api_server_busy(p, message, exc.retry_after)
-    count = int(p.raw_status.get("failedPasses") or 0) + 1
-    since = parse_stamp(p.raw_status.get("failingSince")) or p.now
+    count = (p.status.failed_passes or 0) + 1
+    since = p.status.failing_since or p.now
     window = (p.now - since).total_seconds()
     if count >= p.settings.pass_error_limit and window >= p.settings.pass_error_window:
         ended = conclude(p, fail(reason, f"{message} ({count} attempts over {window:.0f}s)"))
@@ -185,7 +201,7 @@ def pass_failed(p: Pass, exc: BaseException) -> Outcome:
         "failedPasses": count,
         "failingSince": stamp(since),
         "message": retrying,
-        "conditions": merged(p, p.raw_status, RECONCILED, "False", reason, retrying),
+        "conditions": merged(p, _found(p), RECONCILED, "False", reason, retrying),
     }
     event: tuple[Event, ...] = (("Warning", reason, retrying),) if count == 1 else ()
     return Outcome(status, event, failed=reason)
@@ -200,7 +216,7 @@ def api_server_busy(p: Pass, message: str, retry_after: float | None = None) -> 
     (`controller/pass_timing`)."""
     waiting = f"{message} (busy or unavailable API server; retrying, not counted as failed)"
     reason = "ApiServerUnavailable"
-    condition = merged(p, p.raw_status, RECONCILED, "False", reason, waiting)
+    condition = merged(p, _found(p), RECONCILED, "False", reason, waiting)
     return Outcome(
         {"message": waiting, "conditions": condition}, failed=reason, busy=True,
         retry_after=retry_after,

@@ -22,8 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dbbench_contract.api import BenchmarkRunStatus
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.status.lifecycle import PROGRESSING, RunPhase, Stage
+from dbbench_operator.status.recording import read_status
 
 # Bursts of changes (a StatefulSet's pods becoming ready one by one) start one
 # pass a second at most.
@@ -43,25 +45,28 @@ class Wait:
     wakeable: bool
 
 
-def _progressing_reason(status: Mapping[str, Any]) -> str:
-    conditions: list[dict[str, Any]] = status.get("conditions") or []
-    found = next((c for c in conditions if c.get("type") == PROGRESSING), {})
-    return str(found.get("reason") or "")
+def _progressing_reason(status: BenchmarkRunStatus) -> str:
+    found = next((c for c in status.conditions if c.type == PROGRESSING), None)
+    return (found.reason if found else None) or ""
 
 
-def waits_for_nodes(status: Mapping[str, Any]) -> bool:
+def waits_for_nodes(status: Mapping[str, Any] | BenchmarkRunStatus) -> bool:
     """A Pending run that another run's nodes hold back: it looks again when a run
     releases its nodes or a node changes."""
-    phase = status.get("phase") or RunPhase.PENDING
-    return phase == RunPhase.PENDING and _progressing_reason(status) == WAITING_FOR_NODES
+    typed = read_status(status)
+    phase = typed.phase or RunPhase.PENDING
+    return phase == RunPhase.PENDING and _progressing_reason(typed) == WAITING_FOR_NODES
 
 
-def quiet_interval(status: Mapping[str, Any], settings: OperatorSettings) -> float | None:
+def quiet_interval(
+    status: Mapping[str, Any] | BenchmarkRunStatus, settings: OperatorSettings
+) -> float | None:
     """The safety-net interval of a wait that events end; None for a polled wait."""
-    if waits_for_nodes(status):
+    typed = read_status(status)
+    if waits_for_nodes(typed):
         return settings.resync_interval
-    phase, reason = status.get("phase"), _progressing_reason(status)
-    stage = (status.get("progress") or {}).get("stage")
+    phase, reason = RunPhase(typed.phase or RunPhase.PENDING), _progressing_reason(typed)
+    stage = typed.progress.stage if typed.progress else None
     if phase == RunPhase.RUNNING and stage == Stage.RUNNING and reason == RUNNING_STEP:
         return settings.progress_interval
     return None

@@ -18,6 +18,11 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from dbbench_contract.api import BenchmarkRunSpec, BenchmarkRunStatus, SpecError, parse_spec
+from dbbench_contract.api.base import Problem
+from dbbench_contract.api.semantics import check
+from dbbench_contract.api.semantics import results_claim_problems as claim_problems
+from dbbench_contract.api.status import Condition
 from dbbench_operator import deadlines
 from dbbench_operator.controller import admission
 from dbbench_operator.controller.concluding import (
@@ -32,11 +37,6 @@ from dbbench_operator.controller.concluding import (
 )
 from dbbench_operator.deadlines import PassDeadlineError
 from dbbench_operator.k8s.pod_stalls import VAGUE
-from dbbench_operator.model import BenchmarkRunSpec, SpecError, parse_spec
-from dbbench_operator.model.base import Problem
-from dbbench_operator.model.semantics import check
-from dbbench_operator.model.semantics import results_claim_problems as claim_problems
-from dbbench_operator.model.units import parse_duration
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.plan import Step, plan
@@ -53,8 +53,8 @@ from dbbench_operator.status.lifecycle import (
 from dbbench_operator.status.recording import (
     cold_mark_of,
     conform,
-    parse_stamp,
     progress_block,
+    read_status,
     runner_image,
     status_patch,
     step_event,
@@ -94,27 +94,26 @@ def parse(raw_spec: Mapping[str, Any]) -> tuple[BenchmarkRunSpec | None, tuple[P
     return spec, tuple(check(spec))
 
 
-def current_phase(raw_status: Mapping[str, Any]) -> RunPhase:
-    try:
-        return RunPhase(raw_status.get("phase") or RunPhase.PENDING)
-    except ValueError:
-        return RunPhase.PENDING
+def current_phase(status: Mapping[str, Any] | BenchmarkRunStatus) -> RunPhase:
+    return RunPhase(read_status(status).phase or RunPhase.PENDING)
 
 
-def needs_pass(raw_status: Mapping[str, Any]) -> bool:
+def needs_pass(status: Mapping[str, Any] | BenchmarkRunStatus) -> bool:
     """Active runs, and ended runs whose children are not cleaned up yet."""
-    return current_phase(raw_status) not in TERMINAL or not raw_status.get("cleanedUp")
+    typed = read_status(status)
+    return current_phase(typed) not in TERMINAL or not typed.cleaned_up
 
 
 def seconds_left(
-    raw_spec: Mapping[str, Any], raw_status: Mapping[str, Any], now: datetime
+    raw_spec: Mapping[str, Any], status: Mapping[str, Any] | BenchmarkRunStatus, now: datetime
 ) -> float | None:
     """Seconds until spec.timeout of a started, unfinished run (None: no clock yet)."""
     spec, _ = parse(raw_spec)
-    started = parse_stamp(raw_status.get("startedAt"))
-    if spec is None or started is None or current_phase(raw_status) in TERMINAL:
+    typed = read_status(status)
+    started = typed.started_at
+    if spec is None or started is None or current_phase(typed) in TERMINAL:
         return None
-    return parse_duration(spec.timeout) - (now - started).total_seconds()
+    return spec.timeout.seconds - (now - started).total_seconds()
 
 
 def reconcile_within(
@@ -136,9 +135,10 @@ def reconcile_within(
     except PassDeadlineError as exc:
         later = now + timedelta(seconds=budget)
         spec, problems = parse(raw_spec)
-        p = Pass(run, raw_status, later, settings, spec, problems, current_phase(raw_status))
+        status = read_status(raw_status)
+        p = Pass(run, status, later, settings, spec, problems, current_phase(status))
         if left is not None and spec is not None and left + 1 <= budget:
-            outcome = conclude(p, timeout_decision(timedelta(seconds=parse_duration(spec.timeout))))
+            outcome = conclude(p, timeout_decision(timedelta(seconds=spec.timeout.seconds)))
         else:
             outcome = pass_failed(p, exc)
     return replace(outcome, status=conform(outcome.status))
@@ -153,11 +153,12 @@ def reconcile(
 ) -> Outcome:
     spec, problems = parse(raw_spec)
     problems = (*problems, *results_claim_problems(spec, settings))
-    p = Pass(run, raw_status, now, settings, spec, problems, current_phase(raw_status))
+    status = read_status(raw_status)  # the one reading of the stored status
+    p = Pass(run, status, now, settings, spec, problems, current_phase(status))
     if p.phase in TERMINAL:
         return ended(p)
-    started = parse_stamp(raw_status.get("startedAt"))
-    timeout = timedelta(seconds=parse_duration(spec.timeout)) if spec is not None else None
+    started = status.started_at
+    timeout = timedelta(seconds=spec.timeout.seconds) if spec is not None else None
     if started is not None and timeout is not None and now - started > timeout:
         return conclude(p, timeout_decision(timeout))
     try:
@@ -169,22 +170,24 @@ def reconcile(
         return Outcome()
     if decision.phase in TERMINAL:
         return conclude(p, decision, extra, events)
-    status = {**_base(p, decision), **extra}
-    return Outcome(status, (*events, *decision_events(decision)))
+    patch = {**_base(p, decision), **extra}
+    return Outcome(patch, (*events, *decision_events(decision)))
 
 
 def _base(p: Pass, decision: Decision) -> dict[str, Any]:
     path = f"{p.settings.results_claim}/{results_prefix(p.run)}/"
-    status = status_patch(
-        p.run, raw_status=p.raw_status, decision=decision, now=p.now, results_path=path,
+    patch = status_patch(
+        p.run, status=p.status, decision=decision, now=p.now, results_path=path,
         started=decision.phase is not RunPhase.PENDING,
-        runner_image=runner_image(p.raw_status, p.settings),
+        runner_image=runner_image(p.status, p.settings),
     )  # fmt: skip
-    if p.raw_status.get("failedPasses"):
+    if p.status.failed_passes:
         # A good pass ends a series of failed ones.
-        status.update(failedPasses=None, failingSince=None)
-        status["conditions"] = merged(p, status, RECONCILED, "True", "PassSucceeded", "")
-    return status
+        patch.update(failedPasses=None, failingSince=None)
+        patch["conditions"] = merged(
+            p, patch["conditions"], RECONCILED, "True", "PassSucceeded", ""
+        )
+    return patch
 
 
 # -- observing -------------------------------------------------------------------
@@ -205,52 +208,53 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
         if misfit is not None:
             return replace(obs, failure=misfit), {}, ()
         return replace(obs, blocked=admission.blocker(run, spec, settings)), {}, ()
-    progress = p.raw_status.get("progress") or {}
+    progress = p.status.progress
     if p.phase is RunPhase.COLLECTING:
         return _collect(p, obs, spec, steps), {}, ()
-    started = parse_stamp(p.raw_status.get("startedAt")) or p.now
-    left = parse_duration(spec.timeout) - (p.now - started).total_seconds()
+    started = p.status.started_at or p.now
+    left = spec.timeout.seconds - (p.now - started).total_seconds()
     ctx = Context(
         run, spec, steps, settings, deadline_seconds=int(left), now=p.now,
-        runner_image=runner_image(p.raw_status, settings), started=started,
-        targets_status=p.raw_status.get("targets") or [],
+        runner_image=runner_image(p.status, settings), started=started,
+        targets_status=p.status.targets,
     )  # fmt: skip
-    moved = advance(
-        ctx, steps_done=int(progress.get("stepsDone") or 0), cold_mark=cold_mark_of(progress)
-    )
-    extra, events = _recorded(spec, p.raw_status, moved, p.now)
-    return _observed(obs, moved, p.raw_status), extra, (*events, *_stall_event(moved, p.raw_status))
+    steps_done = (progress.steps_done if progress else None) or 0
+    moved = advance(ctx, steps_done=steps_done, cold_mark=cold_mark_of(progress))
+    extra, events = _recorded(spec, p.status, moved, p.now)
+    return _observed(obs, moved, p.status), extra, (*events, *_stall_event(moved, p.status))
 
 
 def _collect(p: Pass, obs: Observation, spec: BenchmarkRunSpec, steps: list[Step]) -> Observation:
     """The run's summary.json written, or the failed step that keeps it from
     succeeding (a run never ends Succeeded with a failed step)."""
     failed = collecting.write_run_summary(
-        p.settings, p.run, spec, steps, started_at=p.raw_status.get("startedAt"), now=p.now,
-        status_targets=p.raw_status.get("targets") or [],
+        p.settings, p.run, spec, steps, started_at=p.status.started_at, now=p.now,
+        status_targets=p.status.targets,
     )  # fmt: skip
     if failed is not None:
         return replace(obs, failure=failed)
     return replace(obs, steps_done=len(steps), collected=True)
 
 
-def _stall_event(moved: Advance, raw_status: Mapping[str, Any]) -> tuple[Event, ...]:
+def _condition(status: BenchmarkRunStatus, kind: str) -> Condition | None:
+    return next((c for c in status.conditions if c.type == kind), None)
+
+
+def _stall_event(moved: Advance, status: BenchmarkRunStatus) -> tuple[Event, ...]:
     """One Warning when pods start waiting for a new reason (not one per pass);
     none for the ordinary steps of a start (Pending, ContainerCreating)."""
     if moved.stalled is None or moved.stalled[0] in VAGUE:
         return ()
-    conditions: list[dict[str, Any]] = raw_status.get("conditions") or []
-    old = next((c for c in conditions if c.get("type") == "Progressing"), {})
-    if old.get("reason") == moved.stalled[0]:
+    old = _condition(status, "Progressing")
+    if old is not None and old.reason == moved.stalled[0]:
         return ()
     return (("Warning", *moved.stalled),)
 
 
-def _observed(obs: Observation, moved: Advance, raw_status: Mapping[str, Any]) -> Observation:
+def _observed(obs: Observation, moved: Advance, status: BenchmarkRunStatus) -> Observation:
     degraded = moved.degraded
-    conditions: list[dict[str, Any]] = raw_status.get("conditions") or []
-    old = next((c for c in conditions if c.get("type") == "Degraded"), {})
-    if degraded is not None and old.get("message") == degraded[1]:
+    old = _condition(status, "Degraded")
+    if degraded is not None and old is not None and old.message == degraded[1]:
         degraded = None  # already reported: one Warning per disturbance
     saturated = None
     if moved.collected is not None and moved.current is not None:
@@ -269,12 +273,12 @@ def _observed(obs: Observation, moved: Advance, raw_status: Mapping[str, Any]) -
 
 
 def _recorded(
-    spec: BenchmarkRunSpec, raw_status: Mapping[str, Any], moved: Advance, now: datetime
+    spec: BenchmarkRunSpec, status: BenchmarkRunStatus, moved: Advance, now: datetime
 ) -> tuple[dict[str, Any], tuple[Event, ...]]:
     """Progress, per-target results and the step's event: the status beyond the phase."""
     steps_total = len(plan(spec))
     names = [t.name for t in spec.targets]
-    targets = target_entries(raw_status.get("targets") or [], names, moved.target)
+    targets = target_entries(status.targets, names, moved.target)
     extra: dict[str, Any] = {}
     events: tuple[Event, ...] = ()
     if moved.collected is not None and moved.current is not None:
@@ -285,10 +289,10 @@ def _recorded(
             events = (("Normal", "StepCompleted", step_event(moved.current, moved.collected)),)
     targets, omitted = compacted(targets)
     if omitted:
-        extra["resultsOmitted"] = int(raw_status.get("resultsOmitted") or 0) + omitted
+        extra["resultsOmitted"] = (status.results_omitted or 0) + omitted
     live = moved.step_progress
     progress = progress_block(
-        raw_status.get("progress") or {},
+        status.progress,
         steps_total=steps_total,
         steps_done=moved.steps_done,
         current=moved.current,
@@ -297,7 +301,7 @@ def _recorded(
             moved.steps_done,
             steps_total,
             None if live is None else live.percent,
-            parse_stamp(raw_status.get("startedAt")),
+            status.started_at,
             now,
         ),
         ops_per_second=None if live is None else live.rate,

@@ -31,15 +31,16 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from dbbench_contract.api import API_VERSION, KIND
 from dbbench_operator.controller import pass_timing
 from dbbench_operator.controller.alarms import Alarms
 from dbbench_operator.controller.concluding import Outcome
 from dbbench_operator.controller.metrics import METRICS
 from dbbench_operator.controller.reconciling import reconcile_within, seconds_left
 from dbbench_operator.k8s import api
-from dbbench_operator.model import API_VERSION, KIND
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.status.recording import read_status
 from dbbench_operator.targets import provisioning
 
 log = logging.getLogger(__name__)
@@ -223,7 +224,8 @@ async def _one_round(
     wait = pass_timing.next_wait(
         now_status, settings, busy_passes=busy, retry_after=outcome.retry_after,
         seconds_left=seconds_left(spec, now_status, datetime.now(UTC)),
-        active_runs=len(alarms), moved=now_status.get("phase") != status.get("phase"),
+        active_runs=len(alarms),
+        moved=read_status(now_status).phase != read_status(status).phase,
         jitter=random.uniform(1 - JITTER, 1 + JITTER),  # noqa: S311 - not a secret
     )  # fmt: skip
     return _Round(written, busy, wait)

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dbbench_contract.api import GROUP, KIND
 from dbbench_operator.k8s import api
-from dbbench_operator.model import GROUP, KIND
 from dbbench_operator.naming import RunRef
 
 

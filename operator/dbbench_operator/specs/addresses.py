@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dbbench_operator.model import (
+from dbbench_contract.api import (
     BENCHMARK_DATABASE,
     BenchmarkRunSpec,
     Resources,
@@ -19,7 +19,7 @@ from dbbench_operator.model import (
     Target,
     mysql_connections_needed,
 )
-from dbbench_operator.model.tables import used_tables
+from dbbench_contract.api.tables import used_tables
 from dbbench_operator.naming import RunRef, credentials_secret_name
 from dbbench_operator.settings import EngineImage, OperatorSettings
 from dbbench_operator.specs.credentials import ROOT_USERNAME

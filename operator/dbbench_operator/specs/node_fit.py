@@ -17,8 +17,8 @@ from dataclasses import field as dataclass_field
 from decimal import Decimal
 from typing import Any
 
-from dbbench_operator.model import BenchmarkRunSpec, Resources, parse_quantity
-from dbbench_operator.model.units import format_bytes
+from dbbench_contract.api import BenchmarkRunSpec, Resources, parse_quantity
+from dbbench_contract.api.units import format_bytes
 from dbbench_operator.specs.databases.request import (
     DEFAULT_CONFIG_SERVER_RESOURCES,
     DEFAULT_MONGOS_RESOURCES,

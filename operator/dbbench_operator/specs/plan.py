@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from dbbench_operator.model import BenchmarkRunSpec
-from dbbench_operator.model.tables import phase_table
+from dbbench_contract.api import BenchmarkRunSpec
+from dbbench_contract.api.tables import phase_table
 from dbbench_operator.naming import RunRef, adopt, plan_configmap_name, run_labels
 
 

@@ -19,10 +19,8 @@ from typing import Any, TypeVar
 
 from dbbench_contract import layout
 from dbbench_contract import step as step_file
-from dbbench_contract.durations import parse_duration
-from dbbench_contract.step import WriteConcern
-from dbbench_operator.model import BenchmarkRunSpec, Phase, Target
-from dbbench_operator.model.units import parse_quantity
+from dbbench_contract.api import BenchmarkRunSpec, Target
+from dbbench_contract.api.units import parse_quantity
 from dbbench_operator.naming import (
     RunRef,
     adopt,
@@ -43,10 +41,6 @@ CREDENTIALS_DIR = "/var/run/dbbench/credentials"
 TARGET_URI_DIR = "/var/run/dbbench/target"
 RUNNER_UID = 65532
 MIN_DEADLINE_S = 60
-# MongoDB write concern implied by the target's durability profile.
-DURABILITY_WRITE_CONCERN: dict[str, WriteConcern] = {
-    "fast": "acknowledged", "safe": "journaled", "strict": "majority",
-}  # fmt: skip
 DATABASE_PODS_ANNOTATION = "dbbench.io/database-pods"
 
 
@@ -96,59 +90,16 @@ def step_labels(run: RunRef, step: Step, component: str) -> dict[str, str]:
     }
 
 
-def _write_concern(target: Target, phase: Phase) -> WriteConcern:
-    if phase.write_concern is not None:
-        return phase.write_concern
-    if target.engine != "mongodb":
-        return "acknowledged"  # durability is a server setting there (the profile)
-    return DURABILITY_WRITE_CONCERN[target.durability]
-
-
-def build_distribution(phase: Phase) -> step_file.Distribution:
-    given = phase.distribution
-    if given is None:
-        return step_file.Distribution()
-    if given.data_fraction is None:
-        return step_file.Distribution(type=given.type)
-    return step_file.Distribution(type=given.type, data_fraction=given.data_fraction)
-
-
-def build_phase(spec: BenchmarkRunSpec, target: Target, phase: Phase) -> step_file.Phase:
-    """The runner's `phase` block: the CRD's fields, defaults made explicit."""
-    return step_file.Phase(
-        name=phase.name,
-        type=phase.type,
-        id_mode=phase.id_mode,
-        batch_size=phase.batch_size,
-        write_concern=_write_concern(target, phase),
-        report_every=phase.report_every,
-        target_rate=phase.target_rate,
-        read_preference=phase.read_preference,
-        max_error_rate=phase.max_error_rate,
-        mix=None if phase.mix is None else step_file.Mix(
-            read=phase.mix.read, insert=phase.mix.insert, update=phase.mix.update,
-            scan=phase.mix.scan, read_modify_write=phase.mix.read_modify_write,
-        ),
-        distribution=build_distribution(phase),
-        duration=None if phase.duration is None else parse_duration(phase.duration),
-        warmup=0.0 if phase.warmup is None else parse_duration(phase.warmup),
-        operations=phase.operations if phase.type != "insert" else None,
-        queries=phase.effective_queries if phase.type == "query" else (),
-        keys=min(phase.keys or spec.dataset.records, spec.dataset.records)
-        if phase.type == "pointReads" and phase.reads_distinct_keys
-        else None,
-    )  # fmt: skip
-
-
 def build_target(target: Target, access: TargetAccess) -> step_file.Target:
     if access.uri_secret is not None:
         return step_file.Target(
-            name=target.name, engine=target.engine, connect_retries=6,
-            uri_file=Path(TARGET_URI_DIR, "uri"),
+            name=target.name, engine=target.engine, durability=target.durability,
+            connect_retries=6, uri_file=Path(TARGET_URI_DIR, "uri"),
         )  # fmt: skip
     return step_file.Target(
         name=target.name,
         engine=target.engine,
+        durability=target.durability,
         connect_retries=6,
         uri=access.uri,
         host=None if access.uri is not None else access.host,
@@ -183,19 +134,17 @@ def build_step_config(
     records = spec.dataset.records
     if phase.type == "insert" and phase.operations is not None:
         records = phase.operations  # an insert phase loads `operations` records
-    placed = {} if table is None else table.step_fields(step, spec.dataset.records)
+    placed = None if table is None else table.step_fields(step, spec.dataset.records)
     return step_file.StepConfig(
         target=build_target(target, access),
-        dataset=step_file.Dataset(
-            shape=spec.dataset.shape,
-            records=records,
-            record_size=spec.dataset.record_size,
-            seed=spec.dataset.seed,
-            tags_index=spec.dataset.tags_index,
-            records_before=placed.get("recordsBefore"),
-            first_record=placed.get("firstRecord"),
+        # The run's data set and phase as the spec has them (the API's models);
+        # the runner resolves the rest (write concern, keys) by the same rules.
+        dataset=step_file.StepDataset(
+            **{**dict(spec.dataset), "records": records},
+            records_before=None if placed is None else placed["recordsBefore"],
+            first_record=None if placed is None else placed["firstRecord"],
         ),
-        phase=build_phase(spec, target, phase),
+        phase=phase,
         pod=step_file.Pod(count=spec.runner.pods),
         step=step.index + 1,
         # Seed the step's operation streams and stamp its writes: no repeat or

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from dbbench_operator.model.base import Problem
+from dbbench_contract.api.base import Problem
 
 
 class RunPhase(StrEnum):
@@ -210,7 +210,7 @@ def merge_conditions(
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
     for cond in updates:
         old = by_type.get(cond.type)
-        changed = old is None or old.get("status") != cond.status
+        changed = old is None or old["status"] != cond.status
         by_type[cond.type] = {
             "type": cond.type,
             "status": cond.status,

@@ -6,8 +6,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import BaseModel
+
+from dbbench_contract.api.status import BenchmarkRunStatus, Progress, TargetResult
 from dbbench_contract.summary import StepSummary
-from dbbench_operator.model.status import BenchmarkRunStatus
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.plan import Step
@@ -28,11 +30,25 @@ def parse_stamp(text: object) -> datetime | None:
     return datetime.strptime(str(text), TIMESTAMP).replace(tzinfo=UTC)
 
 
+def read_status(raw: Mapping[str, Any] | BenchmarkRunStatus) -> BenchmarkRunStatus:
+    """A run's status as the API server keeps it, in the API's model: read once
+    per pass, never key by key. Keys this operator does not know (a newer
+    one's) are ignored."""
+    if isinstance(raw, BenchmarkRunStatus):
+        return raw
+    return BenchmarkRunStatus.model_validate(raw, extra="ignore")
+
+
+def as_patch(model: BaseModel | None) -> dict[str, Any]:
+    """A part of the status read back, as the patch this pass writes starts from."""
+    return {} if model is None else model.model_dump(mode="json", exclude_none=True)
+
+
 def target_entries(
-    previous: Sequence[Mapping[str, Any]], names: Sequence[str], seen: TargetSeen | None
+    previous: Sequence[TargetResult], names: Sequence[str], seen: TargetSeen | None
 ) -> list[dict[str, Any]]:
     """One entry per spec target, in spec order: what was known, updated by `seen`."""
-    by_name = {str(t.get("name")): dict(t) for t in previous}
+    by_name = {t.name: as_patch(t) for t in previous}
     out = []
     for name in names:
         entry = by_name.get(name, {"name": name})
@@ -43,7 +59,7 @@ def target_entries(
 
 
 def progress_block(
-    previous: Mapping[str, Any],
+    previous: Progress | None,
     *,
     steps_total: int,
     steps_done: int,
@@ -72,26 +88,26 @@ def progress_block(
         )  # fmt: skip
     if cold_mark is not None:
         block.update(coldStep=cold_mark[0], coldPods=list(cold_mark[1]))
-    return {**previous, **block}
+    return {**as_patch(previous), **block}
 
 
-def cold_mark_of(progress: Mapping[str, Any]) -> tuple[int, tuple[str, ...]] | None:
-    if not progress.get("coldStep"):
+def cold_mark_of(progress: Progress | None) -> tuple[int, tuple[str, ...]] | None:
+    if progress is None or not progress.cold_step:
         return None
-    return int(progress["coldStep"]), tuple(progress.get("coldPods") or ())
+    return progress.cold_step, tuple(progress.cold_pods or ())
 
 
-def runner_image(raw_status: Mapping[str, Any], settings: OperatorSettings) -> str:
+def runner_image(status: BenchmarkRunStatus, settings: OperatorSettings) -> str:
     """The runner image of this run: fixed in the status when it left Pending, so an
     operator upgraded mid-run does not mix runner versions in one run (a run started
     by an operator that did not record it takes the current one from then on)."""
-    return str(raw_status.get("runnerImage") or settings.runner_image)
+    return status.runner_image or settings.runner_image
 
 
 def status_patch(
     run: RunRef,
     *,
-    raw_status: Mapping[str, Any],
+    status: BenchmarkRunStatus,
     decision: Decision,
     now: datetime,
     results_path: str,
@@ -103,25 +119,25 @@ def status_patch(
     `started`: the run has left Pending (a run that fails there never started).
     `runner_image` is recorded when it does, once: every later step uses it.
     """
-    status: dict[str, Any] = {
+    patch: dict[str, Any] = {
         "phase": str(decision.phase),
         "observedGeneration": run.generation,
         "conditions": merge_conditions(
-            raw_status.get("conditions") or [], decision.conditions, now, run.generation
+            [as_patch(c) for c in status.conditions], decision.conditions, now, run.generation
         ),
         "message": next(
             (c.message for c in decision.conditions if c.type in ("Failed", "Progressing")), ""
         ),
     }
-    if started and not raw_status.get("startedAt"):
-        status["startedAt"] = stamp(now)
+    if started and status.started_at is None:
+        patch["startedAt"] = stamp(now)
         if results_path:
-            status["resultsPath"] = results_path
-    if started and runner_image and not raw_status.get("runnerImage"):
-        status["runnerImage"] = runner_image
+            patch["resultsPath"] = results_path
+    if started and runner_image and not status.runner_image:
+        patch["runnerImage"] = runner_image
     if decision.phase in TERMINAL:
-        status["completedAt"] = stamp(now)
-    return status
+        patch["completedAt"] = stamp(now)
+    return patch
 
 
 def step_event(step: Step, merged: StepSummary) -> str:
@@ -132,11 +148,11 @@ def step_event(step: Step, merged: StepSummary) -> str:
     )
 
 
-def _without_none(value: Any) -> Any:
+def without_none(value: Any) -> Any:
     if isinstance(value, Mapping):
-        return {k: _without_none(v) for k, v in value.items() if v is not None}
+        return {k: without_none(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
-        return [_without_none(v) for v in value]
+        return [without_none(v) for v in value]
     return value
 
 
@@ -155,5 +171,7 @@ def conform(patch: Mapping[str, Any]) -> dict[str, Any]:
     """A status patch built through the status model (the CRD's own schema): keys
     it does not know and values of the wrong type fail here, in the operator's
     tests, not at the API server. None values stay: merge-patch removes the key."""
-    typed = BenchmarkRunStatus.model_validate(_without_none(patch))
+    # extra="forbid": the status models ignore unknown keys when they read a
+    # stored status; a patch the operator writes must not carry any.
+    typed = BenchmarkRunStatus.model_validate(without_none(patch), extra="forbid")
     return _deletions(typed.model_dump(by_alias=True, mode="json", exclude_unset=True), patch)

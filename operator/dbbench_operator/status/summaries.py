@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from dbbench_contract.api.status import LastResult, PhaseResult
 from dbbench_contract.run_summary import step_result
 from dbbench_contract.summary import StepSummary
-from dbbench_operator.model.status import LastResult, PhaseResult
 from dbbench_operator.specs.plan import Step
 
 # Per-repeat results kept in the status; beyond this, the earliest repeats of
@@ -22,10 +22,9 @@ MAX_STATUS_RESULTS = 160
 
 
 def phase_result(step: Step, merged: StepSummary) -> PhaseResult:
-    """One step's merged summary as a status `PhaseResult` (the same fields as the
-    run summary's `StepResult`: a test keeps the two models equal)."""
-    result = step_result(step.phase, step.repeat, merged)
-    return PhaseResult.model_validate(result.model_dump(mode="json", exclude_none=True))
+    """One step's merged summary as a status `PhaseResult` (the run summary's
+    step result too: one model)."""
+    return step_result(step.phase, step.repeat, merged)
 
 
 RUNNER_SATURATED = "RunnerSaturated"
@@ -63,14 +62,16 @@ def with_result(
 ) -> list[dict[str, Any]]:
     """The status targets with one more phase result (replacing an equal one)."""
     out = [dict(t) for t in targets]
-    entry = next((t for t in out if t.get("name") == step.target), None)
+    entry = next((t for t in out if t["name"] == step.target), None)
     if entry is None:
         entry = {"name": step.target}
         out.append(entry)
+    # Entries of the patch being built (target_entries): every one has a name,
+    # every phase result a name and a repeat.
     phases = [
         p
-        for p in entry.get("phases") or []
-        if (p.get("name"), p.get("repeat")) != (step.phase, step.repeat)
+        for p in entry.setdefault("phases", [])
+        if (p["name"], p["repeat"]) != (step.phase, step.repeat)
     ]
     entry["phases"] = [*phases, result.model_dump(by_alias=True, exclude_none=True, mode="json")]
     return out
@@ -78,7 +79,7 @@ def with_result(
 
 def compacted(targets: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     """At most MAX_STATUS_RESULTS phase results; drops the earliest repeats first."""
-    out = [{**t, "phases": list(t.get("phases") or [])} for t in targets]
+    out = [{**t, "phases": list(t["phases"]) if "phases" in t else []} for t in targets]
     total = sum(len(t["phases"]) for t in out)
     omitted = 0
     while total > MAX_STATUS_RESULTS:

@@ -20,17 +20,17 @@ the target's Ready condition as lastTransitionTime).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from dbbench_contract.api import BenchmarkRunSpec
+from dbbench_contract.api.status import TargetResult
 from dbbench_contract.progress import StepProgress
 from dbbench_contract.summary import StepSummary
 from dbbench_operator.k8s.ownership import ForeignChildError, PreviousRunChildError
-from dbbench_operator.k8s.pod_stalls import Stall, judge, parse_time
-from dbbench_operator.model import BenchmarkRunSpec
-from dbbench_operator.model.units import parse_duration
+from dbbench_operator.k8s.pod_stalls import Stall, judge
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.addresses import target_access
@@ -77,7 +77,7 @@ class Context:
     now: datetime
     runner_image: str  # fixed when the run left Pending (status.runnerImage)
     started: datetime | None = None
-    targets_status: Sequence[Mapping[str, Any]] = ()  # status.targets as the pass found it
+    targets_status: Sequence[TargetResult] = ()  # status.targets as the pass found it
 
 
 def _stalled(
@@ -86,7 +86,7 @@ def _stalled(
     """Pods that have not started: fail once one used up spec.startupGrace, else say
     why and until when; None when every pod has started."""
     grace = ctx.spec.startup_grace
-    verdict = judge(stalls, parse_duration(grace), ctx.now)
+    verdict = judge(stalls, grace.seconds, ctx.now)
     stall = verdict.stall
     if stall is None:
         return None
@@ -118,7 +118,7 @@ def _taken(ctx: Context, steps_done: int, exc: ForeignChildError) -> Advance:
     step = ctx.steps[min(steps_done, len(ctx.steps) - 1)]
     base = Advance(steps_done, step, Stage.PROVISIONING)
     message = f"{_describe(step, len(ctx.steps))}: {exc.describe()}"
-    grace = parse_duration(ctx.spec.startup_grace)
+    grace = ctx.spec.startup_grace.seconds
     waited = (ctx.now - ctx.started).total_seconds() if ctx.started is not None else 0.0
     if isinstance(exc, PreviousRunChildError) and waited < grace:
         return _with(base, reason=exc.reason, message=message)
@@ -170,11 +170,11 @@ def _not_ready(
 def _settling_since(ctx: Context, name: str) -> datetime:
     """When this target's wait for a usable database began: kept in its Ready
     condition by the passes before, else now (the pods were not ready before)."""
-    entry: Mapping[str, Any] = next((t for t in ctx.targets_status if t.get("name") == name), {})
-    conditions = entry.get("conditions") or []
-    ready: Mapping[str, Any] = next((c for c in conditions if c.get("type") == "Ready"), {})
-    if ready.get("status") == "False":
-        return parse_time(ready.get("lastTransitionTime")) or ctx.now
+    entry = next((t for t in ctx.targets_status if t.name == name), None)
+    conditions = [] if entry is None else entry.conditions
+    ready = next((c for c in conditions if c.type == "Ready"), None)
+    if ready is not None and ready.status == "False":
+        return ready.last_transition_time or ctx.now
     return ctx.now
 
 
@@ -187,7 +187,7 @@ def _settling(
     waiting = _with(waiting, target=seen)
     grace = ctx.spec.startup_grace
     verdict = judge((Stall(f"target {seen.name}", seen.reason, seen.message, seen.since),),
-                    parse_duration(grace), ctx.now)  # fmt: skip
+                    grace.seconds, ctx.now)  # fmt: skip
     if verdict.overdue:
         after = "the first attempt to reach it" if external else "its pods were ready"
         last = "last error" if seen.reason in refusals.REASONS else "still"

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dbbench_contract.api import BenchmarkRunSpec
 from dbbench_operator.k8s import api
-from dbbench_operator.model import BenchmarkRunSpec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.cache_drop_job import build_cache_drop_job, cache_drop_labels
 from dbbench_operator.specs.plan import Step

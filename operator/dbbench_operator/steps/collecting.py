@@ -8,19 +8,19 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from dbbench_contract import run_summary as rs
+from dbbench_contract.api import API_VERSION, BenchmarkRunSpec, BenchmarkRunStatus
+from dbbench_contract.api.status import TargetResult
 from dbbench_contract.layout import SUMMARY
 from dbbench_contract.summary import StepSummary
 from dbbench_operator import deadlines
-from dbbench_operator.model import API_VERSION, BenchmarkRunSpec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.plan import Step, plan
 from dbbench_operator.specs.runner_job import step_dir
 from dbbench_operator.specs.table_state import TableState, table_state
-from dbbench_operator.status.recording import parse_stamp
+from dbbench_operator.status.recording import stamp
 from dbbench_operator.steps import results_service
 from dbbench_operator.steps.outcome import failed_step
 
@@ -69,9 +69,9 @@ def build_run_summary(
     steps: Sequence[Step],
     merged: Mapping[int, StepSummary],
     *,
-    started_at: str | None,
-    completed_at: str,
-    status_targets: Sequence[Mapping[str, Any]],
+    started_at: datetime | None,
+    completed_at: datetime,
+    status_targets: Sequence[TargetResult],
     ending: Ending | None = None,
 ) -> rs.RunSummary:
     """summary.json at the run's root: what ran, in which order, with what result,
@@ -83,15 +83,15 @@ def build_run_summary(
             namespace=run.namespace,
             name=run.name,
             uid=run.uid,
-            started_at=started_at,
-            completed_at=completed_at,
+            started_at=None if started_at is None else stamp(started_at),
+            completed_at=stamp(completed_at),
             phase=ending.phase,
             reason=ending.reason,
             message=ending.message,
             current_step=ending.current_step,
         ),
         # Every default explicit: readers need not know the API's defaults.
-        spec=spec.model_dump(by_alias=True, exclude_none=True, mode="json"),
+        spec=spec,
         steps=tuple(
             rs.StepEntry(
                 step=s.index + 1,
@@ -108,10 +108,10 @@ def build_run_summary(
         ),
         targets=tuple(
             rs.TargetEntry(
-                name=str(t.get("name")),
-                endpoint=t.get("endpoint"),
-                server_version=t.get("serverVersion"),
-                shard_key=t.get("shardKey"),
+                name=t.name,
+                endpoint=t.endpoint,
+                server_version=t.server_version,
+                shard_key=t.shard_key,
             )
             for t in status_targets
         ),
@@ -124,9 +124,9 @@ def write_run_summary(
     spec: BenchmarkRunSpec,
     steps: Sequence[Step],
     *,
-    started_at: str | None,
+    started_at: datetime | None,
     now: datetime,
-    status_targets: Sequence[Mapping[str, Any]],
+    status_targets: Sequence[TargetResult],
     ending: Ending | None = None,
 ) -> tuple[str, str] | None:
     """Upload the run's summary.json (the service renders the report from it).
@@ -148,7 +148,7 @@ def write_run_summary(
         merged = {index: summary for index, summary in found.items() if summary is not None}
     document = build_run_summary(
         run, spec, steps, merged, started_at=started_at,
-        completed_at=now.strftime("%Y-%m-%dT%H:%M:%SZ"), status_targets=status_targets,
+        completed_at=now, status_targets=status_targets,
         ending=ending,
     )  # fmt: skip
     results_service.put_file(
@@ -157,16 +157,15 @@ def write_run_summary(
     return None
 
 
-def ending_of(status: Mapping[str, Any]) -> Ending:
+def ending_of(status: BenchmarkRunStatus) -> Ending:
     """How the run ended, read from its status (pure)."""
-    conditions: list[Mapping[str, Any]] = status.get("conditions") or []
-    failed = next((c for c in conditions if c.get("type") == "Failed"), {})
-    step = (status.get("progress") or {}).get("step")
+    failed = next((c for c in status.conditions if c.type == "Failed"), None)
+    step = status.progress.step if status.progress else None
     return Ending(
-        phase=str(status.get("phase") or "Failed"),
-        reason=failed.get("reason"),
-        message=failed.get("message") or status.get("message"),
-        current_step=int(step) if step else None,
+        phase=status.phase or "Failed",
+        reason=None if failed is None else failed.reason,
+        message=(None if failed is None else failed.message) or status.message,
+        current_step=step or None,
     )
 
 
@@ -174,14 +173,14 @@ def write_ended_summary(
     settings: OperatorSettings,
     run: RunRef,
     spec: BenchmarkRunSpec,
-    status: Mapping[str, Any],
+    status: BenchmarkRunStatus,
     now: datetime,
 ) -> None:
     """A failed or timed-out run's summary.json: the steps it completed, the rest
     without a result, and why it ended; the service renders its report from it."""
     write_run_summary(
-        settings, run, spec, plan(spec), started_at=status.get("startedAt"), now=now,
-        status_targets=status.get("targets") or [], ending=ending_of(status),
+        settings, run, spec, plan(spec), started_at=status.started_at, now=now,
+        status_targets=status.targets, ending=ending_of(status),
     )  # fmt: skip
 
 
@@ -189,7 +188,7 @@ def summarize_ended(
     settings: OperatorSettings,
     run: RunRef,
     spec: BenchmarkRunSpec,
-    status: Mapping[str, Any],
+    status: BenchmarkRunStatus,
     now: datetime,
 ) -> tuple[bool, tuple[str, str] | None]:
     """`write_ended_summary`, bounded like a pass. (done, warning): not done while the
@@ -201,7 +200,7 @@ def summarize_ended(
             settings.pass_deadline, f"{run.name}-summary",
         )  # fmt: skip
     except (results_service.ResultsServiceError, deadlines.PassDeadlineError) as exc:
-        since = parse_stamp(status.get("completedAt")) or now
+        since = status.completed_at or now
         waited = (now - since).total_seconds()
         if waited < SUMMARY_GRACE_S:
             log.warning("summary of ended run %s/%s not written yet: %s", run.namespace,

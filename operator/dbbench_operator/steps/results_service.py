@@ -72,7 +72,7 @@ def _call(
 
 def _parsed(model: type[M], what: str, data: bytes) -> M:
     try:
-        return model.model_validate_json(data)
+        return model.from_json(data)
     except ValidationError as exc:
         raise ResultsServiceError(f"{what}: not a {model.__name__}: {exc.errors()[0]}") from exc
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from dbbench_contract.api import BenchmarkRunSpec
 from dbbench_operator.k8s import api, ownership, pod_diagnosis
 from dbbench_operator.k8s.pod_stalls import Stall
-from dbbench_operator.model import BenchmarkRunSpec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.addresses import TargetAccess, topology_request
 from dbbench_operator.specs.databases import target_names

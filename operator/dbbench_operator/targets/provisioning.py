@@ -14,9 +14,9 @@ import secrets
 from dataclasses import replace
 from typing import Any
 
+from dbbench_contract.api import BenchmarkRunSpec
 from dbbench_operator.k8s import api, ownership, pod_diagnosis
 from dbbench_operator.k8s.pod_stalls import longest
-from dbbench_operator.model import BenchmarkRunSpec
 from dbbench_operator.naming import RunRef, adopt, credentials_secret_name
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.addresses import topology_request

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 import mysql.connector
 import psycopg
 
+from dbbench_contract.api import SecretKeyRef, Target
 from dbbench_operator.k8s import api, ownership
-from dbbench_operator.model import SecretKeyRef, Target
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.databases import target_names
 from dbbench_operator.specs.databases.request import (

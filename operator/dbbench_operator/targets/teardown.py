@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbbench_contract.api import BenchmarkRunSpec
 from dbbench_operator.k8s import api, ownership
-from dbbench_operator.model import BenchmarkRunSpec
 from dbbench_operator.naming import RUN_LABEL, RunRef, label_value, run_selector
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.addresses import topology_request

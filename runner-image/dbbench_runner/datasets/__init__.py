@@ -9,8 +9,8 @@ A phase's idMode says which of the two it writes and reads.
 
 from __future__ import annotations
 
-from dbbench_contract.step import IdMode
-from dbbench_runner.config import Dataset
+from dbbench_contract.api.phases import IdMode
+from dbbench_contract.api.spec import Dataset
 from dbbench_runner.datasets.base import Column, DatasetGenerator, Record, record_size
 from dbbench_runner.datasets.flat45 import Flat45
 from dbbench_runner.datasets.indexed4 import Indexed4

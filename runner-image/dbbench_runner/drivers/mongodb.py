@@ -65,13 +65,13 @@ class MongoDriver:
         self._db = client[config.target.database]
         collection = self._db[dataset.table]
         self._writes = collection.with_options(
-            write_concern=WriteConcern(**WRITE_CONCERNS[phase.write_concern])  # type: ignore[arg-type]
+            write_concern=WriteConcern(**WRITE_CONCERNS[config.write_concern])  # type: ignore[arg-type]
         )
         self._reads = collection.with_options(
             read_preference=READ_PREFERENCES[phase.read_preference]()
         )
         self._key = schema.key_field(dataset, phase.id_mode)
-        self._acknowledged = phase.write_concern != "unacknowledged"
+        self._acknowledged = config.write_concern != "unacknowledged"
 
     @classmethod
     def connect(

@@ -19,10 +19,9 @@ __all__ = ["operation_budget", "operations_for"]
 
 def operation_budget(config: StepConfig, worker: int) -> int | None:
     """Measured operations this worker must perform (None: bounded by time only)."""
-    phase = config.phase
-    if phase.operations is None:
+    if config.operations is None:
         return None
-    return len(split(phase.operations, config.workers_total, worker))
+    return len(split(config.operations, config.workers_total, worker))
 
 
 def operations_for(

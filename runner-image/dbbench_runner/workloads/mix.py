@@ -42,8 +42,9 @@ def mix_operations(
     secondary = phase.read_preference != "primary"
     inserted = 0
     workers = config.workers_total
-    if phase.distribution.type == "latest":
-        rank = recency_ranks(phase.distribution, loaded, rng)
+    keys = config.key_choice
+    if keys.type == "latest":
+        rank = recency_ranks(keys, loaded, rng)
 
         def choose() -> int:
             r = rank()
@@ -51,7 +52,7 @@ def mix_operations(
                 return new_record_number(base, workers, worker, inserted - 1 - r)
             return max(1, loaded - (r - inserted))
     else:
-        choose = make_chooser(phase.distribution, loaded, rng, key_order=dataset.key_order)
+        choose = make_chooser(keys, loaded, rng, key_order=dataset.key_order)
     position = step_position(config.phase_index, config.repeat)
     for sequence in itertools.count():
         kind = kinds[bisect.bisect_right(cumulative, rng.random() * total)]
@@ -70,4 +71,4 @@ def mix_operations(
             stamp = write_stamp(position, workers, worker, sequence)
             yield ReadModifyWrite(dataset.key(number), dataset.update(number, stamp))
         else:
-            yield Scan(dataset.key(number), phase.scan_length, secondary_ok=secondary)
+            yield Scan(dataset.key(number), config.tuning.scan_length, secondary_ok=secondary)

@@ -32,13 +32,12 @@ def point_read_operations(
     phase = config.phase
     secondary = phase.read_preference != "primary"
     records = config.dataset.records
-    if phase.distribution.type != "uniform":
-        choose = make_chooser(phase.distribution, records, rng, key_order=dataset.key_order)
+    keys = config.keys
+    if keys is None:  # a distribution other than uniform: a key drawn for every read
+        choose = make_chooser(config.key_choice, records, rng, key_order=dataset.key_order)
         read_key = dataset.read_key
         while True:
             yield Read(read_key(choose()), secondary_ok=secondary)
-    assert phase.keys is not None  # guaranteed by config validation
-    keys = min(phase.keys, records)
     # One permutation for all workers and pods of the step (their keys stay distinct).
     position = step_position(config.phase_index, config.repeat)
     permutation = Permutation(records, stream_seed(config.dataset.seed, position))
@@ -46,5 +45,5 @@ def point_read_operations(
     while positions:
         for index in positions:
             yield Read(dataset.read_key(permutation(index - 1) + 1), secondary_ok=secondary)
-        if phase.duration is None:
+        if config.duration is None:
             return

@@ -60,10 +60,10 @@ def must_find(name: str, number: int, number1: int, records: int) -> bool:
 
 def query_operations(config: StepConfig, rng: random.Random) -> Iterator[Operation]:
     phase = config.phase
-    choose = make_chooser(phase.distribution, NUMBER_RANGE, rng)
+    choose = make_chooser(config.key_choice, NUMBER_RANGE, rng)
     secondary = phase.read_preference != "primary"
     records = config.records_before  # what the table holds when the phase starts
-    for name in itertools.cycle(phase.queries):
+    for name in itertools.cycle(config.queries):
         number = choose() - 1
         number1 = rng.randrange(NUMBER1_RANGE)
         yield Query(

@@ -12,7 +12,7 @@ shared_buffers (or wal_buffers) the limit cannot hold (model/semantics.py).
 
 from __future__ import annotations
 
-from dbbench_operator.model.memory_floors import MIN_SHARED_BUFFERS, SHARED_BUFFERS_SHARE
+from dbbench_contract.api.memory_floors import MIN_SHARED_BUFFERS, SHARED_BUFFERS_SHARE
 
 MIB = 1024**2
 EFFECTIVE_CACHE_SHARE = 0.75

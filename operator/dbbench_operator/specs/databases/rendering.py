@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from dbbench_operator.model import DEFAULT_VERSIONS
+from dbbench_contract.api import DEFAULT_VERSIONS
 from dbbench_operator.specs.databases import target_names
 from dbbench_operator.specs.databases.replication_flags import role_flags
 from dbbench_operator.specs.databases.request import (

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbbench_operator.model import memory_floors
-from dbbench_operator.model.units import parse_mysql_size, parse_quantity
+from dbbench_contract.api import memory_floors
+from dbbench_contract.api.units import parse_mysql_size, parse_quantity
 from dbbench_operator.specs.databases.postgres_sizing import postgres_settings
 from dbbench_operator.specs.databases.request import TopologyRequest
 

@@ -8,11 +8,17 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from .base import ApiModel, Rule
+from .phases import WriteConcern
 from .placement import TARGET_HARDWARE_RULES, TargetHardware
 
 Engine = Literal["mongodb", "mysql", "mariadb", "postgresql"]
 Topology = Literal["standalone", "replicaSet", "sharded", "primaryReplica"]
 Durability = Literal["fast", "safe", "strict"]
+# The MongoDB write concern a durability profile implies, for phases that set
+# none (the SQL engines' durability is a server setting: acknowledged there).
+DURABILITY_WRITE_CONCERN: dict[Durability, WriteConcern] = {
+    "fast": "acknowledged", "safe": "journaled", "strict": "majority",
+}  # fmt: skip
 
 # Built-in image of each engine when a target sets no `image`: the official
 # repository, at `version` or this tag. The operator's chart overrides both per

@@ -8,11 +8,11 @@ import re
 from decimal import Decimal, InvalidOperation
 
 # The CRD pattern and CEL's duration() accept the same subset of Go durations
-# the runner parses: one syntax, one parser (dbbench_contract.durations).
-from dbbench_contract.durations import DURATION_PATTERN, format_duration, parse_duration
+# the models' Duration type parses: one syntax, one parser (dbbench_contract.durations).
+from dbbench_contract.durations import DURATION_PATTERN, Duration, format_duration
 
 __all__ = [
-    "DURATION_PATTERN", "format_bytes", "format_duration", "parse_duration", "parse_mysql_size",
+    "DURATION_PATTERN", "Duration", "format_bytes", "format_duration", "parse_mysql_size",
     "parse_quantity",
 ]  # fmt: skip
 

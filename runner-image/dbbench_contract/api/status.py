@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic.config import JsonDict
 
-from .base import ApiModel
+from .base import StatusModel
 
 RunPhase = Literal["Pending", "Provisioning", "Running", "Collecting", "Succeeded", "Failed"]
 _MAP_LIST_TYPE: JsonDict = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]}
@@ -19,7 +19,7 @@ _NAMED_LIST_TYPE: JsonDict = {
 }
 
 
-class Condition(ApiModel):
+class Condition(StatusModel):
     """A Kubernetes-style condition (Ready, Progressing, Degraded, SpecValid...)."""
 
     type: str = Field(max_length=64, description="Condition type, e.g. Ready or Progressing.")
@@ -38,7 +38,7 @@ class Condition(ApiModel):
     )
 
 
-class Progress(ApiModel):
+class Progress(StatusModel):
     """Where the run is now. Steps run strictly in order, so `stepsDone` is also
     the operator's record of what is finished (a restarted operator resumes there)."""
 
@@ -83,17 +83,20 @@ class Progress(ApiModel):
     )
 
 
-class Latency(ApiModel):
+# Of a phase result here, and of a step and each of its operation types in the
+# step's summary.json (`dbbench_contract.summary`), whose latencies are always
+# known: hence 0, not unset, by default.
+class Latency(StatusModel):
     """Latency percentiles in milliseconds (HDR histogram, warm-up excluded)."""
 
-    p50: float | None = Field(default=None, ge=0, description="Median, ms.")
-    p95: float | None = Field(default=None, ge=0, description="95th percentile, ms.")
-    p99: float | None = Field(default=None, ge=0, description="99th percentile, ms.")
-    p999: float | None = Field(default=None, ge=0, description="99.9th percentile, ms.")
-    max: float | None = Field(default=None, ge=0, description="Maximum, ms.")
+    p50: float = Field(default=0.0, ge=0, description="Median, ms.")
+    p95: float = Field(default=0.0, ge=0, description="95th percentile, ms.")
+    p99: float = Field(default=0.0, ge=0, description="99th percentile, ms.")
+    p999: float = Field(default=0.0, ge=0, description="99.9th percentile, ms.")
+    max: float = Field(default=0.0, ge=0, description="Maximum, ms.")
 
 
-class StorageUsage(ApiModel):
+class StorageUsage(StatusModel):
     """Database storage after the phase: sizes as the engine reports them, records
     as the runner counted them (the engine's own count is an estimate)."""
 
@@ -112,7 +115,9 @@ class StorageUsage(ApiModel):
     )
 
 
-class Lookups(ApiModel):
+# A query that may rightly come back empty counts in neither `found` nor
+# `notFound` when it does.
+class Lookups(StatusModel):
     """One operation type that looks rows up, all runner pods merged."""
 
     operations: int = Field(default=0, ge=0, description="Operations of this type (measured).")
@@ -129,7 +134,11 @@ class Lookups(ApiModel):
     )
 
 
-class PhaseResult(ApiModel):
+# In the status (`targets[].phases[]`) and in the run's summary.json
+# (`steps[].result`), built once from the merged step summary
+# (`dbbench_contract.run_summary.step_result`). The class docstrings are the
+# CRD's descriptions.
+class PhaseResult(StatusModel):
     """One measured phase repeat of one target, all runner pods merged."""
 
     name: str = Field(description="Phase name.")
@@ -195,7 +204,7 @@ class PhaseResult(ApiModel):
     )
 
 
-class TargetResult(ApiModel):
+class TargetResult(StatusModel):
     """Results of one target."""
 
     name: str = Field(description="Target name.")
@@ -224,7 +233,7 @@ class TargetResult(ApiModel):
     )
 
 
-class LastResult(ApiModel):
+class LastResult(StatusModel):
     """The most recently finished phase repeat: what the printer columns show."""
 
     target: str = Field(description="Target name.")
@@ -234,7 +243,7 @@ class LastResult(ApiModel):
     p99_ms: float | None = Field(default=None, ge=0, description="99th percentile latency, ms.")
 
 
-class BenchmarkRunStatus(ApiModel):
+class BenchmarkRunStatus(StatusModel):
     """Observed state of a BenchmarkRun."""
 
     phase: RunPhase | None = Field(

@@ -19,7 +19,6 @@ from .targets import POSTGRES_SETTING_UNITS, Target
 from .units import (
     format_bytes,
     format_duration,
-    parse_duration,
     parse_mysql_size,
     parse_postgres_size,
     parse_quantity,
@@ -92,7 +91,7 @@ def _memory_of(resources: Resources | None) -> tuple[str, Decimal, str] | None:
 
 def _timeout_covers_phases(spec: BenchmarkRunSpec) -> Iterator[Problem]:
     planned = planned_seconds(spec)
-    if planned >= parse_duration(spec.timeout):
+    if planned >= spec.timeout.seconds:
         yield Problem(
             "spec.timeout",
             f"timeout {spec.timeout} is not longer than the planned phase time "

@@ -47,8 +47,8 @@ from .targets import (
     Target,
 )
 from .units import (
+    Duration,
     format_duration,
-    parse_duration,
     parse_mysql_size,
     parse_postgres_size,
     parse_quantity,
@@ -72,6 +72,7 @@ __all__ = [
     "Condition",
     "Dataset",
     "Distribution",
+    "Duration",
     "External",
     "Hardware",
     "LastResult",
@@ -99,7 +100,6 @@ __all__ = [
     "format_duration",
     "memory_limit",
     "mysql_connections_needed",
-    "parse_duration",
     "parse_mysql_size",
     "parse_postgres_size",
     "parse_quantity",

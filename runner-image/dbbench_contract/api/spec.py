@@ -12,7 +12,7 @@ from pydantic.config import JsonDict
 from pydantic_core import ErrorDetails
 
 from dbbench_contract import defaults
-from dbbench_contract.step import HASHED_KEY_SHAPES, MIN_HASHED_FRACTION
+from dbbench_contract.durations import DURATION_PATTERN, Duration
 
 from .base import (
     DUPLICATE_VALUE,
@@ -26,8 +26,8 @@ from .base import (
 from .phases import Phase
 from .placement import Hardware, Runner
 from .targets import Target
-from .units import DURATION_PATTERN, parse_duration
 
+Shape = Literal["flat45", "indexed4", "news", "vehicle", "ycsb"]
 _MAP_LIST: JsonDict = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
 
 
@@ -35,7 +35,7 @@ class Dataset(ApiModel):
     """The records every target is loaded with, generated deterministically from
     `seed`: every runner pod and every repeat can regenerate any record."""
 
-    shape: Literal["flat45", "indexed4", "news", "vehicle", "ycsb"] = Field(
+    shape: Shape = Field(
         default="flat45",
         description=(
             "Record layout. flat45: about 45 fields, one the md5 hex of the record number "
@@ -108,8 +108,10 @@ DATASET_COLLECTIONS = {
     "ycsb": "usertable",
 }
 # Shapes whose keys are hashes of the record number (a hot range of keys is
-# found by rejection, about 1/dataFraction hashes per read) and the smallest
-# hotspot fraction admitted for them: the step file's own (dbbench_contract).
+# found by rejection, about 1/dataFraction hashes per read: the runner's
+# distributions.py) and the smallest hotspot fraction admitted for them.
+HASHED_KEY_SHAPES = ("flat45", "ycsb")
+MIN_HASHED_FRACTION = 0.05
 # Shapes whose records have a size of their own (recordSize does not apply):
 # vehicle's documents average about 1,260 bytes (the runner's tests check it).
 NATURAL_RECORD_BYTES = {"vehicle": 1260}
@@ -188,19 +190,15 @@ class BenchmarkRunSpec(ApiModel):
             "Insert phases run once: they define the data set. Default 1."
         ),
     )
-    timeout: str = Field(
-        default="2h",
-        pattern=DURATION_PATTERN,
-        max_length=32,
+    timeout: Duration = Field(
+        default=Duration.parse("2h"),
         description=(
             "Wall-clock limit of the whole run (e.g. 2h, 90m); the run fails when it is "
             "exceeded. Must exceed the planned phase time. Default 2h."
         ),
     )
-    startup_grace: str = Field(
-        default="5m",
-        pattern=DURATION_PATTERN,
-        max_length=32,
+    startup_grace: Duration = Field(
+        default=Duration.parse("5m"),
         description=(
             "How long a database or runner pod may wait to start (be scheduled, get its "
             "image, run and, for databases, pass its readiness probe) before the run fails "
@@ -320,7 +318,7 @@ class BenchmarkRunSpec(ApiModel):
             ).replace("DURATION_RE", repr(DURATION_PATTERN)),
             message="timeout must be longer than 0s",
             field="timeout",
-            holds=lambda s: parse_duration(s.timeout) > 0,
+            holds=lambda s: s.timeout.seconds > 0,
         ),
         Rule(
             cel=(
@@ -329,7 +327,7 @@ class BenchmarkRunSpec(ApiModel):
             ).replace("DURATION_RE", repr(DURATION_PATTERN)),
             message="startupGrace must be longer than 0s, e.g. 5m",
             field="startupGrace",
-            holds=lambda s: parse_duration(s.startup_grace) > 0,
+            holds=lambda s: s.startup_grace.seconds > 0,
         ),
     )
 

@@ -89,12 +89,24 @@ class ApiModel(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel,
         populate_by_name=True,
+        # camelCase however it is dumped, also inside a file's model (a run
+        # summary's spec and results, a step file's phase).
+        serialize_by_alias=True,
         frozen=True,
         extra="forbid",
         json_schema_extra=_schema_extra,
     )
 
     RULES: ClassVar[tuple[Rule, ...]] = ()
+
+
+class StatusModel(ApiModel):
+    """A part of the status: written by the operator, read back by it, by the CLI
+    and from the run's summary.json (phase results), maybe by a newer program:
+    keys it does not know are ignored rather than refused, as in every stored
+    file (``dbbench_contract.wire.StoredModel``)."""
+
+    model_config = ConfigDict(extra="ignore")
 
 
 def wire_default(model: type[ApiModel]) -> dict[str, Any]:

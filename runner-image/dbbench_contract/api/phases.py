@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
 from dbbench_contract import defaults
-from dbbench_contract.durations import DURATION_EXAMPLES
+from dbbench_contract.durations import DURATION_EXAMPLES, DURATION_PATTERN, Duration
 
 from .base import ApiModel, Rule, refuse_duplicates
-from .units import DURATION_PATTERN, parse_duration
 
 PhaseType = Literal["insert", "mix", "query", "pointReads"]
 QueryKind = Literal["indexedEquality", "twoFieldProjection", "sortSkip", "scan100"]
+IdMode = Literal["client", "server"]
+WriteConcern = Literal["unacknowledged", "acknowledged", "journaled", "majority"]
+ReadPreference = Literal["primary", "secondaryPreferred", "nearest"]
+DistributionType = Literal["uniform", "zipfian", "latest", "hotspot"]
+# The stability series' window: the one typed declaration of reportEvery (a
+# phase's, and the step summary's record of the window its series were cut by).
+ReportEvery = Annotated[int, Field(ge=1, le=100_000_000)]
 ALL_QUERIES: tuple[QueryKind, ...] = (
     "indexedEquality",
     "twoFieldProjection",
@@ -68,7 +74,7 @@ class Mix(ApiModel):
 class Distribution(ApiModel):
     """Which keys the operations pick (mix, pointReads, query)."""
 
-    type: Literal["uniform", "zipfian", "latest", "hotspot"] = Field(
+    type: DistributionType = Field(
         default="uniform",
         description=(
             "uniform (default): every key equally likely; pointReads read `keys` distinct keys, "
@@ -131,7 +137,7 @@ class Phase(ApiModel):
             "mix, query and pointReads need exactly one of `duration` and `operations`."
         )
     )
-    id_mode: Literal["client", "server"] = Field(
+    id_mode: IdMode = Field(
         default="client",
         description=(
             "Who makes the key of inserted records, and so which table the phase uses. "
@@ -148,21 +154,17 @@ class Phase(ApiModel):
         le=10000,
         description="insert only: records per insert call (1 = one record per insert, default).",
     )
-    write_concern: Literal["unacknowledged", "acknowledged", "journaled", "majority"] | None = (
-        Field(
-            default=None,
-            description=(
-                "Overrides the target's durability profile for this phase's writes. "
-                "unacknowledged (MongoDB w:0; not possible on mysql, mariadb, postgresql), "
-                "acknowledged (w:1), journaled (w:1 j:true / flush at commit), majority "
-                "(w:majority / semi-sync / a synchronous standby)."
-            ),
-        )
+    write_concern: WriteConcern | None = Field(
+        default=None,
+        description=(
+            "Overrides the target's durability profile for this phase's writes. "
+            "unacknowledged (MongoDB w:0; not possible on mysql, mariadb, postgresql), "
+            "acknowledged (w:1), journaled (w:1 j:true / flush at commit), majority "
+            "(w:majority / semi-sync / a synchronous standby)."
+        ),
     )
-    report_every: int = Field(
+    report_every: ReportEvery = Field(
         default=defaults.REPORT_EVERY,
-        ge=1,
-        le=100_000_000,
         description=(
             "Granularity of the stability series. Insert phases: in records, a point "
             "(records/s, ops/s, mean latency) every `reportEvery` records written, a batch "
@@ -176,10 +178,8 @@ class Phase(ApiModel):
         default=None,
         description="Key choice for mix, query and pointReads phases; default uniform.",
     )
-    duration: str | None = Field(
+    duration: Duration | None = Field(
         default=None,
-        pattern=DURATION_PATTERN,
-        max_length=32,
         description=(
             f"Measured time, {DURATION_DOC}; excludes `warmup`. Exclusive with `operations`."
         ),
@@ -202,15 +202,13 @@ class Phase(ApiModel):
             "coordinated omission). 0 (default) = closed loop, as fast as possible."
         ),
     )
-    warmup: str | None = Field(
+    warmup: Duration | None = Field(
         default=None,
-        pattern=DURATION_PATTERN,
-        max_length=32,
         description=(
             f"Load run before measuring, {DURATION_DOC}; not reported. Only with `duration`."
         ),
     )
-    read_preference: Literal["primary", "secondaryPreferred", "nearest"] = Field(
+    read_preference: ReadPreference = Field(
         default="primary",
         description=(
             "Where reads go: primary (default), secondaryPreferred or nearest (MongoDB read "
@@ -292,7 +290,7 @@ class Phase(ApiModel):
             ).replace("DURATION_RE", repr(DURATION_PATTERN)),
             message="duration must be longer than 0s",
             field="duration",
-            holds=lambda p: p.duration is None or parse_duration(p.duration) > 0,
+            holds=lambda p: p.duration is None or p.duration.seconds > 0,
         ),
         Rule(
             cel="!has(self.warmup) || has(self.duration)",
@@ -392,7 +390,20 @@ class Phase(ApiModel):
         """Planned wall time of one repeat when duration-based (warm-up included), else 0."""
         if self.duration is None:
             return 0.0
-        return parse_duration(self.duration) + (parse_duration(self.warmup) if self.warmup else 0)
+        return self.duration.seconds + self.warmup_seconds
+
+    @property
+    def warmup_seconds(self) -> float:
+        """Seconds of load run before measuring (0 without a warm-up)."""
+        return 0.0 if self.warmup is None else self.warmup.seconds
+
+    @property
+    def writes_records(self) -> bool:
+        """Insert phases, and mixes with an insert share: their record counts are
+        shown even when 0; every other phase writes no record (no count shown)."""
+        return self.type == "insert" or (
+            self.type == "mix" and self.mix is not None and self.mix.insert > 0
+        )
 
     @property
     def reads_distinct_keys(self) -> bool:
