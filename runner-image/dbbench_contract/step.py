@@ -144,15 +144,20 @@ class KeyChoice:
     zipfian_constant: float = defaults.ZIPFIAN_CONSTANT
 
 
+def _located(where: str, message: str) -> str:
+    """`where: message`, once: the API's rule messages start with their field's name
+    for the API server's sake (`mix: read + ...`), which `where` already ends with."""
+    return f"{where}: {message.removeprefix(where.rsplit('.', 1)[-1] + ': ')}"
+
+
 def _broken_rules(model: BaseModel, path: str) -> list[str]:
     """The API's cross-field rules (the CRD's CEL rules, in Python) that `model`
     and the models in it break, each as `<path>.<field>: <message>`."""
     found = [
-        f"{path}.{rule.field}: {rule.message_for(model)}" if rule.field
-        else f"{path}: {rule.message_for(model)}"
+        _located(f"{path}.{rule.field}" if rule.field else path, rule.message_for(model))
         for rule in getattr(type(model), "RULES", ())
         if not rule.holds(model)
-    ]  # fmt: skip
+    ]
     for name in type(model).model_fields:
         value = getattr(model, name)
         if isinstance(value, BaseModel):

@@ -1,12 +1,13 @@
 """The acceptance runs: three BenchmarkRuns applied together on the real node.
 
 (a) standalone MariaDB: insert, mix and query phases from 2 runner pods;
-(b) MariaDB primary + replica, reads from the replica, then point reads paced
-    at 300 ops/s for 10 s (issue 29: reported as 277.3 ops/s before);
+(b) MariaDB primary + replica, reads from the replica;
 (c) one run comparing two targets.
 The three share the node (`hardware.exclusive: false`) and run at once. That an
 exclusive run holds the node, and that another waits for it naming it, is shown
-by two small runs of their own, alone (`disruptive`).
+by two small runs of their own, alone (`disruptive`); so is the paced rate
+(point reads paced at 300 ops/s for 10 s; issue 29: reported as 277.3 ops/s
+before), a timing measurement that needs the node's CPUs to itself.
 """
 
 from __future__ import annotations
@@ -53,9 +54,9 @@ REPLICA = small_spec(
         {"name": "load", "type": "insert", "batchSize": 100},
         {"name": "replica-reads", "type": "pointReads", "operations": 4000,
          "readPreference": "secondaryPreferred"},
-        PACED,
     ],
 )  # fmt: skip
+PACED_RUN = small_spec(phases=[{"name": "load", "type": "insert", "batchSize": 100}, PACED])
 COMPARE = small_spec(
     targets=[
         {"name": "small-pool", "engine": "mariadb", "settings": {"innodb_buffer_pool_size": "64M"}},
@@ -201,13 +202,18 @@ def test_deleting_a_finished_run_leaves_nothing_of_its_own(
     assert results_files(kube, status) == before
 
 
-def test_a_paced_point_read_phase_reports_its_paced_rate(
-    kube: Kube, finished: dict[str, dict[str, Any]]
-) -> None:
+@pytest.mark.disruptive
+def test_a_paced_point_read_phase_reports_its_paced_rate(kube: Kube) -> None:
     """Issue 29, item 7: the measured window ends at the deadline, not at the
     workers' shutdown, so reads paced at 300 ops/s for 10 s report 300 ops/s
-    (within 0.5%) over 10 s, from the runner pod on the node."""
-    status = finished["replica"]
+    (within 0.5%) over 10 s, from the runner pod on the node. Alone: beside the
+    concurrent phase's runs (and a `make test` on the same 2 cores) the runner,
+    at its 50m CPU request, fell behind its schedule (2,954 of 3,000 reads in
+    10 s on 2026-11-28): what it measured then was the machine, not the pacing."""
+    name = session_name("paced")
+    apply_run(kube, name, PACED_RUN)
+    status = wait_phase(kube, name, ("Succeeded", "Failed"), 900)
+    assert status["phase"] == "Succeeded", status.get("message")
     summary = results_json(kube, status, "maria/paced-reads/1/summary.json")
     print(f"paced-reads: {summary['operations']} reads in {summary['durationSeconds']:.4f} s: "
           f"{summary['throughput']:.2f} ops/s (paced at {PACED_RATE})")  # fmt: skip

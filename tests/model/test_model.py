@@ -110,7 +110,8 @@ def test_defaults_are_filled_in() -> None:
         1024,
     )
     assert spec.dataset.seed == 42
-    assert (spec.cache, spec.repeats, spec.timeout, spec.cleanup) == ("warm", 1, "2h", "Delete")
+    assert (spec.cache, spec.repeats, spec.cleanup) == ("warm", 1, "Delete")
+    assert (spec.timeout.text, spec.timeout.seconds) == ("2h", 7200)
     assert spec.results.claim_name == "dbbench-results"
     assert spec.hardware.storage.size == "10Gi"
     assert spec.hardware.exclusive is True

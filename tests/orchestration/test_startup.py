@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dbbench_operator.k8s.pod_stalls import (
+    MESSAGE_LIMIT,
     Stall,
     controller_stall,
     judge,
@@ -180,3 +181,30 @@ def test_the_schedulers_words_on_a_real_node() -> None:
     assert stall is not None
     assert stall.reason == "Unschedulable"
     assert "1 node(s) didn't match Pod's node affinity/selector" in stall.message
+
+
+def test_a_crash_loop_keeps_its_exit_code_when_the_last_words_are_long() -> None:
+    """An entrypoint that logs its steps (the staged first initialisation) leaves
+    last words longer than the whole message: they are shortened, keeping their
+    end, and the exit code stays (the e2e crash-loop test saw it cut off, the
+    message shortened as a whole from its front)."""
+    pod = captured("node-crash-loop")
+    status = pod["status"]["containerStatuses"][0]
+    steps = " ".join(
+        f"[Note] [Entrypoint]: step {i} of the first initialisation" for i in range(40)
+    )
+    status["lastState"]["terminated"]["message"] = f"{steps} [ERROR] Aborting"
+    stall = pod_stall(pod)
+    assert stall is not None
+    assert stall.reason == "CrashLoopBackOff"
+    assert "back-off 20s restarting failed container=mariadb" in stall.message
+    assert "last exit code 7 (Error) after 2 restart(s): ..." in stall.message
+    assert stall.message.endswith("[ERROR] Aborting")
+    assert len(stall.message) <= MESSAGE_LIMIT
+    # Between two crashes, from the kubelet's event: the same.
+    status["state"] = {"running": {"startedAt": "2026-11-23T19:45:35Z"}}
+    between = pod_stall(pod, events_of("node-crash-loop.events"))
+    assert between is not None
+    assert "last exit code 7 (Error) after 2 restart(s): ..." in between.message
+    assert between.message.endswith("[ERROR] Aborting")
+    assert len(between.message) <= MESSAGE_LIMIT

@@ -152,7 +152,10 @@ class DriverContract:
         phase = {
             "type": "mix",
             "mix": {"read": 40, "insert": 20, "update": 30, "scan": 10},
-            "distribution": {"type": distribution},
+            "distribution": {
+                "type": distribution,
+                **({"dataFraction": 0.1} if distribution == "hotspot" else {}),
+            },
             "operations": 400,
             "reportEvery": 100,
         }

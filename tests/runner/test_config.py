@@ -53,7 +53,7 @@ def test_camel_case_fields_and_durations_are_read() -> None:
         ({"type": "insert", "batchsize": 3}, {}, "phase.batchsize"),
         ({"type": "insert", "batchSize": 0}, {}, "phase.batchSize"),
         ({"type": "mix", "duration": "1m"}, {}, "phase.mix"),
-        ({"type": "mix", "mix": {"read": 0}, "duration": "1m"}, {}, "phase.mix: mix: read"),
+        ({"type": "mix", "mix": {"read": 0}, "duration": "1m"}, {}, "phase.mix"),
         ({"type": "mix", "mix": {"read": 1}}, {}, "phase: phase p (type mix)"),
         ({"type": "mix", "mix": {"read": 1}, "duration": "ten"}, {}, "phase.duration"),
         ({"type": "query", "queries": ["sortSkip"], "operations": 5}, {}, "phase.queries"),

@@ -259,7 +259,8 @@ def test_runner_reads_land_on_the_standbys(group: Group, tmp_path: Path) -> None
     lsn = group.sessions[0].query("SELECT pg_current_wal_lsn()::text AS l")[0]["l"]
     _until(lambda: all(_replayed(s.inner, lsn) for s in group.sessions[1:]), "standbys caught up")
     before = [_fetched(s, database) for s in standbys]
-    phase = {"type": "pointReads", "keys": 200, "readPreference": "secondaryPreferred"}
+    phase = {"type": "pointReads", "keys": 200, "operations": 200,
+             "readPreference": "secondaryPreferred"}  # fmt: skip
     assert run_step(step(target, "ycsb", 200, phase), tmp_path / "reads") == 0
     summary = check_results(tmp_path / "reads", operations=200)
     assert summary["operationsByType"]["read"]["rows"] == 200  # every key found on a standby

@@ -33,6 +33,9 @@ VAGUE = frozenset({"ContainersNotReady", "ContainerCreating", "PodInitializing",
 _PROBES = {"Readiness": "ReadinessProbeFailed", "Liveness": "LivenessProbeFailed",
            "Startup": "StartupProbeFailed"}  # fmt: skip
 MESSAGE_LIMIT = 600
+# A crash loop's own words before the last exit code; the rest is the last words'.
+HEAD_LIMIT = 240
+_MIN_SAID = 20  # below this many characters a shortened text says nothing
 
 
 @dataclass(frozen=True)
@@ -62,10 +65,25 @@ def parse_time(text: object) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _short(text: object) -> str:
-    """One line, at most MESSAGE_LIMIT characters, keeping the end (where errors are)."""
+def _short(text: object, limit: int = MESSAGE_LIMIT) -> str:
+    """One line, at most `limit` characters, keeping the end (where errors are)."""
     flat = " ".join(str(text or "").split())
-    return flat if len(flat) <= MESSAGE_LIMIT else "..." + flat[-(MESSAGE_LIMIT - 3) :]
+    if len(flat) <= limit:
+        return flat
+    return "..." + flat[-(limit - 3) :] if limit > _MIN_SAID else ""
+
+
+def _with_endings(head: str, containers: Iterable[Mapping[str, Any]]) -> str:
+    """`head; last exit code ...: <last words>` within MESSAGE_LIMIT: the head and
+    each exit code whole, the containers' last words shortened to the room left
+    (keeping their ends). Shortening the whole would cut the exit code off first
+    once a server's last words are long (an entrypoint that logs its steps)."""
+    head = _short(head, HEAD_LIMIT)
+    bare = [(c, ending) for c in containers if (ending := _last_termination(c, 0))]
+    room = MESSAGE_LIMIT - len(head) - sum(len(ending) + 2 for _, ending in bare)
+    share = room // max(len(bare), 1)
+    worded = [_last_termination(c, len(ending) + share) for c, ending in bare]
+    return _short("; ".join(p for p in (head, *worded) if p))
 
 
 def _condition(pod: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
@@ -82,19 +100,21 @@ def _since(pod: Mapping[str, Any]) -> datetime | None:
     return parse_time((pod.get("metadata") or {}).get("creationTimestamp"))
 
 
-def _last_termination(status: Mapping[str, Any]) -> str:
-    """How the container last ended: exit code, reason, its termination message."""
+def _last_termination(status: Mapping[str, Any], limit: int = MESSAGE_LIMIT) -> str:
+    """How the container last ended: exit code, reason, its termination message
+    (shortened so that the whole is at most `limit`; 0: without it)."""
     terminated = (status.get("state") or {}).get("terminated") or (
         status.get("lastState") or {}).get("terminated") or {}  # fmt: skip
     if not terminated:
         return ""
     code = terminated.get("exitCode")
     why = terminated.get("reason") or ""
-    said = _short(terminated.get("message"))
+    said = terminated.get("message")
     text = f"last exit code {code}" + (f" ({why})" if why else "")
     restarts = status.get("restartCount")
     if restarts:
         text += f" after {restarts} restart(s)"
+    said = _short(said, limit - len(text) - 2) if limit else ""
     return text + (f": {said}" if said else "")
 
 
@@ -107,10 +127,11 @@ def _container_problem(pod: Mapping[str, Any]) -> tuple[str, str] | None:
             reason = str(waiting.get("reason") or "")
             if reason not in CONTAINER_PROBLEMS:
                 continue
-            parts = [f"container {container.get('name')}", _short(waiting.get("message"))]
+            head = "; ".join(p for p in (f"container {container.get('name')}",
+                                          _short(waiting.get("message"))) if p)  # fmt: skip
             if reason == "CrashLoopBackOff":
-                parts.append(_last_termination(container))
-            return reason, _short("; ".join(p for p in parts if p))
+                return reason, _with_endings(head, [container])
+            return reason, _short(head)
     return None
 
 
@@ -205,8 +226,7 @@ def pod_stall(
         # passes started by the pod's own changes, a pass often lands right there.)
         reason = "CrashLoopBackOff"
     if reason == "CrashLoopBackOff":  # between two crashes: say how the last one ended
-        endings = [_last_termination(c) for c in status.get("containerStatuses") or []]
-        message = _short("; ".join([message, *(e for e in endings if e)]))
+        message = _with_endings(message, status.get("containerStatuses") or [])
     return Stall(name, reason, message, _since(pod))
 
 
