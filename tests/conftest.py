@@ -25,6 +25,9 @@ pytest_plugins = [
     "tests.fixtures.postgres",
     "tests.fixtures.ferretdb",
     "tests.fixtures.mongod",
+    "tests.fixtures.topology",
+    "tests.fixtures.results_service",
+    "tests.fixtures.result_sets",
 ]
 
 # Session fixtures that take long to build (result_sets: two MariaDB servers and
