@@ -58,7 +58,7 @@ test-timer: tools venv ## The operator's integration tests with events off (the 
 	DBBENCH_EVENTS=false $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(OPERATOR_TESTS) $(PYTEST_ARGS)
 
 .PHONY: unit
-unit: venv ## Fast tests of pure code only
+unit: venv ## Fast tests of pure code only: tests/unit/ (the layout: tests/support/layout.py)
 	$(PY) -m pytest -m "not integration and not e2e" $(PYTEST_ARGS)
 
 .PHONY: test

@@ -28,6 +28,7 @@ pytest_plugins = [
     "tests.fixtures.topology",
     "tests.fixtures.results_service",
     "tests.fixtures.result_sets",
+    "tests.support.layout",  # tests/unit pure, tests/integration marked `integration`
 ]
 
 # Session fixtures that take long to build (result_sets: two MariaDB servers and

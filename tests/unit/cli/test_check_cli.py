@@ -1,33 +1,18 @@
 """`dbbench check` (issue 29): every admission check offline, with the API
-server's and the operator's own messages.
-
-The integration test sends the same files to the real kube-apiserver (a
-server-side dry run with strict field validation, as `kubectl create` does)
-and, for what the API server accepts, through the operator's admission
-(`controller/reconciling.parse` and the results claim check on the stored spec, as a
-pass does), then runs the `dbbench` command on them and compares the field
-path and message of every refusal.
+server's and the operator's own messages. That they are the API server's and
+the operator's own: tests/integration/cli/test_check_cli_at_the_api_server.py.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from kubernetes import client
-from kubernetes.client.rest import ApiException
 
-from dbbench_contract.api import GROUP, PLURAL, VERSION
 from dbbench_contract.api.apiserver import go_float
-from dbbench_operator.controller.reconciling import parse, results_claim_problems
-from dbbench_operator.settings import OperatorSettings
-from tests.support.manifests import INVALID, REPO, crd_and_namespace, expected_message, load
+from tests.support.manifests import INVALID, REPO, expected_message
 
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml")) + sorted(
     (REPO / "examples" / "field").glob("*.yaml")
@@ -35,7 +20,6 @@ EXAMPLES = sorted((REPO / "examples").glob("*.yaml")) + sorted(
 REFUSED = sorted((REPO / "tests" / "data" / "refused").glob("*.yaml"))
 # More ways the API server words a refusal (types, counts, nulls, metadata, several at once).
 WORDING = sorted((REPO / "tests" / "data" / "apiserver").glob("*.yaml"))
-NAMESPACE = "dbbench-check-test"
 
 
 def dbbench_check(*paths: Path, claim: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -56,9 +40,6 @@ def cli_refusals(output: str, path: Path) -> list[tuple[str, str]]:
             field, _, message = line.removeprefix(prefix).partition(": ")
             found.append((field, message))
     return found
-
-
-# -- offline: the command alone ------------------------------------------------
 
 
 def test_every_example_passes_and_the_command_exits_zero() -> None:
@@ -110,51 +91,3 @@ def test_go_number_formatting() -> None:
     shown = [go_float(v) for v in (0, 1, 0.05, 1e8, 123456, 1234567, 1e-05, 0.0001, -1.5)]
     assert shown == ["0", "1", "0.05", "1e+08", "123456", "1.234567e+06", "1e-05", "0.0001",
                      "-1.5"]  # fmt: skip
-
-
-# -- against the real API server and the operator --------------------------------
-
-
-@pytest.fixture(scope="module")
-def cluster(kube_cluster: Any) -> Iterator[Any]:
-    with crd_and_namespace(kube_cluster, NAMESPACE, "dbbench-check-test") as cluster:
-        yield cluster
-
-
-def server_refusals(api: client.CustomObjectsApi, path: Path) -> list[tuple[str, str]]:
-    """What the API server says to a create of the file (dry run, strict field
-    validation), then, if it stores it, what the operator's admission says."""
-    try:
-        stored = api.create_namespaced_custom_object(
-            GROUP, VERSION, NAMESPACE, PLURAL, load(path), dry_run="All",
-            field_validation="Strict",
-        )  # fmt: skip
-    except ApiException as exc:
-        status = json.loads(exc.body)
-        causes = (status.get("details") or {}).get("causes") or []
-        if causes:
-            return [(c.get("field", ""), c["message"]) for c in causes]
-        # Strict decoding: one message listing the unknown fields.
-        unknown = re.findall(r'unknown field "([^"]+)"', status["message"])
-        assert unknown, status
-        return [(field, f'unknown field "{field}"') for field in unknown]
-    spec, problems = parse(stored["spec"])
-    problems = (*problems, *results_claim_problems(spec, OperatorSettings()))
-    return [(p.field, p.message) for p in problems]
-
-
-@pytest.mark.integration
-def test_dbbench_check_says_what_the_api_server_and_the_operator_say(cluster: Any) -> None:
-    api = client.CustomObjectsApi(cluster.api_client())
-    paths = [p.relative_to(REPO) for p in (*INVALID, *REFUSED, *WORDING, *EXAMPLES)]
-    assert len(paths) >= 86 + 8 + 12 + 20
-    offline = dbbench_check(*paths).stdout
-    differences, refused = [], 0
-    for path in paths:
-        expected = sorted(server_refusals(api, REPO / path))
-        got = sorted(cli_refusals(offline, path))
-        refused += bool(expected)
-        if got != expected:
-            differences.append((str(path), {"api server/operator": expected, "dbbench check": got}))
-    assert differences == []
-    assert refused == len(INVALID) + len(REFUSED) + len(WORDING)

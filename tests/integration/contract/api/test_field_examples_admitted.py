@@ -1,6 +1,7 @@
 """examples/field/: one BenchmarkRun per field experiment (docs/field-benchmarks.md),
-each with a header comment and a small variant. All pass admission on the real
-control plane; the MongoDB targets' database manifests are rendered (the
+each with a header comment and a small variant
+(tests/unit/contract/api/test_field_example_manifests.py). All pass admission on
+the real control plane; the MongoDB targets' database manifests are rendered (the
 operator's helm rendering) and accepted by a server-side dry run."""
 
 from __future__ import annotations
@@ -13,37 +14,14 @@ from typing import Any
 import pytest
 import yaml
 
-from dbbench_contract.api import check, parse_spec
+from dbbench_contract.api import parse_spec
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.addresses import topology_request
 from dbbench_operator.specs.databases.rendering import render
-from tests.support.manifests import REPO, crd_and_namespace, load
+from tests.support.manifests import crd_and_namespace, load
+from tests.unit.contract.api.test_field_example_manifests import FIELD, SMALL
 
-FIELD = sorted((REPO / "examples" / "field").glob("*.yaml"))
-SMALL = [p for p in FIELD if "small" in p.name]
 NAMESPACE = "dbbench-field-test"
-
-
-def test_every_experiment_has_a_manifest_and_a_small_variant() -> None:
-    experiments = {p.name.split("-", 1)[0] for p in FIELD}
-    assert experiments == {"1", "2", "3", "4", "5"}
-    for path in FIELD:
-        if "small" not in path.name:
-            assert path.with_name(path.stem + "-small.yaml") in SMALL, path.name
-
-
-@pytest.mark.parametrize("path", FIELD, ids=lambda p: p.name)
-def test_header_says_what_it_reproduces_and_the_spec_is_sound(path: Path) -> None:
-    header = [line for line in path.read_text().splitlines() if line.startswith("#")]
-    assert len(header) >= 3, f"{path.name}: a header comment says what it reproduces"
-    text = " ".join(header)
-    if "small" in path.name:
-        full = path.name.replace("-small", "")
-        assert f"Small variant of {full}" in text, f"{path.name}: name the full experiment"
-    else:
-        assert "real hardware" in text, f"{path.name}: say the scale to use on real hardware"
-        assert path.stem + "-small.yaml" in text, f"{path.name}: name the small variant"
-    assert check(parse_spec(load(path)["spec"])) == []
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,8 @@ Each statement the dialects hold is sent to a real server and its effect is
 read back through the server's own status (never by comparing the code's
 text with a copy of it). The full setup, semi-sync included, runs in
 test_mysql_replication.py / test_mariadb_replication.py; here each statement
-is checked on its own, plus the refusals that are pure.
+is checked on its own. The refusals, which are pure:
+tests/unit/operator/targets/sql/test_mysql_dialects.py.
 """
 
 from __future__ import annotations
@@ -149,34 +150,3 @@ def test_gtid_positions_on_mariadb(mariadb: MariaDBServer) -> None:
         session.execute("DROP DATABASE gtid_probe")
     finally:
         session.close()
-
-
-def test_gtid_subset_refuses_anything_but_a_gtid_set() -> None:
-    with pytest.raises(ValueError, match="GTID set"):
-        MYSQL_84.gtid_subset("1-2'); DROP TABLE x; --")
-
-
-@pytest.mark.parametrize(
-    ("user", "password"),
-    [("repl'--", "pw"), ("repl", "p'w"), ("repl", "p\\w"), ("", "pw"), ("repl", "")],
-)
-def test_unsafe_names_and_secrets_are_refused(user: str, password: str) -> None:
-    with pytest.raises(ValueError, match="not allowed"):
-        create_replication_user(user, password)
-
-
-def test_unsafe_host_is_refused() -> None:
-    with pytest.raises(ValueError, match="host"):
-        ReplicationSource(host="h'; DROP", port=3306, user="u", password="p")
-
-
-def test_dialect_by_engine() -> None:
-    assert dialect("mysql") is MYSQL_84
-    assert dialect("mariadb") is MARIADB
-    with pytest.raises(ValueError, match="mongodb"):
-        dialect("mongodb")
-
-
-def test_mariadb_gtid_positions_compare_as_sets() -> None:
-    assert parse_mariadb_gtid_pos("1-3-9, 0-1-5") == parse_mariadb_gtid_pos("0-1-5,1-3-9")
-    assert parse_mariadb_gtid_pos("") == frozenset()

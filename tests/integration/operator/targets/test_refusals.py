@@ -1,6 +1,7 @@
 """A database's refusal, as the operator explains it: the real servers' own errors
 (MySQL 9.7, MariaDB, PostgreSQL) turned into a reason, what it means and the
-likely fix, with no user, host, address or password of the driver's text."""
+likely fix, with no user, host, address or password of the driver's text.
+MongoDB's codes: tests/unit/operator/targets/test_refusals_mongodb.py."""
 
 from __future__ import annotations
 
@@ -13,17 +14,11 @@ import pytest
 
 from dbbench_local.mysqld import MySQLServer
 from dbbench_operator.targets import refusals
-from dbbench_operator.targets.mongodb.setup import CommandFailedError
 from dbbench_operator.targets.refusals import Logs, explain
 from tests.fixtures.mariadb import MariaDBServer, free_port
 from tests.fixtures.postgres import PostgresServer
-
-LOGS = Logs("team-a", "run-db-mysql-0", "mysql")
-HINT = "kubectl logs -n team-a run-db-mysql-0 -c mysql"
-
-
-def leaks(text: str, *secrets: object) -> list[str]:
-    return [str(s) for s in secrets if str(s) and str(s) in text]
+from tests.unit.operator.targets.test_refusals_mongodb import HINT, LOGS
+from tests.unit.operator.test_redaction_scrub import leaks
 
 
 def _mysql_refusal(**connect: Any) -> mysql.connector.Error:
@@ -117,14 +112,3 @@ def test_postgresql_refusals_say_what_they_mean(postgres_server: PostgresServer)
         assert "kubectl logs -n team-a run-db-postgresql-0 -c postgresql" in refusal.message
         assert leaks(refusal.message, "not-the-password", "no_such_role", "no_such_db",
                      "127.0.0.1", postgres_server.port) == []  # fmt: skip
-
-
-def test_mongodb_codes_say_what_they_mean() -> None:
-    # The codes FerretDB and mongod answer a refused login and a missing privilege with.
-    failed = explain("mongodb", CommandFailedError(18, "OperationFailure code 18"), logs=LOGS)
-    assert failed.reason == refusals.ACCESS_DENIED
-    assert "(MongoDB code 18)" in failed.message
-    assert explain("mongodb", CommandFailedError(13, "x")).reason == refusals.PERMISSION_DENIED
-    unknown = explain("mongodb", CommandFailedError(9999, "x"), logs=LOGS)
-    assert unknown.reason == refusals.SETUP_FAILED
-    assert unknown.message.endswith(f"look at the server's log: {HINT}")
