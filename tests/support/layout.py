@@ -9,8 +9,9 @@ a test needs, so `make unit` can trust it.
   selects tests/unit/ exactly.
 - tests/e2e/: the real node.
 
-A test module anywhere else (say, one a merge brought back into an old folder)
-stops the collection with its name.
+A test module anywhere else (say, one a merge brought back into an old folder),
+or two test modules of one name (whatever their folders), stop the collection
+with their names.
 """
 
 from __future__ import annotations
@@ -77,6 +78,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             wrong.setdefault(item.nodeid.split("::", 1)[0], found)
         elif kind_of(item.path, config.rootpath) == "integration":
             item.add_marker(pytest.mark.integration)
+    by_name: dict[str, set[str]] = {}
+    for item in items:
+        by_name.setdefault(item.path.name, set()).add(item.nodeid.split("::", 1)[0])
+    for paths in by_name.values():
+        for path in paths if len(paths) > 1 else ():
+            others = ", ".join(sorted(paths - {path}))
+            wrong.setdefault(path, f"one test module per name: {others} has the same name")
     if wrong:
         lines = "\n".join(f"  {path}: {why}" for path, why in sorted(wrong.items()))
         raise pytest.UsageError(f"tests out of place (tests/support/layout.py):\n{lines}")
