@@ -51,14 +51,14 @@ typecheck: venv ## mypy --strict on both packages
 
 # The operator's integration tests, with the children's watches off: every run
 # on its timer alone (reconcile.events: false), the fallback's proof.
-OPERATOR_TESTS := tests/orchestration/test_operator_lifecycle.py tests/orchestration/test_run_children.py tests/orchestration/test_startup_waits.py tests/orchestration/test_operator_field_effects.py tests/orchestration/test_admission_index.py tests/orchestration/test_driving.py tests/orchestration/test_failed_step_run.py
+OPERATOR_TESTS := tests/integration/operator/test_operator_lifecycle.py tests/integration/operator/test_run_children.py tests/integration/operator/test_startup_waits.py tests/integration/operator/test_operator_field_effects.py tests/integration/operator/test_admission_index.py tests/unit/operator/controller/test_run_loop.py tests/integration/operator/test_failed_step_run.py
 
 .PHONY: test-timer
 test-timer: tools venv ## The operator's integration tests with events off (the timer alone)
 	DBBENCH_EVENTS=false $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(OPERATOR_TESTS) $(PYTEST_ARGS)
 
 .PHONY: unit
-unit: venv ## Fast tests of pure code only
+unit: venv ## Fast tests of pure code only: tests/unit/ (the layout: tests/support/layout.py)
 	$(PY) -m pytest -m "not integration and not e2e" $(PYTEST_ARGS)
 
 .PHONY: test

@@ -124,5 +124,5 @@ main() {
   say "all done in $((SECONDS - started)) s"
 }
 
-# Sourcing (tests/ci) defines the functions without running anything.
+# Sourcing (tests/unit/ci) defines the functions without running anything.
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then main "$@"; fi

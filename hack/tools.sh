@@ -22,7 +22,7 @@ K8S_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-pro
 # PostgreSQL contract, the streaming-replication tests and `make bench`; libpq-dev:
 # the bench compiles psycopg's C build (psycopg-c) against it.
 # prometheus: a real Prometheus scrapes the /metrics endpoints and evaluates the
-# chart's dashboard queries (tests/chart/test_dashboard_prometheus.py).
+# chart's dashboard queries (tests/integration/chart/test_dashboard_prometheus.py).
 DEBIAN_PACKAGES=(etcd-server mariadb-server mariadb-client sysbench libmariadb-dev pkg-config
   chromium chromium-driver postgresql-15 libpq-dev prometheus)
 # Oracle MySQL is only in Debian's unstable suite: it runs from a chroot of it.
@@ -36,7 +36,7 @@ FERRETDB_PATCH="$ROOT/hack/ferretdb-w0.patch"
 # The Grafana dashboard validator (hack/dashboard-check, Grafana Foundation SDK).
 DASHBOARD_CHECK_DIR="$ROOT/hack/dashboard-check"
 # The PodMonitor CRD the chart's PodMonitors are validated against
-# (tests/chart/test_podmonitors_crd.py): taken from the prometheus-operator
+# (tests/integration/chart/test_podmonitors_crd.py): taken from the prometheus-operator
 # module at test-tools time, not committed. v0.85.0 is the newest version of
 # that module the Go module proxy serves here.
 PROMETHEUS_OPERATOR_MODULE="github.com/prometheus-operator/prometheus-operator"

@@ -25,6 +25,10 @@ pytest_plugins = [
     "tests.fixtures.postgres",
     "tests.fixtures.ferretdb",
     "tests.fixtures.mongod",
+    "tests.fixtures.topology",
+    "tests.fixtures.results_service",
+    "tests.fixtures.result_sets",
+    "tests.support.layout",  # tests/unit pure, tests/integration marked `integration`
 ]
 
 # Session fixtures that take long to build (result_sets: two MariaDB servers and

@@ -531,7 +531,7 @@ build_ferretdb() {
   key=$(digest_of "$ferretdb" "$busybox" "$HERE/ferretdb" v1)
   if is_fresh ferretdb "$key"; then log "ferretdb: current ($REF_FERRETDB)"; return; fi
   log "ferretdb: $ferretdb with busybox-static (a few seconds)"
-  # Kept under ROOTS (like the Debian roots) for tests/cluster/test_ferretdb_image.py.
+  # Kept under ROOTS (like the Debian roots) for tests/integration/images/test_ferretdb_image.py.
   local dir=$ROOTS/ferretdb
   rm -rf "$dir" "$dir.stamp"
   mkdir -p "$dir"/{bin,sbin,usr/bin,usr/sbin,usr/local/bin,etc,tmp,proc,dev,mnt,data/db,docker-entrypoint-initdb.d}

@@ -5,7 +5,7 @@
 // a value of the wrong type or a missing required field is an error, and the
 // panels' options, field configs and Prometheus queries are decoded with their
 // plugins' types. Built into $TOOLS_DIR/bin by hack/tools.sh; used by
-// tests/chart/test_dashboard.py. docs/metrics.md says which Grafana it models.
+// tests/unit/chart/test_dashboard.py. docs/metrics.md says which Grafana it models.
 //
 // Usage: dashboard-check FILE...   Exit 0: every file is valid; 1: one is not
 // (each error is printed as FILE: PATH: MESSAGE); 2: usage or unreadable file.

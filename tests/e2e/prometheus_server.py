@@ -1,7 +1,7 @@
 """A private Prometheus on the host that scrapes the node's pods.
 
 Debian's `prometheus` (installed by `make tools`), as in
-tests/chart/test_dashboard_prometheus.py. Debian builds it without Kubernetes
+tests/integration/chart/test_dashboard_prometheus.py. Debian builds it without Kubernetes
 discovery (`kubernetes_sd_configs` is an unknown field there), so the pods
 are found here, with kubectl, as docs/metrics.md's pod discovery would find
 them (pods labelled `app.kubernetes.io/name: dbbench`, a container port named

@@ -40,7 +40,7 @@ pytestmark = pytest.mark.e2e
 
 FIELD = Path(__file__).resolve().parents[2] / "examples" / "field"
 # MongoDB cannot run here (no mongod image); their small variants are checked by
-# server-side dry run in tests/model. cache: cold runs: the e2e chart install
+# server-side dry run in tests/integration/contract/api. cache: cold runs: the e2e chart install
 # sets coldCache.allowPrivilegedPods (conftest).
 RUNNABLE_SMALL = sorted(p for p in FIELD.glob("*small*.yaml") if "mongodb" not in p.read_text())
 COLD = FIELD / "3-cold-cache-small.yaml"

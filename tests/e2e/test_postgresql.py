@@ -45,7 +45,7 @@ from tests.e2e.conftest import (
     wait_for_report,
 )
 from tests.e2e.expectations import check_results
-from tests.report.pages import Page, parse
+from tests.support.pages import Page, parse
 
 # The three runs share the node and run at once (field 4 alone takes minutes on
 # 2 cores): the module fixture that waits for them counts against its first test.

@@ -50,7 +50,7 @@ from tests.e2e.conftest import (
     session_name,
     small_spec,
 )
-from tests.netpol import ingress_allowed
+from tests.support.netpol import ingress_allowed
 
 pytestmark = pytest.mark.e2e
 

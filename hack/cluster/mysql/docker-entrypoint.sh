@@ -123,7 +123,7 @@ mib() { printf '%d MiB' $(($1 / 1048576)); }
 # So only a server at more than this share is stopped, saying what to change;
 # the share is always logged. What it wants at its defaults is the operator's
 # admission floor (runner-image/dbbench_contract/api/memory_floors.py, measured
-# with tests/cluster/measure_memory.py): tests/model/test_memory_floors.py
+# with tests/integration/images/measure_memory.py): tests/unit/contract/api/test_memory_floors.py
 # checks that the figure below is the one the floor suggests.
 MAX_START_SHARE=95
 

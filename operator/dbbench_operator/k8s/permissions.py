@@ -2,7 +2,7 @@
 
 `api` refuses a call that is not declared here (so the table is never short of
 what the code calls) and logs each declared permission the first time it is
-used; tests compare the chart's rules with this table (`tests/chart`) and the
+used; tests compare the chart's rules with this table (`tests/unit/chart`) and the
 permissions the end-to-end runs used with it (`tests/e2e/test_tenant.py`).
 
 Scopes: `cluster` (a ClusterRole bound cluster-wide), `runs` (the namespaces

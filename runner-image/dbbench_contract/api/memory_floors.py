@@ -3,13 +3,13 @@
 A server whose container limit is below what it holds once it answers, plus
 its cache, plus its connections, stalls at the limit or is OOM-killed (MySQL
 9.7 at a 512Mi limit: docs/local-cluster.md). The figures below were measured
-on the node images' servers (`python -m tests.cluster.measure_memory`, how and
+on the node images' servers (`python -m tests.integration.images.measure_memory`, how and
 what in docs/decisions.md, "Memory floors"): what the container's memory
 cgroup charges that cannot be dropped (anonymous memory, shared buffers and
 the server's mapped code), right after the server answers and with 100
 connections that each ran a point read and a sorted scan. The MySQL image's
 entrypoint states the same figure for MySQL at its defaults
-(hack/cluster/mysql/docker-entrypoint.sh; tests/model/test_memory_floors.py
+(hack/cluster/mysql/docker-entrypoint.sh; tests/unit/contract/api/test_memory_floors.py
 checks that they agree), and specs/databases/sizing.py never computes a buffer pool
 beyond what is left of the limit by this floor.
 """

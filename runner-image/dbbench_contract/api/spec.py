@@ -99,7 +99,7 @@ class Dataset(ApiModel):
         return DATASET_COLLECTIONS[self.shape]
 
 
-# The runner's table name per shape (tests/model checks them against the runner).
+# The runner's table name per shape (tests/unit/contract/api checks them against the runner).
 DATASET_COLLECTIONS = {
     "flat45": "flat45",
     "indexed4": "indexed4",

@@ -1,0 +1,78 @@
+"""The vehicle shape (field benchmark 4) through the real runner against FerretDB:
+one document per test with its items and lookup texts, the (VehicleID, TestDate)
+index, the latest-test read, the 85:15:5 mix, Mileage updates."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pymongo
+import pytest
+
+from dbbench_runner.running import run_step
+from tests.fixtures.ferretdb import FerretDBServer
+from tests.integration.runner.vehicle_contract import RECORDS, load_vehicles
+from tests.support.runner_files import check_results, is_write_stamp_of, step
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def target(ferretdb: FerretDBServer) -> Iterator[dict[str, Any]]:
+    database = f"v_{uuid.uuid4().hex[:12]}"
+    yield {"name": "mongodb", "engine": "mongodb", "uri": ferretdb.uri, "database": database}
+    client: Any = pymongo.MongoClient(ferretdb.uri, serverSelectionTimeoutMS=5000)
+    client.drop_database(database)
+    client.close()
+
+
+def test_vehicle_load_read_mix_update(target: dict[str, Any], tmp_path: Path) -> None:
+    load = {"type": "insert", "batchSize": 20, "reportEvery": 40}
+    config = step(target, "vehicle", RECORDS, load)
+    generator = load_vehicles(config, tmp_path / "load")
+    client: Any = pymongo.MongoClient(target["uri"], serverSelectionTimeoutMS=5000)
+    try:
+        tests = client[target["database"]]["vehicle_test"]
+        records = [generator.record(n) for n in range(1, RECORDS + 1)]
+        stored = sorted(tests.find({}), key=lambda d: d["_id"])
+        assert [{"TestID": d.pop("_id"), **d} for d in stored] == records
+        keys = [list(spec["key"].items()) for spec in tests.list_indexes()]
+        assert [("VehicleID", 1), ("TestDate", -1)] in keys
+
+        def latest(vehicle_id: int) -> dict[str, Any]:
+            # what the driver sends for a Read (schema.mongodb.read_query)
+            found = tests.find_one({"VehicleID": vehicle_id}, sort=[("TestDate", -1)])
+            assert found is not None
+            return {"TestID": found.pop("_id"), **found}
+
+        last = {int(str(r["VehicleID"])): r for r in records}
+        several = [v for v in last if sum(r["VehicleID"] == v for r in records) > 1]
+        for vehicle_id in several[:5]:
+            assert latest(vehicle_id) == last[vehicle_id]
+
+        mix = {"type": "mix", "mix": {"read": 85, "insert": 15, "update": 5}, "operations": 300,
+               "reportEvery": 100, "distribution": {"type": "uniform"}}  # fmt: skip
+        config = step(target, "vehicle", RECORDS, mix)
+        assert run_step(config, tmp_path / "mix") == 0
+        summary = check_results(tmp_path / "mix", operations=300)
+        by_type = summary["operationsByType"]
+        assert summary["errors"] == 0
+        assert set(by_type) == {"read", "insert", "update"}
+        assert by_type["read"]["rows"] == by_type["read"]["operations"]
+        inserted = by_type["insert"]["operations"]
+        assert summary["records"] == inserted > 0
+        assert tests.count_documents({}) == RECORDS + inserted
+        assert summary["storage"]["records"] == RECORDS + inserted
+        changed = [d for d in tests.find({"_id": {"$lte": RECORDS}})
+                   if d["Mileage"] != generator.mileage(d["_id"])]  # fmt: skip
+        assert changed
+        assert all(is_write_stamp_of(d["Mileage"] - generator.mileage(d["_id"]), 300)
+                   for d in changed)  # fmt: skip
+        newest = max(d["_id"] for d in tests.find({}, {"_id": 1}))
+        assert newest > RECORDS
+        assert latest(generator.vehicle(newest)) == generator.record(newest)
+    finally:
+        client.close()

@@ -1,0 +1,87 @@
+"""`make setup` (hack/setup.sh): lanes at once, the first failure stops the rest.
+
+The lanes' real work (Go builds, debootstrap) takes most of half an hour, so
+the test sources the real script and replaces the lane functions and `make`
+with short bash functions; the scheduling, the logs and the stopping are the
+script's own.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def run_setup(tmp_path: Path, lanes: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    script = f"""
+source {REPO / "hack" / "setup.sh"}
+{lanes}
+make() {{ echo "make $*" >>{tmp_path / "calls"}; }}
+main
+"""
+    env = {"PATH": "/usr/bin:/bin", "SETUP_LOGS": str(tmp_path / "logs"),
+           "TOOLS_DIR": str(tmp_path / "tools")}  # fmt: skip
+    started = time.monotonic()
+    result = subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    return result, time.monotonic() - started
+
+
+def test_all_lanes_run_at_once_then_the_images(tmp_path: Path) -> None:
+    lanes = """
+lane_kube() { echo built; sleep 2; }
+lane_go() { echo built; sleep 2; }
+lane_fetch() { echo fetched; sleep 2; }
+"""
+    result, took = run_setup(tmp_path, lanes)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert took < 5, f"the lanes ran one after another ({took:.1f} s)"
+    assert "[kube] built" in result.stdout
+    assert "[fetch] fetched" in result.stdout
+    assert (tmp_path / "logs" / "go.log").read_text() == "[go] built\n"
+    calls = (tmp_path / "calls").read_text().split("\n")
+    assert calls[0].endswith("tools cluster-tools images venv"), calls
+    assert f"TOOLS_DIR={tmp_path / 'tools'}" in calls[0]
+
+
+def test_the_first_failing_lane_fails_setup_and_stops_the_others(tmp_path: Path) -> None:
+    """The other lanes and the failed lane's own background steps are stopped."""
+    pids = tmp_path / "pids"
+    lanes = f"""
+lane_kube() {{ sleep 60 & echo $! >>{pids}; sleep 1; echo "go: build failed" >&2; exit 3; }}
+lane_go() {{ sleep 60 & echo $! >>{pids}; wait; echo finished >>{tmp_path / "finished"}; }}
+lane_fetch() {{ sleep 60 & echo $! >>{pids}; wait; echo finished >>{tmp_path / "finished"}; }}
+"""
+    result, took = run_setup(tmp_path, lanes)
+    assert result.returncode == 3
+    assert "lane kube FAILED (exit 3)" in result.stdout
+    assert "[kube] go: build failed" in result.stdout
+    assert took < 30, f"the other lanes were waited for ({took:.0f} s)"
+    assert not (tmp_path / "finished").exists()
+    assert not (tmp_path / "calls").exists(), "the images were built after a failure"
+    for pid in pids.read_text().split():
+        assert not Path(f"/proc/{pid}").exists() or _zombie(int(pid)), f"lane process {pid} left"
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    except OSError:
+        return True
+
+
+def test_lanes_start_in_the_repository(tmp_path: Path) -> None:
+    lanes = f"""
+lane_kube() {{ pwd >{tmp_path / "cwd"}; }}
+lane_go() {{ :; }}
+lane_fetch() {{ :; }}
+"""
+    result, _ = run_setup(tmp_path, lanes)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "cwd").read_text().strip() == str(REPO)
+    assert os.access(REPO / "hack" / "setup.sh", os.X_OK)
