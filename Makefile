@@ -68,7 +68,7 @@ test: tools venv ## THE test command: set up everything, then lint, typecheck an
 
 .PHONY: bench
 bench: tools venv ## Runner vs sysbench (MariaDB) and pgbench (PostgreSQL) on local servers; prints figures and ratios
-	$(PY) runner-image/bench/bench_runner.py
+	$(PY) hack/bench/bench_runner.py
 
 .PHONY: scale
 scale: tools venv ## The operator at scale: own control plane + kwok, 100 nodes, 1,000 runs; prints figures and goals

@@ -1,7 +1,7 @@
 """`make bench`'s Debian trixie chroot gets every package the runner imports.
 
 The bench runs `python -m dbbench_runner` inside a chroot whose Python path is
-only what it bind-mounts (runner-image/bench/trixie_chroot.py). With the
+only what it bind-mounts (hack/bench/trixie_chroot.py). With the
 dbbench_runner folder alone, the runner exited with 1 importing its config
 (no dbbench_contract) and the connector C-extension rows were missing. Here
 the chroot's folder is laid out on the host from the same bind list, and a
@@ -33,7 +33,7 @@ print(len(names), dbbench_runner.__file__)
 
 
 def trixie_chroot() -> ModuleType:
-    """The bench's module, loaded from its file (runner-image/bench is no package)."""
+    """The bench's module, loaded from its file (hack/bench is no package)."""
     name = "dbbench_bench_trixie_chroot"
     if name in sys.modules:
         return sys.modules[name]
