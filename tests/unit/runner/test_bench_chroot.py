@@ -37,7 +37,7 @@ def trixie_chroot() -> ModuleType:
     name = "dbbench_bench_trixie_chroot"
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, RUNNER_IMAGE / "bench" / "trixie_chroot.py")
+    spec = importlib.util.spec_from_file_location(name, REPO / "hack" / "bench" / "trixie_chroot.py")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
