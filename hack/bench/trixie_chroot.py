@@ -137,7 +137,7 @@ def mounted(rootfs: Path, binds: Sequence[Bind] = ()) -> Iterator[None]:
         _run(["mount", "-t", "proc", "proc", str(proc)], f"mount proc at {proc}")
         done.append(proc)
         # The host's own /dev and its /dev/shm tmpfs, not temporary files.
-        for source in ("/dev", "/dev/shm"):  # noqa: S108
+        for source in ("/dev", "/dev/shm"):
             target = rootfs / source.lstrip("/")
             target.mkdir(parents=True, exist_ok=True)
             _run(["mount", "--bind", source, str(target)], f"bind-mount {source}")

@@ -37,7 +37,8 @@ def trixie_chroot() -> ModuleType:
     name = "dbbench_bench_trixie_chroot"
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, REPO / "hack" / "bench" / "trixie_chroot.py")
+    path = REPO / "hack" / "bench" / "trixie_chroot.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
