@@ -39,7 +39,6 @@ def trixie_chroot() -> ModuleType:
         return sys.modules[name]
     path = REPO / "hack" / "bench" / "trixie_chroot.py"
     spec = importlib.util.spec_from_file_location(name, path)
-    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
