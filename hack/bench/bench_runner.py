@@ -40,6 +40,7 @@ import mysql.connector
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "runner-image"))
+sys.path.insert(0, str(ROOT / "hack"))  # this folder, imported as `bench`
 
 from bench import bench_postgres, trixie_chroot  # noqa: E402
 from bench.rows import (  # noqa: E402

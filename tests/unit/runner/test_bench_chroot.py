@@ -69,3 +69,15 @@ def test_the_chroot_gets_every_package_the_runner_imports(tmp_path: Path) -> Non
     count, location = result.stdout.split()
     assert int(count) > 20, result.stdout  # every module of the runner was imported
     assert Path(location).is_relative_to(python_path), location
+
+
+def test_the_bench_scripts_find_their_modules_where_they_live() -> None:
+    """`make bench` runs hack/bench/bench_runner.py as a script; its imports (the
+    sibling modules as `bench`, hack's dbbench_local, the runner) resolve from the
+    file's own place, not from the caller's path (moved from runner-image/bench,
+    it once failed at its first import: No module named 'bench')."""
+    script = REPO / "hack" / "bench" / "bench_runner.py"
+    code = f"import runpy; runpy.run_path({str(script)!r}, run_name='bench_imports_only')"
+    done = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True,
+                          text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
