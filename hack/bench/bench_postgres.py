@@ -175,7 +175,7 @@ def one_round(
         rows.append(Row(label, rate, cpu, f"-M {mode}"))
     rate, cpu = pgbench(server, threads, seconds, ["-S", "-M", "prepared"])
     rows.append(Row("pgbench -S (pgbench_accounts)", rate, cpu, "built-in select-only, prepared"))
-    phase = {"type": "mix", "mix": {"read": 100}, "duration": seconds}
+    phase = {"type": "mix", "mix": {"read": 100}, "duration": f"{seconds}s"}
     for build, env in builds.items():
         launcher = Launcher((sys.executable,), work / build, work / build, env)
         result = runner(server, launcher, f"{name}-{build}", phase, threads)

@@ -257,7 +257,7 @@ def one_round(
     name: str,
 ) -> tuple[list[Row], str]:
     """Every row once, back to back; the chroot's failure (if any) as the second value."""
-    phase = {"type": "mix", "mix": {"read": 100}, "duration": DURATION_S}
+    phase = {"type": "mix", "mix": {"read": 100}, "duration": f"{DURATION_S}s"}
     output, sb_cpu = sysbench(server, "run", threads)
     sb_rate, sb_ops = sysbench_qps(output)
     rows = [Row("sysbench oltp_point_select", sb_rate, sb_cpu / sb_ops * 1e6)]
