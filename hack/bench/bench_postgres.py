@@ -131,7 +131,8 @@ def runner(
             "database": "bench",
         },
         "dataset": {"shape": "indexed4", "records": TABLE_SIZE, "recordSize": 200, "seed": 2},
-        "phase": {"name": name, **phase},
+        # An API name (at most 30 characters); `name` names the files.
+        "phase": {"name": name.split("-", 1)[0], **phase},
         "threads": threads,
         "progressEvery": 60,
     }  # fmt: skip

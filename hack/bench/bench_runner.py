@@ -126,7 +126,8 @@ def runner(
         },
         # indexed4 at 200 bytes: an int primary key and a row close to sbtest's.
         "dataset": {"shape": "indexed4", "records": TABLE_SIZE, "recordSize": 200, "seed": 2},
-        "phase": {"name": name, **phase},
+        # An API name (at most 30 characters); `name` names the files.
+        "phase": {"name": name.split("-", 1)[0], **phase},
         "threads": threads,
         "mysqlDriver": driver,
         "progressEvery": 60,
