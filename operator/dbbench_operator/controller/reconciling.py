@@ -202,8 +202,8 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
     steps = plan(spec)
     obs = replace(obs, steps_total=len(steps))
     if p.phase is RunPhase.PENDING:
-        if spec.cache == "cold" and not settings.allow_cache_drop:
-            return replace(obs, failure=cold_cache.COLD_CACHE_NOT_ALLOWED), {}, ()
+        if spec.restarts_databases and not settings.allow_cache_drop:
+            return replace(obs, failure=cold_cache.not_allowed(spec)), {}, ()
         misfit = admission.misfit(spec, settings)
         if misfit is not None:
             return replace(obs, failure=misfit), {}, ()

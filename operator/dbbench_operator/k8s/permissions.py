@@ -91,7 +91,7 @@ RULES: tuple[Rule, ...] = (
          "runner Jobs: created once per step, followed, stopped when a run fails"),
     Rule("", "pods", ("list", "delete"), "runs",
          "database and runner pods: why they wait, restarts; deleted to restart the "
-         "databases for cache: cold"),
+         "databases for cache: cold and coldOnce"),
     Rule("", "events", ("list",), "runs",
          "why a pod, StatefulSet or Job has not started (probe failures, FailedCreate)"),
     Rule("networking.k8s.io", "networkpolicies", ("create", "patch", "list", "delete"), "runs",
@@ -102,8 +102,8 @@ RULES: tuple[Rule, ...] = (
     *(Rule(group, resource, ("deletecollection",), "runs", _DELETED, when=when)
       for group, resource, when in _RUN_CHILDREN),
     Rule("batch", "jobs", ("create", "list", "delete"), "release",
-         "privileged cache-drop Jobs (cache: cold) run in the operator's namespace only; "
-         "deleted by the run's cleanup and when the run is deleted", when="coldCache"),
+         "privileged cache-drop Jobs (cache: cold, coldOnce) run in the operator's namespace "
+         "only; deleted by the run's cleanup and when the run is deleted", when="coldCache"),
 )  # fmt: skip
 
 

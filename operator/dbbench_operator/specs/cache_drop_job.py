@@ -1,4 +1,4 @@
-"""The privileged cache-drop Jobs of `cache: cold` (pure builder).
+"""The privileged cache-drop Jobs of `cache: cold` and `coldOnce` (pure builder).
 
 They run in the operator's own namespace, never the run's, so benchmark
 namespaces can enforce Pod Security `baseline`; owner references cannot cross
@@ -30,7 +30,7 @@ def cache_drop_labels(run: RunRef, step: Step) -> dict[str, str]:
 def build_cache_drop_job(
     run: RunRef, step: Step, node: str, image: str, namespace: str
 ) -> dict[str, Any]:
-    """A short privileged pod on `node` that drops the page cache (cache: cold).
+    """A short privileged pod on `node` that drops the page cache (cache: cold, coldOnce).
 
     Privileged because /proc/sys/vm/drop_caches is writable only so; allowed only
     when the chart value coldCache.allowPrivilegedPods is true, and only in the

@@ -49,6 +49,24 @@ def plan(spec: BenchmarkRunSpec) -> list[Step]:
     return steps
 
 
+def cold_starts(spec: BenchmarkRunSpec, steps: list[Step]) -> frozenset[int]:
+    """Indices of the steps before which the step's target is restarted and its nodes'
+    page cache dropped. Only measured steps start cold: an insert writes the data set
+    and starts from what is there. cache: cold restarts before every measured step,
+    each repeat included; coldOnce before each target's first measured step only, so
+    its later phases and repeats run on the database that restart left (field
+    benchmark 5: restart once, then the operations three times); warm never."""
+    measured = [s for s in steps if s.phase_type != "insert"]
+    if spec.cache == "cold":
+        return frozenset(s.index for s in measured)
+    if spec.cache == "coldOnce":
+        firsts: dict[str, int] = {}
+        for s in measured:
+            firsts.setdefault(s.target, s.index)
+        return frozenset(firsts.values())
+    return frozenset()
+
+
 def plan_document(steps: list[Step]) -> list[dict[str, object]]:
     """The plan as stored in the run's plan ConfigMap (and shown by tooling)."""
     return [

@@ -212,7 +212,7 @@ def _with(base: Advance, **changes: Any) -> Advance:
 
 def _start(ctx: Context, step: Step, here: str, base: Advance) -> Advance:
     run, spec, settings = ctx.run, ctx.spec, ctx.settings
-    if cold_cache.needed(spec, step):
+    if cold_cache.needed(spec, ctx.steps, step):
         cooled = cold_cache.prepare(
             run, spec, step, base.cold_mark, image=ctx.runner_image, namespace=settings.namespace
         )

@@ -1,5 +1,7 @@
-"""cache: cold: before a measured step, restart the target's database pods and
-drop the page cache of the nodes they run on, so reads come from disk.
+"""cache: cold and coldOnce: before a measured step, restart the target's database
+pods and drop the page cache of the nodes they run on, so reads come from disk.
+Which steps start so is the plan's decision (`specs/plan.cold_starts`): every
+measured step (cold) or each target's first (coldOnce).
 
 Never pretended: without the chart's permission for the privileged cache-drop
 pods the run fails before it starts (reconciling checks it), and a cache drop
@@ -21,15 +23,19 @@ from dbbench_contract.api import BenchmarkRunSpec
 from dbbench_operator.k8s import api
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.cache_drop_job import build_cache_drop_job, cache_drop_labels
-from dbbench_operator.specs.plan import Step
+from dbbench_operator.specs.plan import Step, cold_starts
 from dbbench_operator.steps.runner_jobs import database_pods
 
-COLD_CACHE_NOT_ALLOWED = (
-    "ColdCacheNotAllowed",
-    "spec.cache: cold needs privileged pods to drop the nodes' page cache, which this "
-    "installation does not allow; install the chart with --set coldCache.allowPrivilegedPods=true "
-    "or use cache: warm",
-)
+
+def not_allowed(spec: BenchmarkRunSpec) -> tuple[str, str]:
+    """The failure of a run whose cache mode needs the privileged pods this
+    installation does not allow, naming its mode."""
+    return (
+        "ColdCacheNotAllowed",
+        f"spec.cache: {spec.cache} needs privileged pods to drop the nodes' page cache, which "
+        "this installation does not allow; install the chart with --set "
+        "coldCache.allowPrivilegedPods=true or use cache: warm",
+    )
 
 
 @dataclass(frozen=True)
@@ -42,9 +48,9 @@ class Cooling:
     failure: tuple[str, str] | None = None
 
 
-def needed(spec: BenchmarkRunSpec, step: Step) -> bool:
-    """Every measured read step starts cold; inserts write and start from what is there."""
-    return spec.cache == "cold" and step.phase_type != "insert"
+def needed(spec: BenchmarkRunSpec, steps: list[Step], step: Step) -> bool:
+    """Whether `step` starts with a restart and a page-cache drop (`cold_starts`)."""
+    return step.index in cold_starts(spec, steps)
 
 
 def _ready(pod: dict[str, Any]) -> bool:

@@ -129,8 +129,9 @@ def stop_jobs(run: RunRef) -> int:
 
 
 def remove_cache_drops(run: RunRef, spec: BenchmarkRunSpec, settings: OperatorSettings) -> int:
-    """Delete the run's cache-drop Jobs in the operator's namespace (cache: cold only)."""
-    if spec.cache != "cold" or not settings.allow_cache_drop:
+    """Delete the run's cache-drop Jobs in the operator's namespace (cache: cold and
+    coldOnce only)."""
+    if not spec.restarts_databases or not settings.allow_cache_drop:
         return 0
     jobs = api.list_objects("batch/v1", "Job", settings.namespace, run_selector(run))
     for job in jobs:

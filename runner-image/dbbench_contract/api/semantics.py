@@ -296,11 +296,11 @@ def _storage_holds_dataset(spec: BenchmarkRunSpec) -> Iterator[Problem]:
 
 
 def _cold_cache_needs_exclusive_nodes(spec: BenchmarkRunSpec) -> Iterator[Problem]:
-    if spec.cache == "cold" and not spec.hardware.exclusive:
+    if spec.restarts_databases and not spec.hardware.exclusive:
         yield Problem(
             "spec.hardware.exclusive",
-            "cache: cold drops the nodes' page cache, which disturbs anything else running "
-            "there; set hardware.exclusive: true",
+            f"cache: {spec.cache} drops the nodes' page cache, which disturbs anything else "
+            "running there; set hardware.exclusive: true",
         )
 
 

@@ -74,12 +74,14 @@ class Progress(StatusModel):
     cold_step: int | None = Field(
         default=None,
         ge=0,
-        description="cache: cold: the step whose databases were restarted (1-based).",
+        description=(
+            "cache: cold or coldOnce: the step whose databases were restarted last (1-based)."
+        ),
     )
     cold_pods: list[str] | None = Field(
         default=None,
         max_length=1024,
-        description="cache: cold: uids of the database pods restarted for that step.",
+        description="cache: cold or coldOnce: uids of the database pods restarted for that step.",
     )
 
 

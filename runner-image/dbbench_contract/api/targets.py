@@ -280,7 +280,8 @@ class Target(ApiModel):
         default=None,
         description=(
             "Benchmark an existing database: nothing is deployed, `members`, `shards`, "
-            "`settings`, `version` and `image` must be unset, and cache: cold is not possible."
+            "`settings`, `version` and `image` must be unset, and cache: cold or coldOnce is not "
+            "possible."
         ),
     )
 

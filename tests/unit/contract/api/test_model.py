@@ -300,6 +300,7 @@ SEMANTIC_PROBLEMS = [
         "spec.hardware.storage.size",
     ),
     (spec_with(cache="cold", hardware={"exclusive": False}), "spec.hardware.exclusive"),
+    (spec_with(cache="coldOnce", hardware={"exclusive": False}), "spec.hardware.exclusive"),
 ]
 
 
