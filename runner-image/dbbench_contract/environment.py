@@ -77,6 +77,15 @@ class ServerInfo(StoredModel):
     # A sharded target's router (the mongos the runner used): its own settings,
     # among them the config servers it reads (sharding.configDB). No cache.
     router: dict[str, str] = Field(default_factory=dict)
+    # How long the server had been up when the runner read it at the step's start
+    # (MySQL/MariaDB status Uptime, PostgreSQL since pg_postmaster_start_time(),
+    # MongoDB serverStatus uptime), and so when it started, in seconds since the
+    # epoch by the runner's clock (the read's time less the uptime; MySQL counts
+    # whole seconds). Equal across a target's steps unless the server restarted
+    # between them (cache: cold before every measured step, coldOnce once).
+    # None where the server does not say (a sharded target's router).
+    uptime_seconds: float | None = None
+    started_at: float | None = None
 
 
 class RunnerPod(StoredModel):

@@ -131,6 +131,8 @@ def environment(
             cache_bytes=info.cache_bytes,
             shards=_shards(info, config.database_host),
             router=info.router,
+            uptime_seconds=info.uptime_seconds,
+            started_at=None if info.uptime_seconds is None else info.read_at - info.uptime_seconds,
         ),
         dataset=config.dataset.model_dump(mode="json", by_alias=True),
         phase=config.phase.model_dump(mode="json", by_alias=True),

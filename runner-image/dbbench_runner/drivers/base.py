@@ -57,6 +57,11 @@ class ServerInfo:
     # `cache_bytes` are the shards', never the router's), and the router's settings.
     shards: tuple[ShardInfo, ...] = ()
     router: dict[str, str] = field(default_factory=dict)
+    # Seconds the server says it has been up (None: it does not say, or a router,
+    # whose uptime is not the data's), and when the runner read it: what tells a
+    # restart between steps (cache: cold and coldOnce) from none.
+    uptime_seconds: float | None = None
+    read_at: float = field(default_factory=time.time)
 
 
 @dataclass(frozen=True)

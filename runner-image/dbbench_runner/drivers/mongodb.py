@@ -205,8 +205,20 @@ class MongoDriver:
             )
         settings, cache = shards.server_settings(self._client)
         return ServerInfo(
-            engine="mongodb", version=found, settings=settings, cache_bytes=cache, client=client
-        )
+            engine="mongodb", version=found, settings=settings, cache_bytes=cache, client=client,
+            uptime_seconds=self._uptime(),
+        )  # fmt: skip
+
+    def _uptime(self) -> float | None:
+        """serverStatus' uptime of the server the runner talks to (milliseconds where
+        given); None where it is refused or not reported."""
+        try:
+            status = self._client.admin.command("serverStatus")
+        except OperationFailure:
+            return None
+        if status.get("uptimeMillis") is not None:
+            return float(status["uptimeMillis"]) / 1000
+        return float(status["uptime"]) if status.get("uptime") is not None else None
 
     def storage(self) -> StorageSample:
         # The phase's collection only: a run may hold the client-keyed and the

@@ -161,12 +161,14 @@ class MySQLDriver(SqlDriver[Any]):
         rows = self._query_all(sql.settings_statement())
         settings = {str(name).lower(): str(value) for name, value in rows}
         pool = settings.get("innodb_buffer_pool_size")
+        uptime = self._query_all(sql.UPTIME_STATEMENT)
         return ServerInfo(
             engine=self._config.target.engine,
             version=settings.get("version", "unknown"),
             settings=settings,
             cache_bytes=int(pool) if pool and pool.isdigit() else None,
             client=self._client.describe(),
+            uptime_seconds=float(uptime[0][1]) if uptime else None,
         )
 
     def storage(self) -> StorageSample:

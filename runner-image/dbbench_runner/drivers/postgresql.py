@@ -139,12 +139,14 @@ class PostgresDriver(SqlDriver[PreparedSession]):
         rows = self._query_all(sql.SETTINGS_STATEMENT, (list(sql.SETTINGS),))
         settings = {str(name): str(value) for name, value in rows}
         cache = settings.pop("shared_buffers_bytes", "")
+        uptime = self._query_all(sql.UPTIME_STATEMENT, ())
         return ServerInfo(
             engine="postgresql",
             version=settings.get("server_version", "unknown"),
             settings=settings,
             cache_bytes=int(cache) if cache.isdigit() else None,
             client=describe(),
+            uptime_seconds=float(uptime[0][0]),
         )
 
     def storage(self) -> StorageSample:

@@ -107,5 +107,9 @@ def settings_statement() -> str:
 DISK_READS = "Innodb_buffer_pool_reads"
 
 
+# Seconds since the server started (a restart sets it back to 0).
+UPTIME_STATEMENT = "SHOW GLOBAL STATUS LIKE 'Uptime'"
+
+
 def disk_reads_statement() -> str:
     return f"SHOW GLOBAL STATUS LIKE '{DISK_READS}'"

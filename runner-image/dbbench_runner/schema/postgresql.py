@@ -94,6 +94,12 @@ DISK_READS_STATEMENT = (
 )
 
 
+# Seconds since the postmaster started (a restart sets it back).
+UPTIME_STATEMENT = (
+    "SELECT extract(epoch FROM clock_timestamp() - pg_postmaster_start_time())::float8"
+)
+
+
 SETTINGS = (
     "server_version",
     "shared_buffers",

@@ -340,6 +340,24 @@ class DriverContract:
         shown = step_result("m", 1, StepSummary.from_wire(summary))
         assert (shown.records, shown.records_per_second) == (None, None)
 
+    def test_environment_records_when_the_server_started(
+        self, target: dict[str, Any], tmp_path: Path
+    ) -> None:
+        """Two steps on one running server record the same start (the time read less
+        the server's own uptime), before either began: a restart between steps
+        (cache: cold, coldOnce) is what would move it."""
+        self.load(target, "flat45", tmp_path / "load")
+        config = self.step(target, "flat45", RECORDS, {"type": "pointReads", "operations": 20})
+        assert run_step(config, tmp_path / "reads") == 0
+        started = []
+        for out in ("load", "reads"):
+            server = json.loads((tmp_path / out / "environment.json").read_text())["server"]
+            summary = json.loads((tmp_path / out / "summary.json").read_text())
+            assert server["uptimeSeconds"] >= 0  # a server started this second: 0 (MySQL)
+            assert server["startedAt"] < summary["startedAt"]
+            started.append(server["startedAt"])
+        assert abs(started[1] - started[0]) < 1.5, started  # MySQL counts whole seconds
+
 
 def _ops(out: Path) -> int:
     return int(json.loads((out / "summary.json").read_text())["operations"])
