@@ -219,6 +219,24 @@ def disk_reads(summary: StepSummary) -> DiskReads | None:
     return DiskReads(block.disk_reads_counter, block.disk_reads, block.disk_reads_per_operation)
 
 
+def restarted(run: Run) -> dict[int, bool | None]:
+    """Per step (its index in run.steps): whether its server had restarted since the
+    target's step before it ended, by the start the runner recorded from the
+    server's own uptime (environment.json server.startedAt); None for a target's
+    first step (its server was deployed for it) or where either start is unknown."""
+    seen: dict[int, bool | None] = {}
+    last: dict[str, Step] = {}
+    for index, step in enumerate(run.steps):
+        before = last.get(step.target)
+        started = step.environment.server.started_at
+        if before is None or started is None or before.environment.server.started_at is None:
+            seen[index] = None
+        else:
+            seen[index] = started > before.summary.ended_at
+        last[step.target] = step
+    return seen
+
+
 def disk_reads_per_operation(run: Run, target: str, phase: str) -> Spread:
     """Disk reads per operation over a phase's repeats (those that recorded it)."""
     values = []

@@ -149,6 +149,13 @@ _COLD = (
     "that fits the cache is read from disk once and then served from memory (few reads per "
     "operation); a working set larger than the cache keeps reading from disk.</p>"
 )
+_COLD_ONCE = (
+    "<p>Cache: <b data-key='cache' data-value='coldOnce'>coldOnce</b>. Before each "
+    "target's first measured phase the database was restarted and the node's page cache "
+    "dropped; its later phases and repeats ran on that database without a restart, so each "
+    "started with what the ones before it left in the cache (field benchmark 5: restart "
+    "once, then run the operations three times).</p>"
+)
 _WARM = (
     "<p>Cache: <b data-key='cache' data-value='warm'>warm</b>. Phases follow each other on a "
     "running database, so each starts with what the previous phases left in the cache.</p>"
@@ -157,7 +164,10 @@ _WARM = (
 
 def disk_reads(run: Run) -> str:
     """Pages the engine read from disk per measured operation (its own counter)."""
-    note = (_COLD if run.spec.cache == "cold" else _WARM) + (
+    note = {"cold": _COLD, "coldOnce": _COLD_ONCE}.get(run.spec.cache, _WARM) + (
+        "<p><i>Restarted</i>: whether the server had restarted since the target's previous "
+        "step ended, by the start time the runner derived from the server's own uptime at "
+        "each step (— for a target's first step, or a server that does not say).</p>"
         "<p>Disk reads are the engine's count of pages read into its cache during the "
         "measured part of each phase (MySQL/MariaDB <code>Innodb_buffer_pool_reads</code>, "
         "MongoDB WiredTiger <code>pages read into cache</code>, PostgreSQL "
@@ -166,18 +176,21 @@ def disk_reads(run: Run) -> str:
         "are not counted; mongos and FerretDB have no such counter.</p>"
     )
     rows = []
-    for step in run.steps:
+    restarts = f.restarted(run)
+    for index, step in enumerate(run.steps):
         found = f.disk_reads(step.summary)
+        was = restarts[index]
         rows.append(row(
             [text(step.target), text(step.phase), text(step.repeat),
+             text(None if was is None else ("yes" if was else "no"), "restarted"),
              num("operations", step.summary.operations),
              num("diskReads", found.reads if found else None),
              num("diskReadsPerOperation", found.per_operation if found else None, 3),
              text(found.counter if found else None, "counter")],
             {"target": step.target, "phase": step.phase, "repeat": step.repeat},
         ))  # fmt: skip
-    headers = ["target", "phase", "repeat", "operations", "disk reads", "disk reads / operation",
-               "counter"]  # fmt: skip
+    headers = ["target", "phase", "repeat", "restarted", "operations", "disk reads",
+               "disk reads / operation", "counter"]  # fmt: skip
     body = note + table("disk-reads", headers, rows)
     targets, phases = run.target_names(), run.phase_names()
     spreads = {t: [f.disk_reads_per_operation(run, t, p) for p in phases] for t in targets}

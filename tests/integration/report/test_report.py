@@ -177,6 +177,38 @@ def test_disk_reads_per_operation_are_the_summaries_and_cold_runs_say_why(
     assert (missing.value, missing.text) == (None, "—")
 
 
+def test_restarts_are_shown_as_the_servers_uptimes_tell_them(
+    result_sets: ResultSets, tmp_path: Path
+) -> None:
+    """Real steps on servers that ran throughout: no restart after a target's first
+    step. A step whose recorded server start is after the step before it ended (as
+    cache: coldOnce's one restart leaves it) is shown restarted, and the note names
+    the mode the run ran with."""
+    page = parse(write_report(result_sets.baseline.path).read_text())
+    steps = _steps(result_sets.baseline.path)
+    firsts = {s["target"]: s["path"] for s in reversed(steps)}
+    for step in steps:
+        where = {"target": step["target"], "phase": step["phase"], "repeat": step["repeat"]}
+        shown = page.find("disk-reads", "restarted", **where).text
+        assert shown == ("—" if firsts[step["target"]] == step["path"] else "no"), where
+    copy = tmp_path / "run"
+    shutil.copytree(result_sets.baseline.path, copy)
+    run = json.loads((copy / "summary.json").read_text())
+    (copy / "summary.json").write_text(
+        json.dumps({**run, "spec": {**run["spec"], "cache": "coldOnce"}})
+    )
+    first, second = [s for s in steps if s["target"] == steps[0]["target"]][:2]
+    environment_file = copy / second["path"] / "environment.json"
+    environment = json.loads(environment_file.read_text())
+    for pod in environment["pods"]:
+        pod["server"]["startedAt"] = first["summary"]["endedAt"] + 1.0
+    environment_file.write_text(json.dumps(environment))
+    html = write_report(copy).read_text()
+    assert "<b data-key='cache' data-value='coldOnce'>" in html
+    where = {"target": second["target"], "phase": second["phase"], "repeat": second["repeat"]}
+    assert parse(html).find("disk-reads", "restarted", **where).text == "yes"
+
+
 def test_client_bound_flag_is_shown_when_the_runner_records_it(
     result_sets: ResultSets, tmp_path: Path
 ) -> None:
