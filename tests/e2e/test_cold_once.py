@@ -1,0 +1,83 @@
+"""cache: coldOnce on the real node (issue 30, item 4; field benchmark 5's
+protocol): the database is restarted and its node's page cache dropped once,
+after the load and before the first measured step, and every later phase and
+repeat runs on that same server.
+
+What says so is the server itself: each step's environment.json records when
+the MariaDB it measured started (its `Uptime`, read by the runner at the
+step's start). The load's server is gone before the first read began; the
+three steps after it share one start, and their uptimes grow. A restart per
+repeat (cache: cold) or none (warm) would fail here.
+
+Disruptive: coldOnce needs an exclusive node (it drops the node's page cache).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dbbench_local.install import NAMESPACE, Kube
+from tests.e2e.conftest import (
+    RUNS_NS,
+    apply_run,
+    results_json,
+    session_name,
+    small_spec,
+    wait_for_report,
+    wait_phase,
+)
+from tests.support.pages import parse
+
+pytestmark = pytest.mark.e2e
+
+LOAD = {"name": "load", "type": "insert", "batchSize": 100}
+READS = {"name": "reads", "type": "pointReads", "operations": 1000}
+UPDATES = {"name": "updates", "type": "mix", "mix": {"update": 1}, "operations": 500}
+# A server started in the same second reads one start apart by up to 1 s
+# (MariaDB counts Uptime in whole seconds).
+SAME_START_S = 1.5
+
+
+def step_record(kube: Kube, status: dict[str, Any], path: str) -> tuple[dict[str, Any], Any]:
+    """(the server block of the step's first pod's environment, its merged summary)."""
+    environment = results_json(kube, status, f"{path}/environment.json")
+    return environment["pods"][0]["server"], results_json(kube, status, f"{path}/summary.json")
+
+
+@pytest.mark.disruptive
+def test_a_cold_once_run_restarts_the_database_once_not_per_repeat(kube: Kube) -> None:
+    name = session_name("cold-once")
+    spec = small_spec(phases=[LOAD, READS, UPDATES], repeats=2, cache="coldOnce")
+    spec["hardware"]["exclusive"] = True
+    apply_run(kube, name, spec)
+    status = wait_phase(kube, name, ("Succeeded", "Failed"), 900)
+    assert status["phase"] == "Succeeded", status.get("message")
+    assert status["progress"]["coldStep"] == 2  # the last (and only) restart: before reads/1
+    steps = results_json(kube, status, "summary.json")["steps"]
+    assert [(s["phase"], s["repeat"]) for s in steps] == [
+        ("load", 1), ("reads", 1), ("reads", 2), ("updates", 1), ("updates", 2)]  # fmt: skip
+    records = [step_record(kube, status, s["path"]) for s in steps]
+    (load, load_summary), (first, first_summary), *later = records
+    starts = [server["startedAt"] for server, _ in records]
+    uptimes = [server["uptimeSeconds"] for server, _ in records]
+    print(f"server starts per step: {starts}; uptimes: {uptimes}")
+    # Restarted once: after the load ended, before the first read began ...
+    assert load_summary["endedAt"] < first["startedAt"] < first_summary["startedAt"]
+    # ... and never again: the repeats and the next phase ran on that same server.
+    for server, summary in later:
+        assert abs(server["startedAt"] - first["startedAt"]) < SAME_START_S, starts
+        assert summary["startedAt"] > server["startedAt"]
+    assert uptimes[1:] == sorted(uptimes[1:]), uptimes
+    # The report says the same, from the same records.
+    assert "report.html" in wait_for_report(kube, status)
+    prefix = status["resultsPath"].split("/", 1)[1]
+    html = kube.kubectl("exec", "-n", NAMESPACE, "deploy/dbbench-results", "--", "python", "-c",
+                        f"print(open('/results/{prefix}report.html').read())").stdout  # fmt: skip
+    assert "<b data-key='cache' data-value='coldOnce'>" in html
+    page = parse(html)
+    shown = [page.find("disk-reads", "restarted", target="maria", phase=s["phase"],
+                       repeat=s["repeat"]).text for s in steps]  # fmt: skip
+    assert shown == ["—", "yes", "no", "no", "no"], shown
+    kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
