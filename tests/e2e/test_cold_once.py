@@ -63,7 +63,9 @@ def test_a_cold_once_run_restarts_the_database_once_not_per_repeat(kube: Kube) -
     starts = [server["startedAt"] for server, _ in records]
     uptimes = [server["uptimeSeconds"] for server, _ in records]
     print(f"server starts per step: {starts}; uptimes: {uptimes}")
-    # Restarted once: after the load ended, before the first read began ...
+    # Restarted once: the server deployed for the load ran it; another, started
+    # after the load ended, served the first read ...
+    assert load["startedAt"] < load_summary["startedAt"]
     assert load_summary["endedAt"] < first["startedAt"] < first_summary["startedAt"]
     # ... and never again: the repeats and the next phase ran on that same server.
     for server, summary in later:
