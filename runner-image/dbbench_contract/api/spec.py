@@ -181,7 +181,8 @@ class BenchmarkRunSpec(ApiModel):
             "target, before its first measured step, then run every later phase and repeat "
             "on the running database (field benchmark 5: restart once, then run the "
             "operations three times). cold and coldOnce need deployed (not external) targets "
-            "and exclusive nodes."
+            "and exclusive nodes. Each step's environment.json records when its server started "
+            "(server.startedAt), and the report shows which steps followed a restart."
         ),
     )
     repeats: int = Field(
@@ -190,7 +191,7 @@ class BenchmarkRunSpec(ApiModel):
         le=100,
         description=(
             "How many times each non-insert phase runs back to back, without restart in "
-            "between; each repeat is reported separately (e.g. to see caches warm up). "
+            "between (unless cache: cold); each repeat is reported separately (e.g. to see caches warm up). "
             "Insert phases run once: they define the data set. Default 1."
         ),
     )
