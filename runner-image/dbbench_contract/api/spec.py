@@ -191,8 +191,8 @@ class BenchmarkRunSpec(ApiModel):
         le=100,
         description=(
             "How many times each non-insert phase runs back to back, without restart in "
-            "between (unless cache: cold); each repeat is reported separately (e.g. to see caches warm up). "
-            "Insert phases run once: they define the data set. Default 1."
+            "between (unless cache: cold); each repeat is reported separately (e.g. to see "
+            "caches warm up). Insert phases run once: they define the data set. Default 1."
         ),
     )
     timeout: Duration = Field(
