@@ -42,7 +42,9 @@ def _used(storage: base.StorageSample | None) -> int | None:
 
 
 def _shard_storage(shard: ShardServer, storage: base.StorageSample | None) -> ShardServer:
-    parts = {} if storage is None else {s.shard: s.data_bytes + s.index_bytes for s in storage.shards}
+    parts = (
+        {} if storage is None else {s.shard: s.data_bytes + s.index_bytes for s in storage.shards}
+    )
     used = parts.get(shard.name)
     return shard.model_copy(
         update={

@@ -25,7 +25,6 @@ from dbbench_operator.settings import EngineImage, OperatorSettings
 from dbbench_operator.specs.credentials import ROOT_USERNAME
 from dbbench_operator.specs.databases import target_names
 from dbbench_operator.specs.databases.client_router import ClientRouter, client_router, router_uri
-from dbbench_operator.specs.databases.shard_placement import shard_resources, sharding_request
 from dbbench_operator.specs.databases.request import (
     DEFAULT_CONFIG_SERVER_RESOURCES,
     DEFAULT_MONGOS_RESOURCES,
@@ -33,6 +32,7 @@ from dbbench_operator.specs.databases.request import (
     Storage,
     TopologyRequest,
 )
+from dbbench_operator.specs.databases.shard_placement import shard_resources, sharding_request
 
 MYSQL_ROOT = "root"
 DEFAULT_SHARD_KEY = "_id"

@@ -210,7 +210,10 @@ def _resource_names(resources: Resources | None) -> set[str]:
 
 def _memory_set(resources: Resources | None) -> bool:
     """A memory limit (else request) the operator sizes the caches from."""
-    return resources is not None and "memory" in {**(resources.limits or {}), **(resources.requests or {})}
+    return resources is not None and "memory" in {
+        **(resources.limits or {}),
+        **(resources.requests or {}),
+    }
 
 
 def sharding_problems(spec: BenchmarkRunSpec) -> Iterator[Problem]:
