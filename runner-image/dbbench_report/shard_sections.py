@@ -79,18 +79,20 @@ def _value(shard: ShardStorage, figure: str) -> int | None:
     return shard.documents if figure == "documents" else shard.chunks
 
 
+def _end_row(target: str, shard: ShardStorage, total: int) -> str:
+    share = shard.documents / total * 100 if total else None
+    cells = [
+        text(target), text(shard.shard), num("documents", shard.documents),
+        num("share", share, 1), num("dataMiB", mib(shard.data_bytes), 2),
+        num("indexMiB", mib(shard.index_bytes), 2),
+        num("storageMiB", mib(shard.storage_bytes), 2), num("chunks", shard.chunks),
+    ]  # fmt: skip
+    return row(cells, {"target": target, "shard": shard.shard})
+
+
 def _end_rows(found: Distribution) -> list[str]:
     total = sum(s.documents for s in found.end)
-    return [
-        row(
-            [text(found.target), text(s.shard), num("documents", s.documents),
-             num("share", s.documents / total * 100 if total else None, 1),
-             num("dataMiB", mib(s.data_bytes), 2), num("indexMiB", mib(s.index_bytes), 2),
-             num("storageMiB", mib(s.storage_bytes), 2), num("chunks", s.chunks)],
-            {"target": found.target, "shard": s.shard},
-        )  # fmt: skip
-        for s in found.end
-    ]
+    return [_end_row(found.target, shard, total) for shard in found.end]
 
 
 def section_html(run: Run) -> str:

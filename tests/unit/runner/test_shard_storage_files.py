@@ -37,10 +37,8 @@ def shards_at(documents: int, chunks: int) -> tuple[ShardStorage, ...]:
 
 def write_pod(out: Path, pod: int, samples: list[tuple[float, int]]) -> None:
     m = Measurements(checkpoint_every=10, series_unit="records")
-    record = 0
     for n in range(100):
-        record += 1
-        m.inserted(record + pod * 10**6, 1)
+        m.inserted(n + 1 + pod * 10**6, 1)
         m.record("insert", 500 + n, Status(ok=True, rows=1), STARTED + n * 0.05)
     m.flush(STARTED + 5)
     meta = RunMeta("sharded", "mongodb", "load", "insert", (pod,), 2, 1, STARTED,
