@@ -195,7 +195,8 @@ def split_quantity(amount: Decimal, resource: str, ways: int) -> str:
     MiB (bytes below 1 MiB) for the byte-sized resources."""
     share = amount / ways
     if resource == "cpu":
-        return f"{int(share * 1000)}m"
+        millicores = int(share * 1000)
+        return str(millicores // 1000) if millicores % 1000 == 0 else f"{millicores}m"
     mib = int(share) // 2**20
     if mib and mib % 1024 == 0:
         return f"{mib // 1024}Gi"
