@@ -60,7 +60,8 @@ def test_colocated_shards_need_a_memory_limit_to_split() -> None:
                           {"resources": {"limits": {"cpu": "6"}}}))  # fmt: skip
     (found,) = [p for p in problems if "colocated" in p.message]
     assert found.field == "spec.hardware.resources.limits.memory"
-    assert "3 shard processes" in found.message and "set limits.memory" in found.message
+    assert "3 shard processes" in found.message
+    assert "set limits.memory" in found.message
     # Spread shards have whole pods: no split, no such need.
     assert not [p for p in check(spec({}, {"resources": {"limits": {"cpu": "6"}}}))
                 if "colocated" in p.message]  # fmt: skip

@@ -75,7 +75,8 @@ def test_a_runner_pod_with_its_router_asks_for_both() -> None:
         str(3 * 2**30),
     )  # fmt: skip
     found = misfit(demand, [node("load", "4", "2560Mi")], "the cluster")
-    assert found is not None and "+ spec.hardware.mongosResources" in found[1]
+    assert found is not None
+    assert "+ spec.hardware.mongosResources" in found[1]
     # The operator's own router stays on the config servers' pool, the hardware's here.
     (mongos,) = [d for d in database_demands(spec) if d.pods == "mongos"]
     assert mongos.pool == {"pool": "db"}
