@@ -15,6 +15,7 @@ from pydantic import Field
 from dbbench_contract import defaults
 from dbbench_contract.api.phases import ReportEvery
 from dbbench_contract.api.status import Latency
+from dbbench_contract.shard_storage import ShardStorage
 from dbbench_contract.wire import StoredModel
 
 StepStatus = Literal["succeeded", "stopped", "failed"]
@@ -35,6 +36,9 @@ class StorageBlock(StoredModel):
     bytes_per_record: float | None = None
     # The engine's own (estimated) count, for comparison.
     engine_estimated_records: int | None = None
+    # A sharded MongoDB target: the collection on each shard (documents, sizes,
+    # chunks) at the end of the phase; elsewhere none, and not written.
+    shards: tuple[ShardStorage, ...] = Field(default=(), exclude_if=lambda shards: not shards)
 
 
 class OperationSummary(StoredModel):

@@ -12,6 +12,7 @@ import statistics
 from dataclasses import dataclass
 
 from dbbench_contract.api import Hardware, Phase, Target
+from dbbench_contract.api.sharding import colocated
 from dbbench_contract.summary import StepSummary, StorageBlock
 from dbbench_report.reading import Run, Step, Window
 
@@ -172,8 +173,9 @@ def last_storage(run: Run, target: str) -> StorageBlock | None:
 
 
 def database_pods(target: Target | None) -> int:
-    """Database pods a target's price applies to (config servers and routers not counted)."""
-    if target is None or target.external is not None:
+    """Database pods a target's price applies to (config servers and routers not counted;
+    co-located shards share one node, priced once)."""
+    if target is None or target.external is not None or colocated(target):
         return 1
     shards = (target.shards or 1) if target.topology == "sharded" else 1
     return target.effective_members * shards

@@ -28,6 +28,7 @@ from dbbench_contract.layout import (
     SUMMARY,
 )
 from dbbench_contract.run_summary import RUN_SUMMARY_KIND, RunMeta, RunSummary, StepEntry
+from dbbench_contract.shard_storage import ShardStorage, decode_shards
 from dbbench_contract.summary import StepSummary
 from dbbench_contract.wire import StoredModel
 
@@ -74,6 +75,8 @@ class StorageSample:
     index_bytes: int
     storage_bytes: int
     records: int
+    # A sharded MongoDB target: the collection on each shard at this sample.
+    shards: tuple[ShardStorage, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -225,6 +228,7 @@ def read_step(run_dir: Path, entry: StepEntry) -> Step:
                     int(r["indexBytes"]),
                     int(r["storageBytes"]),
                     int(float(r["records"])),
+                    decode_shards(r.get("shards")),
                 )
                 for r in storage_rows
             ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from dbbench_report import ending, latency_sections, sections, verdict
+from dbbench_report import ending, latency_sections, sections, shard_sections, verdict
 from dbbench_report.reading import Run
 
 REPORT = "report.html"
@@ -43,6 +43,7 @@ SECTIONS = (
     ("stability", "Stability", sections.stability),
     ("latency", "Mean latency over time", sections.latency_over_time),
     ("storage", "Storage growth", sections.storage),
+    (shard_sections.KEY, shard_sections.TITLE, shard_sections.section_html),
     ("repeats", "Repeats", sections.repeats),
     ("cost", "Cost", sections.cost),
     ("environment", "Environment", sections.environment),

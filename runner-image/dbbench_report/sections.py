@@ -306,7 +306,7 @@ def cost(run: Run) -> str:
         "<p>Each target at its own price per database pod and hour (its "
         "<code>hardware.pricePerHour</code>, else the run's). Cost per million operations = "
         "price &times; pods &times; 10<sup>6</sup> / (ops/s &times; 3600); "
-        "config servers and mongos are not counted.</p>"
+        "config servers and mongos are not counted; co-located shards (one node) count once.</p>"
     )
     headers = ["target", "phase", "price per pod-hour", "database pods", "price per hour",
                "mean ops/s", "cost per million ops"]  # fmt: skip

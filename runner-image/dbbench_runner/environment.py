@@ -42,7 +42,10 @@ def _used(storage: base.StorageSample | None) -> int | None:
 
 
 def _shard_storage(shard: ShardServer, storage: base.StorageSample | None) -> ShardServer:
-    used = None if storage is None else dict(storage.shards).get(shard.name)
+    parts = (
+        {} if storage is None else {s.shard: s.data_bytes + s.index_bytes for s in storage.shards}
+    )
+    used = parts.get(shard.name)
     return shard.model_copy(
         update={
             "used_bytes": used,

@@ -55,8 +55,8 @@ from dbbench_runner.measurement import Checkpoints, Measurements, SecondBucket, 
 from dbbench_runner.seconds_spool import merged_seconds, read_seconds
 from dbbench_runner.series import Mark, SeriesUnit, Window, windows_of_ordered
 from dbbench_runner.server_counters import CounterWindow, counters_block
-from dbbench_runner.storage import HEADER as STORAGE_HEADER
 from dbbench_runner.storage import StorageRow, csv_rows, parse_rows, summary_block
+from dbbench_runner.storage import header as storage_header
 
 __all__ = [
     "CHECKPOINTS",
@@ -373,7 +373,7 @@ def write_results(
     summary = summarize(meta, m, storage, client, counters)
     _write_seconds(out, meta, m)
     _write_marks(out, meta, m.checkpoints.marks() if marks is None else marks)
-    atomic_write(out / STORAGE, _csv(STORAGE_HEADER, csv_rows(storage)))
+    atomic_write(out / STORAGE, _csv(storage_header(storage), csv_rows(storage)))
     if environment is not None:
         atomic_write(out / ENVIRONMENT, json.dumps(environment.to_wire(), indent=2, sort_keys=True))
     atomic_write(out / SUMMARY, json.dumps(summary.to_wire(), indent=2))

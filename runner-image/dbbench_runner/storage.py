@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import accumulate
 
+from dbbench_contract.shard_storage import decode_shards, encode_shards
 from dbbench_contract.summary import StorageBlock
 from dbbench_runner.drivers.base import StorageSample
 
@@ -29,6 +30,19 @@ HEADER = [
     "bytesPerRecord",
     "engineEstimatedRecords",
 ]
+# A sharded MongoDB target's files have one more column: the collection on each
+# shard (a JSON list of dbbench_contract.shard_storage.ShardStorage).
+SHARDS_COLUMN = "shards"
+
+
+def header(rows: Sequence[StorageRow]) -> list[str]:
+    """storage.csv's columns: `shards` only when a sample has shards (other
+    targets' files stay as they were)."""
+    return [*HEADER, SHARDS_COLUMN] if _sharded(rows) else list(HEADER)
+
+
+def _sharded(rows: Sequence[StorageRow]) -> bool:
+    return any(row.sample.shards for row in rows)
 
 
 @dataclass(frozen=True)
@@ -53,6 +67,8 @@ class StorageRow:
 
 
 def csv_rows(rows: Sequence[StorageRow]) -> list[list[object]]:
+    """The rows under `header(rows)`."""
+    sharded = _sharded(rows)
     out: list[list[object]] = []
     for row in rows:
         per_record = row.bytes_per_record
@@ -68,6 +84,7 @@ def csv_rows(rows: Sequence[StorageRow]) -> list[list[object]]:
                 row.written,
                 "" if per_record is None else f"{per_record:.3f}",
                 s.engine_records,
+                *([encode_shards(s.shards)] if sharded else []),
             ]
         )
     return out
@@ -82,6 +99,7 @@ def parse_rows(rows: Sequence[dict[str, str]]) -> list[StorageRow]:
                 int(r["indexBytes"]),
                 int(r["storageBytes"]),
                 int(r["engineEstimatedRecords"]),
+                decode_shards(r.get("shards")),
             ),
             before=int(r["recordsBefore"]),
             written=int(r["recordsWritten"]),
@@ -102,6 +120,7 @@ def summary_block(last: StorageRow | None) -> StorageBlock | None:
         records=last.records,
         bytes_per_record=None if per_record is None else round(per_record, 3),
         engine_estimated_records=last.sample.engine_records,
+        shards=last.sample.shards,
     )
 
 

@@ -45,27 +45,72 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- end }}
 {{- end }}
 
-{{/* User affinity with a preferred anti-affinity term spreading one replica set: (list $ "component"). */}}
+{{/* The label every shard pod carries: what spreads them apart or holds them together. */}}
+{{- define "mongodb.shardMemberLabel" -}}
+dbbench.io/shard-member: "true"
+{{- end }}
+
+{{/* User affinity merged with ours: (list $ "component" "role").
+Every replica set: a preferred anti-affinity term spreading its members over
+nodes (spreadMembers). Shards (role shardsvr) with shardPlacement spread: also
+a lighter term spreading all shard pods apart, one node per shard member where
+the pool has the nodes; with colocated: a required pod affinity holding every
+shard pod on one node (the first lands anywhere, the others follow it) and no
+spreading at all. */}}
 {{- define "mongodb.affinity" -}}
 {{- $root := index . 0 }}
+{{- $role := index . 2 }}
 {{- $affinity := deepCopy ($root.Values.affinity | default dict) }}
-{{- if $root.Values.spreadMembers }}
+{{- $colocated := and (eq $role "shardsvr") (eq $root.Values.shardPlacement "colocated") }}
+{{- $shards := merge (dict "app.kubernetes.io/instance" (include "mongodb.fullname" $root)) (include "mongodb.shardMemberLabel" $root | fromYaml) }}
+{{- if and $root.Values.spreadMembers (not $colocated) }}
 {{- $anti := deepCopy (get $affinity "podAntiAffinity" | default dict) }}
 {{- $preferred := get $anti "preferredDuringSchedulingIgnoredDuringExecution" | default list }}
-{{- $selector := include "mongodb.selectorLabels" . | fromYaml }}
-{{- $term := dict "weight" 100 "podAffinityTerm" (dict "topologyKey" "kubernetes.io/hostname" "labelSelector" (dict "matchLabels" $selector)) }}
-{{- $_ := set $anti "preferredDuringSchedulingIgnoredDuringExecution" (append $preferred $term) }}
+{{- $selector := include "mongodb.selectorLabels" (list $root (index . 1)) | fromYaml }}
+{{- $preferred = append $preferred (dict "weight" 100 "podAffinityTerm" (dict "topologyKey" "kubernetes.io/hostname" "labelSelector" (dict "matchLabels" $selector))) }}
+{{- if eq $role "shardsvr" }}
+{{- $preferred = append $preferred (dict "weight" 50 "podAffinityTerm" (dict "topologyKey" "kubernetes.io/hostname" "labelSelector" (dict "matchLabels" $shards))) }}
+{{- end }}
+{{- $_ := set $anti "preferredDuringSchedulingIgnoredDuringExecution" $preferred }}
 {{- $_ = set $affinity "podAntiAffinity" $anti }}
+{{- end }}
+{{- if $colocated }}
+{{- $together := deepCopy (get $affinity "podAffinity" | default dict) }}
+{{- $required := get $together "requiredDuringSchedulingIgnoredDuringExecution" | default list }}
+{{- $term := dict "topologyKey" "kubernetes.io/hostname" "labelSelector" (dict "matchLabels" $shards) }}
+{{- $_ := set $together "requiredDuringSchedulingIgnoredDuringExecution" (append $required $term) }}
+{{- $_ = set $affinity "podAffinity" $together }}
 {{- end }}
 {{- if $affinity }}
 {{- toYaml $affinity }}
 {{- end }}
 {{- end }}
 
-{{/* Scheduling and security fields shared by every database pod: (list $ "component"). */}}
+{{/* The nodeSelector of a role's pods: (list $ "role"). The component's own
+(shardNodeSelector, configServer.nodeSelector, mongos.nodeSelector) when it is
+a map, even an empty one (any node); otherwise nodeSelector. */}}
+{{- define "mongodb.nodeSelector" -}}
+{{- $root := index . 0 }}
+{{- $role := index . 1 }}
+{{- $own := "" }}
+{{- if eq $role "shardsvr" }}
+{{- $own = $root.Values.shardNodeSelector }}
+{{- else if eq $role "configsvr" }}
+{{- $own = $root.Values.configServer.nodeSelector }}
+{{- else if eq $role "mongos" }}
+{{- $own = $root.Values.mongos.nodeSelector }}
+{{- end }}
+{{- if kindIs "map" $own }}
+{{- toYaml $own }}
+{{- else }}
+{{- toYaml ($root.Values.nodeSelector | default dict) }}
+{{- end }}
+{{- end }}
+
+{{/* Scheduling and security fields shared by every database pod: (list $ "component" "role"). */}}
 {{- define "mongodb.podScheduling" -}}
 {{- $root := index . 0 }}
-{{- with $root.Values.nodeSelector }}
+{{- with (include "mongodb.nodeSelector" (list $root (index . 2)) | fromYaml) }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
 {{- end }}

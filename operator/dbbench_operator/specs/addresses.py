@@ -24,6 +24,7 @@ from dbbench_operator.naming import RunRef, credentials_secret_name
 from dbbench_operator.settings import EngineImage, OperatorSettings
 from dbbench_operator.specs.credentials import ROOT_USERNAME
 from dbbench_operator.specs.databases import target_names
+from dbbench_operator.specs.databases.client_router import ClientRouter, client_router, router_uri
 from dbbench_operator.specs.databases.request import (
     DEFAULT_CONFIG_SERVER_RESOURCES,
     DEFAULT_MONGOS_RESOURCES,
@@ -31,6 +32,7 @@ from dbbench_operator.specs.databases.request import (
     Storage,
     TopologyRequest,
 )
+from dbbench_operator.specs.databases.shard_placement import shard_resources, sharding_request
 
 MYSQL_ROOT = "root"
 DEFAULT_SHARD_KEY = "_id"
@@ -89,7 +91,7 @@ def topology_request(
                 t.model_dump(by_alias=True, exclude_none=True) for t in hw.tolerations or ()
             ),
             affinity=dict(hw.affinity or {}),
-            resources=_resources(hw.resources, {}),
+            resources=shard_resources(target, _resources(hw.resources, {})),
             config_server_resources=_resources(
                 hw.config_server_resources, DEFAULT_CONFIG_SERVER_RESOURCES
             ),
@@ -98,6 +100,7 @@ def topology_request(
                 storage_class_name=hw.storage.storage_class_name, size=str(hw.storage.size)
             ),
         ),
+        sharding=sharding_request(target),
         cleanup=spec.cleanup,
         credentials_secret=credentials_secret_name(run),
         database=BENCHMARK_DATABASE,
@@ -120,6 +123,9 @@ class TargetAccess:
     password_secret: str | None = None  # the run's credentials Secret (deployed targets)
     uri_secret: SecretKeyRef | None = None  # external targets: the user's Secret
     shard_key: str | None = None  # sharded: what setup sharded the collection on
+    # sharded with client-side routers: the mongos every runner pod carries (`uri`
+    # then names it, on localhost).
+    router: ClientRouter | None = None
 
 
 def _split(host_port: str) -> tuple[str, int]:
@@ -147,9 +153,11 @@ def target_access(run: RunRef, spec: BenchmarkRunSpec, index: int) -> TargetAcce
     options = "authSource=admin"
     if target.topology == "replicaSet":
         options = f"replicaSet={layout.replica_sets[0].name}&{options}"
+    router = client_router(request)
     return TargetAccess(
         engine=target.engine,
-        uri=f"mongodb://{layout.endpoint}/?{options}",
+        uri=f"mongodb://{layout.endpoint}/?{options}" if router is None else router_uri(options),
+        router=router,
         user=ROOT_USERNAME,
         password_secret=secret,
         # Setup refuses any other key, so this is the key in effect during the step.

@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from dbbench_contract.api import BenchmarkRunSpec, Resources, parse_quantity
+from dbbench_contract.api.sharding import client_routers
 from dbbench_contract.api.units import format_bytes
 from dbbench_operator.specs.databases.request import (
     DEFAULT_CONFIG_SERVER_RESOURCES,
@@ -56,24 +57,46 @@ def _dump(resources: Resources | None) -> dict[str, Any] | None:
     return None if resources is None else resources.model_dump(by_alias=True, exclude_none=True)
 
 
+def _component_pool(
+    spec: BenchmarkRunSpec, index: int, component: str
+) -> tuple[dict[str, str], str] | None:
+    """(nodeSelector, its field) of a sharded target's component when its own
+    `sharding.<component>.nodeSelector` is set; None: the hardware's."""
+    sharding = spec.targets[index].sharding
+    if sharding is None or spec.targets[index].topology != "sharded":
+        return None
+    own = {"shards": sharding.shards.node_selector,
+           "configServers": sharding.config_servers.node_selector,
+           "routers": sharding.routers.node_selector}[component]  # fmt: skip
+    if component == "routers" and sharding.routers.placement == "client":
+        # The server-side router left is the operator's: on the config servers' nodes.
+        return _component_pool(spec, index, "configServers")
+    if own is None:
+        return None
+    return dict(own), f"spec.targets[{index}].sharding.{component}.nodeSelector"
+
+
 def _target_demands(spec: BenchmarkRunSpec, index: int) -> list[Demand]:
-    """The database pods of targets[index], on its hardware (its own or the run's)."""
+    """The database pods of targets[index], on its hardware (its own or the run's),
+    each kind on its pool (a sharded target's components may have their own)."""
     target = spec.targets[index]
     hw = spec.hardware_of(target)
-    pool = dict(hw.node_selector or {})
-    pool_field = spec.hardware_path(index, "node_selector")
+    pool = (dict(hw.node_selector or {}), spec.hardware_path(index, "node_selector"))
 
-    def demand(pods: str, field: str, resources: Mapping[str, Any] | None) -> Demand:
+    def demand(pods: str, field: str, resources: Mapping[str, Any] | None, part: str) -> Demand:
         path = spec.hardware_path(index, field)
-        return Demand(pods, _effective(path, resources), pool, pool_field)
+        where = _component_pool(spec, index, part) or pool
+        return Demand(pods, _effective(path, resources), where[0], where[1])
 
-    demands = [demand("database", "resources", _dump(hw.resources))]
+    # Co-located shards share one node: their requests together (the target's
+    # resources, before the split between them) must fit it, as one pod's would.
+    demands = [demand("database", "resources", _dump(hw.resources), "shards")]
     if target.topology == "sharded":
         config = _dump(hw.config_server_resources) or DEFAULT_CONFIG_SERVER_RESOURCES
         mongos = _dump(hw.mongos_resources) or DEFAULT_MONGOS_RESOURCES
         demands += [
-            demand("config-server", "config_server_resources", config),
-            demand("mongos", "mongos_resources", mongos),
+            demand("config-server", "config_server_resources", config, "configServers"),
+            demand("mongos", "mongos_resources", mongos, "routers"),
         ]
     return demands
 
@@ -95,16 +118,35 @@ def node_pools(spec: BenchmarkRunSpec) -> list[dict[str, str]]:
     """The nodeSelectors of the run's database pods, one per distinct pool (the run's
     own when it deploys nothing): the nodes an exclusive run holds."""
     pools: list[dict[str, str]] = []
-    for target in spec.targets:
+    for index, target in enumerate(spec.targets):
         if target.external is None:
             pool = dict(spec.hardware_of(target).node_selector or {})
-            if pool not in pools:
-                pools.append(pool)
+            parts = ("shards", "configServers", "routers")
+            own = [_component_pool(spec, index, part) for part in parts]
+            for selector in [pool if o is None else o[0] for o in own]:
+                if selector not in pools:
+                    pools.append(selector)
     return pools or [dict(spec.hardware.node_selector or {})]
 
 
 def runner_demand(spec: BenchmarkRunSpec) -> Demand | None:
+    """A runner pod's requests: its container's, plus the mongos sidecar runner pods
+    carry for targets with client-side routers (per resource, the largest router's:
+    each step's pods carry their target's)."""
     amounts = _effective("spec.runner.resources", _dump(spec.runner.resources))
+    sidecar: dict[str, tuple[str, Decimal]] = {}
+    for index, target in enumerate(spec.targets):
+        if not client_routers(target) or target.external is not None:
+            continue
+        path = spec.hardware_path(index, "mongos_resources")
+        mongos = _dump(spec.hardware_of(target).mongos_resources) or DEFAULT_MONGOS_RESOURCES
+        for name, (field, amount) in _effective(path, mongos).items():
+            if name not in sidecar or amount > sidecar[name][1]:
+                sidecar[name] = (field, amount)
+    for name, (field, amount) in sidecar.items():
+        mine = amounts.get(name)
+        amounts[name] = (field, amount) if mine is None else (
+            f"{mine[0]} + {field}", mine[1] + amount)  # fmt: skip
     return Demand("runner", amounts) if amounts else None
 
 

@@ -31,6 +31,7 @@ from dbbench_operator.naming import (
 )
 from dbbench_operator.specs.addresses import TargetAccess
 from dbbench_operator.specs.credentials import RESULTS_TOKEN_KEY
+from dbbench_operator.specs.databases.client_router import with_router
 from dbbench_operator.specs.databases.request import SECRET_PASSWORD_KEY
 from dbbench_operator.specs.plan import Step
 from dbbench_operator.specs.table_state import TableState
@@ -315,7 +316,8 @@ def _pod_spec(
         pod["tolerations"] = [
             t.model_dump(by_alias=True, exclude_none=True) for t in runner.tolerations
         ]
-    return pod
+    # Client-side routers: a mongos beside the runner, which connects to it.
+    return with_router(pod, access.router)
 
 
 def build_runner_job(

@@ -13,6 +13,7 @@ from . import memory_floors as floors
 from .base import Problem
 from .connections import mysql_connections_needed, phase_threads, runner_connections
 from .placement import Hardware, Resources
+from .sharding import processes_sharing, sharding_problems
 from .spec import BenchmarkRunSpec
 from .tables import UnfilledRead, keyed_table, unfilled_reads
 from .targets import POSTGRES_SETTING_UNITS, Target
@@ -47,6 +48,7 @@ def check(spec: BenchmarkRunSpec) -> list[Problem]:
         _reads_what_was_loaded,
         _storage_holds_dataset,
         _cold_cache_needs_exclusive_nodes,
+        sharding_problems,
     )
     return [problem for fn in checks for problem in fn(spec)]
 
@@ -153,6 +155,9 @@ def _cache_bytes(engine: str, key: str, value: str) -> Decimal | None:
 def _cache_settings_fit_memory(spec: BenchmarkRunSpec) -> Iterator[Problem]:
     for i, target in enumerate(spec.targets):
         limit = memory_limit(spec.hardware_of(target))
+        # Co-located shards: each server has its share of the memory (sharding.py).
+        ways = processes_sharing(target)
+        limit = None if limit is None else limit / ways
         for key, value in (target.settings or {}).items():
             field = f"spec.targets[{i}].settings.{key}"
             try:
@@ -166,8 +171,9 @@ def _cache_settings_fit_memory(spec: BenchmarkRunSpec) -> Iterator[Problem]:
                 yield Problem(
                     field,
                     f"{key}={value} ({format_bytes(size)}) does not fit in "
-                    f"{spec.hardware_path(i, 'resources')} memory {format_bytes(limit)}: the "
-                    "server would be OOM-killed; lower it or raise the memory limit",
+                    f"{spec.hardware_path(i, 'resources')} memory {format_bytes(limit)}"
+                    f"{_share(ways)}: the server would be OOM-killed; lower it or raise the "
+                    "memory limit",
                 )
 
 
@@ -295,6 +301,10 @@ def _storage_holds_dataset(spec: BenchmarkRunSpec) -> Iterator[Problem]:
         )
 
 
+def _share(ways: int) -> str:
+    return "" if ways == 1 else f" (each of {ways} co-located shard processes' share)"
+
+
 def _cold_cache_needs_exclusive_nodes(spec: BenchmarkRunSpec) -> Iterator[Problem]:
     if spec.restarts_databases and not spec.hardware.exclusive:
         yield Problem(
@@ -370,6 +380,9 @@ def _memory_floors(spec: BenchmarkRunSpec) -> Iterator[Problem]:
         if target.external is not None or memory is None:
             continue
         kind, limit, written = memory
+        ways = processes_sharing(target)
+        if ways > 1:  # co-located shards: each mongod has its share (sharding.py)
+            limit, written = limit / ways, f"{written} / {ways}{_share(ways)}"
         try:
             fp, cache, connections, ps, cache_name = _floor_settings(spec, target, int(limit))
         except (ArithmeticError, ValueError):
@@ -384,7 +397,7 @@ def _memory_floors(spec: BenchmarkRunSpec) -> Iterator[Problem]:
         if cache:
             parts.append(f"a {floors.mib(cache)} {cache_name} and its bookkeeping")
         parts.append(f"{connections} connections x {fp.per_connection / MIB:g} MiB")
-        fixes = [f"set {kind}.memory to at least {floors.suggested_limit(needed)}"]
+        fixes = [f"set {kind}.memory to at least {floors.suggested_limit(needed * ways)}"]
         without = floors.floor(fp, cache, connections, False)
         if ps and without <= limit:
             fixes.append(f'settings.performance_schema: "OFF" (then about {floors.mib(without)})')

@@ -10,6 +10,7 @@ from pydantic import Field, StringConstraints
 from .base import ApiModel, Rule
 from .phases import WriteConcern
 from .placement import TARGET_HARDWARE_RULES, TargetHardware
+from .sharding import SHARDING_RULES, Sharding
 
 Engine = Literal["mongodb", "mysql", "mariadb", "postgresql"]
 Topology = Literal["standalone", "replicaSet", "sharded", "primaryReplica"]
@@ -276,6 +277,14 @@ class Target(ApiModel):
             "come from spec.hardware. An external target may set only pricePerHour."
         ),
     )
+    sharding: Sharding | None = Field(
+        default=None,
+        description=(
+            "topology sharded: where the shards (one node each, or co-located on one node "
+            "with the resources split), config servers and mongos routers (server-side, or "
+            "one in every runner pod) run, and how many routers."
+        ),
+    )
     external: External | None = Field(
         default=None,
         description=(
@@ -454,6 +463,7 @@ class Target(ApiModel):
             holds=lambda t: t.external is None or t.settings is None,
         ),
         *TARGET_HARDWARE_RULES,
+        *SHARDING_RULES,
         Rule(
             cel="!has(self.external) || (!has(self.image) && !has(self.version))",
             message="image and version must be unset for an external target",

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
+from dbbench_contract.shard_storage import ShardStorage
 from dbbench_runner.operations import Operation, Status
 
 log = logging.getLogger(__name__)
@@ -29,9 +30,9 @@ class StorageSample:
     # The engine's own row count: an estimate on InnoDB (TABLE_ROWS), never
     # what storage per record is computed from (see dbbench_runner.storage).
     engine_records: int
-    # A sharded MongoDB target: (shard, data + index bytes) of the collection on
-    # each shard, as mongos' collStats breaks it down; () elsewhere.
-    shards: tuple[tuple[str, int], ...] = ()
+    # A sharded MongoDB target: the collection on each shard (documents, sizes,
+    # chunks; drivers/mongodb_distribution.py); () elsewhere.
+    shards: tuple[ShardStorage, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from pymongo.write_concern import WriteConcern
 
 from dbbench_runner.config import StepConfig, password
 from dbbench_runner.datasets import DatasetGenerator
+from dbbench_runner.drivers import mongodb_distribution as distribution
 from dbbench_runner.drivers import mongodb_shards as shards
 from dbbench_runner.drivers.base import CounterSample, ServerInfo, StorageSample, with_retries
 from dbbench_runner.operations import (
@@ -72,6 +73,7 @@ class MongoDriver:
         )
         self._key = schema.key_field(dataset, phase.id_mode)
         self._acknowledged = config.write_concern != "unacknowledged"
+        self._router: bool | None = None  # a sharded cluster's router (_through_router)
 
     @classmethod
     def connect(
@@ -190,7 +192,7 @@ class MongoDriver:
         router (mongos), each shard's own mongod (`mongodb_shards`)."""
         found = shards.version(self._db.command("buildInfo"))
         client = {"driver": "pymongo", "version": pymongo.version}
-        if self._connect_shard is not None and shards.is_router(self._client):
+        if self._connect_shard is not None and self._through_router():
             router, _ = shards.server_settings(self._client)
             router_uri = self._config.target.uri or "mongodb://"
             listed = shards.read_shards(self._client, router_uri, self._connect_shard)
@@ -229,18 +231,24 @@ class MongoDriver:
             # Older servers answer NamespaceNotFound before the first insert.
             stats = {}
         index = int(stats.get("totalIndexSize", 0))
-        # Through a router, collStats also breaks the collection down by shard.
-        by_shard = stats.get("shards") or {}
         return StorageSample(
             data_bytes=int(stats.get("size", 0)),
             index_bytes=index,
             storage_bytes=int(stats.get("storageSize", 0)) + index,
             engine_records=int(stats.get("count", 0)),
-            shards=tuple(
-                (str(name), int(part.get("size", 0)) + int(part.get("totalIndexSize", 0)))
-                for name, part in sorted(by_shard.items())
-            ),
+            # Through a router: the collection on each shard (mongodb_distribution).
+            shards=distribution.read_distribution(
+                self._client, self._config.target.database, self._dataset.table
+            )
+            if self._through_router()
+            else (),
         )
+
+    def _through_router(self) -> bool:
+        """Whether the client talks to a mongos (asked once: hello's `msg`)."""
+        if self._router is None:
+            self._router = shards.is_router(self._client)
+        return self._router
 
     def disk_reads(self) -> CounterSample | None:
         """WiredTiger's pages read into cache; None on servers without it

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from dbbench_contract.api import DEFAULT_VERSIONS
-from dbbench_operator.specs.databases import target_names
+from dbbench_operator.specs.databases import shard_placement, target_names
 from dbbench_operator.specs.databases.replication_flags import role_flags
 from dbbench_operator.specs.databases.request import (
     SECRET_KEYFILE_KEY,
@@ -25,7 +25,7 @@ from dbbench_operator.specs.databases.request import (
     SECRET_USERNAME_KEY,
     TopologyRequest,
 )
-from dbbench_operator.specs.databases.sizing import config_server_settings, engine_settings
+from dbbench_operator.specs.databases.sizing import engine_settings
 
 HELM_TIMEOUT_S = 60
 
@@ -71,12 +71,7 @@ def build_values(request: TopologyRequest) -> dict[str, Any]:
         if request.protocol_stand_in:
             values["protocolStandIn"] = True
         if request.topology == "sharded":
-            values["shards"] = request.shards
-            values["configServer"] = {
-                "resources": hardware.config_server_resources,
-                "settings": config_server_settings(request),
-            }
-            values["mongos"] = {"resources": hardware.mongos_resources}
+            values.update(shard_placement.chart_values(request))
     elif request.engine == "postgresql":
         values["auth"] = {
             "existingSecret": request.credentials_secret,

@@ -59,6 +59,19 @@ class Hardware(_Frozen):
     storage: Storage = Field(default_factory=Storage)
 
 
+class ShardingRequest(_Frozen):
+    """Where a sharded target's processes run (api `targets[].sharding`, resolved):
+    each component's nodeSelector in force (None: the hardware's), and the mongos
+    routers deployed server-side (with client-side routers, the operator's one)."""
+
+    shard_placement: Literal["spread", "colocated"] = "spread"
+    shard_node_selector: dict[str, str] | None = None
+    config_server_node_selector: dict[str, str] | None = None
+    router_placement: Literal["server", "client"] = "server"
+    routers: int = Field(default=1, ge=1, le=16)
+    router_node_selector: dict[str, str] | None = None
+
+
 class TopologyRequest(_Frozen):
     """One database target of one run, as the charts and setup code need it."""
 
@@ -82,7 +95,10 @@ class TopologyRequest(_Frozen):
     # max_connections and buffer pool are sized from it unless `settings` say.
     connections: int = Field(default=0, ge=0)
     durability: Durability = "safe"
+    # Sharded: the data-bearing pods' resources are each pod's own (co-located
+    # shards: the target's split between them, `shard_placement.split`).
     hardware: Hardware = Field(default_factory=Hardware)
+    sharding: ShardingRequest = Field(default_factory=ShardingRequest)
     cleanup: Cleanup = "Delete"
     credentials_secret: str = Field(min_length=1)
     # Where the runner writes: every collection the run's phases use (client-keyed
@@ -108,6 +124,8 @@ class TopologyRequest(_Frozen):
             raise ValueError("shards is only valid with topology sharded")
         if self.topology == "standalone" and self.members != 1:
             raise ValueError("members must be 1 for a standalone topology")
+        if self.sharding != ShardingRequest() and self.topology != "sharded":
+            raise ValueError("sharding placement is only valid with topology sharded")
         if self.protocol_stand_in and (self.engine, self.topology) != ("mongodb", "standalone"):
             raise ValueError("a protocol stand-in runs as a standalone mongodb target only")
         return self

@@ -57,6 +57,15 @@ ROUTER = {
     "collStats": {"size": 3 * GIB, "totalIndexSize": GIB, "storageSize": 2 * GIB, "count": 9,
                   "shards": {"shard0": {"size": GIB, "totalIndexSize": GIB // 2},
                              "shard1": {"size": 2 * GIB, "totalIndexSize": GIB // 2}}},
+    # Each shard's part (drivers/mongodb_distribution.py: $collStats, config.chunks).
+    "bench.aggregate": {"cursor": {"firstBatch": [
+        {"shard": "shard0", "count": 4, "size": GIB, "storageSize": GIB // 2,
+         "totalIndexSize": GIB // 2},
+        {"shard": "shard1", "count": 5, "size": 2 * GIB, "storageSize": GIB,
+         "totalIndexSize": GIB // 2}]}},
+    "config.find": {"cursor": {"firstBatch": [{"_id": "bench.flat45", "uuid": "u-1"}]}},
+    "config.aggregate": {"cursor": {"firstBatch": [{"_id": "shard0", "chunks": 2},
+                                                   {"_id": "shard1", "chunks": 2}]}},
 }  # fmt: skip
 
 
@@ -74,7 +83,7 @@ class Server:
         Server.opened.append(self)
 
     def __getitem__(self, name: str) -> Any:
-        return self if name == "bench" else _Collection()
+        return _Database(self, name) if name in ("bench", "config") else _Collection()
 
     def command(self, name: str, *args: Any) -> dict[str, Any]:
         self.sent.append(name)
@@ -92,6 +101,22 @@ class Server:
 class _Collection:
     def with_options(self, **_: Any) -> _Collection:
         return self
+
+
+class _Database:
+    """A database of a fake client: a command document is scripted as
+    "<database>.<command name>" (a command given by name, by its name)."""
+
+    def __init__(self, server: Server, name: str) -> None:
+        self.server, self.name = server, name
+
+    def __getitem__(self, name: str) -> _Collection:
+        return _Collection()
+
+    def command(self, command: str | dict[str, Any], *args: Any) -> dict[str, Any]:
+        if isinstance(command, str):
+            return self.server.command(command, *args)
+        return self.server.command(f"{self.name}.{next(iter(command))}")
 
 
 @pytest.fixture(autouse=True)

@@ -59,8 +59,23 @@ def test_hardware_lands_on_every_database_pod_template(rendered: Any) -> None:
                 "labelSelector": {"matchLabels": workload["spec"]["selector"]["matchLabels"]},
             },
         }
-        assert preferred == [user_term, spread], where
         component = workload["metadata"]["labels"]["app.kubernetes.io/component"]
+        # Shards (placement spread) also spread apart from each other, more lightly.
+        shards = {
+            "app.kubernetes.io/instance": workload["metadata"]["labels"][
+                "app.kubernetes.io/instance"
+            ],
+            "dbbench.io/shard-member": "true",
+        }
+        apart = {
+            "weight": 50,
+            "podAffinityTerm": {
+                "topologyKey": "kubernetes.io/hostname",
+                "labelSelector": {"matchLabels": shards},
+            },
+        }
+        wanted_terms = [user_term, spread, *([apart] if component.startswith("shard") else [])]
+        assert preferred == wanted_terms, where
         # Config servers and routers have their own (smaller) defaults: test_chart_hardening.
         wanted = {
             "configsvr": DEFAULT_CONFIG_SERVER_RESOURCES, "mongos": DEFAULT_MONGOS_RESOURCES
