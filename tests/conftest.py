@@ -29,6 +29,7 @@ pytest_plugins = [
     "tests.fixtures.results_service",
     "tests.fixtures.result_sets",
     "tests.support.layout",  # tests/unit pure, tests/integration marked `integration`
+    "tests.support.cpu_profile",  # --cpu-profile=FILE: what each test costs the machine
 ]
 
 # Session fixtures that take long to build (result_sets: two MariaDB servers and
