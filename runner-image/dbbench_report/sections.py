@@ -120,8 +120,11 @@ def throughput(run: Run) -> str:
     return section(
         "throughput",
         "Throughput and latency per target and phase",
-        note + table("throughput", headers, rows) + "<h3>By operation type</h3>"
-        + thread_groups(run) + types,
+        note
+        + table("throughput", headers, rows)
+        + "<h3>By operation type</h3>"
+        + thread_groups(run)
+        + types,
     )
 
 

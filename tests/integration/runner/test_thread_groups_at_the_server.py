@@ -29,8 +29,8 @@ from typing import Any
 import mysql.connector
 import pytest
 
-from dbbench_local.postgres import find_bin_dir, start_postgres
 from dbbench_contract.summary import StepSummary
+from dbbench_local.postgres import find_bin_dir, start_postgres
 from dbbench_runner.merge import merge
 from dbbench_runner.results import read_summary
 from dbbench_runner.running import run_step
@@ -132,7 +132,7 @@ def server(
             my.stop()
     else:
         if find_bin_dir() is None:
-            pytest.fail("no PostgreSQL server binaries (/usr/lib/postgresql/*/bin): run `make tools`")
+            pytest.fail("no PostgreSQL server binaries: run `make tools`")
         pg = start_postgres(["-c", "log_statement=all", "-c", "log_line_prefix=%p|"])
         try:
             yield postgresql(pg)
