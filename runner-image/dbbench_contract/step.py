@@ -24,6 +24,7 @@ from typing import Literal
 from pydantic import AwareDatetime, BaseModel, Field, model_validator
 
 from dbbench_contract import defaults
+from dbbench_contract.api.mix import group_sizes, groups_problem
 from dbbench_contract.api.phases import (
     DistributionType,
     IdMode,
@@ -267,6 +268,10 @@ class StepConfig(WireModel):
             raise ValueError("phase.queries: the query workload needs dataset.shape indexed4")
         if self.processes is not None and self.processes > self.threads:
             raise ValueError("processes: must not exceed threads")
+        groups = None if self.phase.mix is None else groups_problem(
+            self.phase.mix, self.workers_total)  # fmt: skip
+        if groups is not None:
+            raise ValueError(f"phase.mix.by: {groups}")
         first = self.dataset.first_record
         if self.phase.type == "mix" and first is not None and first <= self.dataset.records:
             raise ValueError(
@@ -361,6 +366,15 @@ class StepConfig(WireModel):
     def workers_total(self) -> int:
         """Connections over all pods: the unit the key space is split by."""
         return self.pod.count * self.threads
+
+    @property
+    def connection_groups(self) -> dict[str, int]:
+        """Thread groups (mix.by connections): each operation type's connections
+        over all pods; {} when every connection draws every type."""
+        mix = self.phase.mix
+        if mix is None or mix.by != "connections":
+            return {}
+        return group_sizes(mix, self.workers_total)
 
 
 def describe_error(loc: tuple[int | str, ...], message: str) -> str:

@@ -125,6 +125,10 @@ class StepSummary(StoredModel):
     throughput: float = 0.0
     latency_ms: Latency = Latency()
     operations_by_type: dict[str, OperationSummary] = Field(default_factory=dict)
+    # Thread groups (mix.by connections): the connections of each operation
+    # type's group over all pods of the step, in every pod's summary alike;
+    # empty when every connection drew every type.
+    connection_groups: dict[str, int] = Field(default_factory=dict)
     errors_by_type: dict[str, int] = Field(default_factory=dict)
     warmup_operations: int = 0
     warmup_records: int = 0

@@ -16,6 +16,7 @@ from dbbench_report import figures as f
 from dbbench_report import plots
 from dbbench_report.cells import NA, mapping, mib, num, raw, row, table, text
 from dbbench_report.reading import Run, Step
+from dbbench_report.thread_groups import thread_groups
 
 
 def section(key: str, title: str, body: str) -> str:
@@ -97,9 +98,12 @@ def throughput(run: Run) -> str:
     )
     by_type = []
     for step in run.steps:
+        groups = step.summary.connection_groups
         for kind, values in sorted(step.summary.operations_by_type.items()):
             by_type.append(row(
                 [text(step.target), text(step.phase), text(step.repeat), text(kind),
+                 num("groupConnections", groups[kind]) if kind in groups
+                 else text("all", "groupConnections"),
                  num("operations", values.operations), num("found", values.found),
                  num("notFound", values.not_found if values.found is not None else None),
                  num("errors", values.errors),
@@ -108,14 +112,19 @@ def throughput(run: Run) -> str:
                    for k in f.LATENCY_KEYS)],
                 {"target": step.target, "phase": step.phase, "repeat": step.repeat, "op": kind},
             ))  # fmt: skip
-    types = table("operations", ["target", "phase", "repeat", "operation", "operations",
+    types = table("operations", ["target", "phase", "repeat", "operation",
+                                 "connections (thread group)", "operations",
                                  "found", "not found", "errors", "throughput (ops/s)",
                                  *(f"{f.LATENCY_LABELS[k]} (ms)" for k in f.LATENCY_KEYS)],
                   by_type)  # fmt: skip
     return section(
         "throughput",
         "Throughput and latency per target and phase",
-        note + table("throughput", headers, rows) + "<h3>By operation type</h3>" + types,
+        note
+        + table("throughput", headers, rows)
+        + "<h3>By operation type</h3>"
+        + thread_groups(run)
+        + types,
     )
 
 

@@ -13,9 +13,9 @@ from urllib.parse import unquote, urlsplit
 import yaml
 from pydantic import ValidationError
 
+from dbbench_contract.api.mix import Mix
 from dbbench_contract.api.phases import (
     Distribution,
-    Mix,
     Phase,
     PhaseType,
     QueryKind,

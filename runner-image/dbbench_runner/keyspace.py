@@ -4,7 +4,8 @@ Worker w of W (W = pods x threads, w = pod.index x threads + thread) owns the
 contiguous slice split(total, W, w): slices never overlap and together cover
 1..total exactly (shifted to start at firstRecord). New records inserted by a
 mix phase are numbered from firstRecord (past the loaded set and every earlier
-phase's inserts) with stride W, so concurrent inserters never collide.
+phase's inserts) with stride W, so concurrent inserters never collide (with
+thread groups, stride the insert group's size: workloads/mix.py).
 
 Every phase and repeat draws its own operations (stream_seed), and every write
 of a run carries a stamp no other write of the run has (write_stamp): a repeat

@@ -108,6 +108,8 @@ class RunMeta:
     # A merge: why pods whose own summary failed did (a pod failing fails the step
     # even when the merged error rate is under the limit).
     pod_failures: tuple[str, ...] = ()
+    # Thread groups: connections per operation type over all pods (StepSummary).
+    connection_groups: tuple[tuple[str, int], ...] = ()
 
 
 @contextmanager
@@ -263,6 +265,7 @@ def summarize(
         throughput=operations / duration,
         latency_ms=latency_ms(total),
         operations_by_type=by_type,
+        connection_groups=dict(meta.connection_groups),
         errors_by_type=errors_by_type,
         stored_records=stored,
         unapplied_writes=None if stored is None else unapplied,

@@ -11,8 +11,9 @@ variant with three engines, each on its own hardware and price.
   `pg_stat_replication` inside the pods.
 - examples/field/4-oltp-replicas-cost-small.yaml: MySQL and PostgreSQL
   primary/replica and the MongoDB-protocol stand-in, each target with its own
-  resources and price; the report compares the three and costs each at its
-  own price and pod count.
+  resources and price; the 85:15:5 mix as thread groups (16, 3 and 1 of 20
+  connections), each group's in the summary and the report; the report
+  compares the three and costs each at its own price and pod count.
 
 The runs get this session's token in their names and are found through what
 the run with their uid owns; they are deleted at the end and the test waits,
@@ -253,10 +254,10 @@ def test_field4_storage_counts_every_record_the_mix_inserted(
     kube: Kube, finished: dict[str, Any]
 ) -> None:
     """After the 85:15:5 phase each target holds the load plus exactly the records
-    the mix inserted (the status shows the count, 0 included); the read-only phase
-    adds none. The relational targets insert hundreds in 30 s; the stand-in's
-    reads are table scans of 20,000 documents, so its few operations may draw no
-    insert, and then its storage must still hold exactly the load."""
+    the mix inserted (the status shows the count); the read-only phase adds none.
+    The mix is thread groups: the insert group inserts on every target, also on
+    the stand-in, whose reads are table scans of 20,000 documents (with weights
+    per operation, its few operations could draw no insert at all)."""
     loaded = FIELD4_SPEC["dataset"]["records"]
     status = finished["statuses"][FIELD4_RUN]
     assert [t["name"] for t in status["targets"]] == list(PODS), status["targets"]
@@ -269,11 +270,33 @@ def test_field4_storage_counts_every_record_the_mix_inserted(
         assert "records" in oltp, (name, oltp)
         inserted = oltp["records"]
         assert inserted == inserts["rows"] == summary["records"], (name, oltp, summary)
-        if name != "mongo-standin":
-            assert inserted > 0, (name, summary["operationsByType"])
+        assert inserted > 0, (name, summary["operationsByType"])
         for phase in ("oltp-primary", "read-only-primary"):
             storage = phases[phase]["storage"]
             assert storage["records"] == loaded + inserted, (name, phase, storage)
+
+
+def test_field4_thread_groups_each_ran_and_the_report_shows_them(
+    kube: Kube, finished: dict[str, Any], field4_report: Page
+) -> None:
+    """mix.by: connections over the example's 20 connections: 16 read, 3 insert,
+    1 update, on every target; each group ran its type (the per-connection proof
+    is tests/integration/runner/test_thread_groups_at_the_server.py), and the
+    report gives each group's connections beside its figures."""
+    status = finished["statuses"][FIELD4_RUN]
+    groups = {"read": 16, "insert": 3, "update": 1}
+    for target in PODS:
+        summary = results_json(kube, status, f"{target}/oltp-primary/1/summary.json")
+        assert summary["connectionGroups"] == groups, (target, summary)
+        by_type = summary["operationsByType"]
+        assert set(by_type) == set(groups), (target, by_type)
+        assert all(v["operations"] > 0 for v in by_type.values()), (target, by_type)
+        for kind, size in groups.items():
+            cell = field4_report.find("operations", "groupConnections", target=target,
+                                      phase="oltp-primary", repeat=1, op=kind)  # fmt: skip
+            assert cell.value == str(size), (target, kind, cell)
+        read_only = results_json(kube, status, f"{target}/read-only-primary/1/summary.json")
+        assert read_only["connectionGroups"] == {}
 
 
 def test_field4_report_compares_the_three_and_costs_each_target(

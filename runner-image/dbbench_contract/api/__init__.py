@@ -14,7 +14,8 @@ evaluator the operator does not.
 from .base import Problem, Rule, SpecError
 from .connections import mysql_connections_needed
 from .crd import API_VERSION, CRD_NAME, GROUP, KIND, PLURAL, VERSION, build_crd
-from .phases import Distribution, Mix, Phase
+from .mix import Mix
+from .phases import Distribution, Phase
 from .placement import Hardware, Resources, Runner, Storage, TargetHardware, Toleration
 from .semantics import check, memory_limit, planned_seconds
 from .spec import (

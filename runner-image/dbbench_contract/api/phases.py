@@ -10,6 +10,7 @@ from dbbench_contract import defaults
 from dbbench_contract.durations import DURATION_EXAMPLES, DURATION_PATTERN, Duration
 
 from .base import ApiModel, Rule, refuse_duplicates
+from .mix import Mix
 
 PhaseType = Literal["insert", "mix", "query", "pointReads"]
 QueryKind = Literal["indexedEquality", "twoFieldProjection", "sortSkip", "scan100"]
@@ -28,47 +29,6 @@ ALL_QUERIES: tuple[QueryKind, ...] = (
 )
 
 DURATION_DOC = f"a duration such as {DURATION_EXAMPLES}"
-
-
-class Mix(ApiModel):
-    """Relative weights of operation types in a mix phase (e.g. read 85, insert 15,
-    update 5). Each operation is drawn with probability weight / sum of weights."""
-
-    read: int = Field(default=0, ge=0, le=1000, description="Weight of point reads by key.")
-    insert: int = Field(
-        default=0,
-        ge=0,
-        le=1000,
-        description="Weight of inserts of new records (keys past the data set).",
-    )
-    update: int = Field(
-        default=0, ge=0, le=1000, description="Weight of updates of one record by key."
-    )
-    scan: int = Field(
-        default=0,
-        ge=0,
-        le=1000,
-        description="Weight of short range scans (100 records from a key).",
-    )
-    read_modify_write: int = Field(
-        default=0,
-        ge=0,
-        le=1000,
-        description=(
-            "Weight of read-modify-write operations (YCSB F): read one record by key, then "
-            "update it; measured as one operation (readModifyWrite) from the read's start."
-        ),
-    )
-
-    RULES = (
-        Rule(
-            cel="self.read + self.insert + self.update + self.scan + self.readModifyWrite > 0",
-            message=(
-                "mix: read + insert + update + scan + readModifyWrite must add up to more than 0"
-            ),
-            holds=lambda m: m.read + m.insert + m.update + m.scan + m.read_modify_write > 0,
-        ),
-    )
 
 
 class Distribution(ApiModel):
@@ -131,7 +91,8 @@ class Phase(ApiModel):
     type: PhaseType = Field(
         description=(
             "insert: load `operations` new records (default: dataset.records). mix: a weighted "
-            "mix of reads/inserts/updates/scans (`mix`). query: the named `queries`, each "
+            "mix of reads/inserts/updates/scans (`mix`), drawn per operation or as thread "
+            "groups (`mix.by`). query: the named `queries`, each "
             "measured separately. pointReads: reads by key; uniform: from `keys` distinct "
             "keys, other distributions: a key drawn anew for every read. "
             "mix, query and pointReads need exactly one of `duration` and `operations`."

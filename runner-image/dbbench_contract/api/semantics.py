@@ -12,6 +12,7 @@ from decimal import Decimal
 from . import memory_floors as floors
 from .base import Problem
 from .connections import mysql_connections_needed, phase_threads, runner_connections
+from .mix import groups_problem
 from .placement import Hardware, Resources
 from .sharding import processes_sharing, sharding_problems
 from .spec import BenchmarkRunSpec
@@ -44,6 +45,7 @@ def check(spec: BenchmarkRunSpec) -> list[Problem]:
         _postgres_connections_fit,
         _mysql_connections_fit,
         _rate_and_operations_fit_connections,
+        _thread_groups_fit_connections,
         _keys_within_records,
         _reads_what_was_loaded,
         _storage_holds_dataset,
@@ -232,6 +234,14 @@ def _rate_and_operations_fit_connections(spec: BenchmarkRunSpec) -> Iterator[Pro
                 f"operations {phase.operations} is fewer than the {connections} connections "
                 "(runner.pods x threads): some would do nothing; lower threads/pods",
             )
+
+
+def _thread_groups_fit_connections(spec: BenchmarkRunSpec) -> Iterator[Problem]:
+    for i, phase in enumerate(spec.phases):
+        connections = spec.runner.pods * (phase.threads or spec.runner.threads)
+        problem = None if phase.mix is None else groups_problem(phase.mix, connections)
+        if problem is not None:
+            yield Problem(f"spec.phases[{i}].mix.by", problem)
 
 
 def _keys_within_records(spec: BenchmarkRunSpec) -> Iterator[Problem]:

@@ -10,6 +10,11 @@ write values stamped with a number no other write of the run has
 (keyspace.write_stamp), so every update changes the stored row, in every
 repeat. hotspot's hot set is the lowest dataFraction of the key order
 (distributions.py).
+
+With `mix.by: connections` (thread groups) a connection runs only its group's
+type (dbbench_contract.api.mix.seat_of): the weights chose its group, not its
+operations. The insert group numbers its records among its own connections
+(stride: the group's size), so they stay as dense as a weighted mix's.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import itertools
 import random
 from collections.abc import Iterator
 
+from dbbench_contract.api.mix import MIX_OPERATIONS, seat_of
 from dbbench_runner.config import StepConfig
 from dbbench_runner.datasets import DatasetGenerator
 from dbbench_runner.distributions import make_chooser, recency_ranks
@@ -34,9 +40,8 @@ def mix_operations(
     loaded = config.dataset.records
     # New records are numbered after everything earlier phases wrote (firstRecord).
     base = config.first_new_record - 1
-    kinds = ("read", "insert", "update", "scan", "readModifyWrite")
-    weights = [phase.mix.read, phase.mix.insert, phase.mix.update, phase.mix.scan,
-               phase.mix.read_modify_write]  # fmt: skip
+    kinds = MIX_OPERATIONS
+    weights, inserters, slot = _share(config, worker)
     cumulative = list(itertools.accumulate(weights))
     total = cumulative[-1]
     secondary = phase.read_preference != "primary"
@@ -49,7 +54,7 @@ def mix_operations(
         def choose() -> int:
             r = rank()
             if r < inserted:
-                return new_record_number(base, workers, worker, inserted - 1 - r)
+                return new_record_number(base, inserters, slot, inserted - 1 - r)
             return max(1, loaded - (r - inserted))
     else:
         choose = make_chooser(keys, loaded, rng, key_order=dataset.key_order)
@@ -57,7 +62,7 @@ def mix_operations(
     for sequence in itertools.count():
         kind = kinds[bisect.bisect_right(cumulative, rng.random() * total)]
         if kind == "insert":
-            number = new_record_number(base, workers, worker, inserted)
+            number = new_record_number(base, inserters, slot, inserted)
             inserted += 1
             yield Insert((dataset.record(number),), last_number=number)
             continue
@@ -72,3 +77,17 @@ def mix_operations(
             yield ReadModifyWrite(dataset.key(number), dataset.update(number, stamp))
         else:
             yield Scan(dataset.key(number), config.tuning.scan_length, secondary_ok=secondary)
+
+
+def _share(config: StepConfig, worker: int) -> tuple[list[int], int, int]:
+    """(this connection's weights in MIX_OPERATIONS order, the connections that
+    insert beside it, its slot among them): new record numbers are
+    base + 1 + slot + sequence x inserters."""
+    mix = config.phase.mix
+    assert mix is not None  # guaranteed by config validation
+    if mix.by == "operations":
+        return list(mix.weights), config.workers_total, worker
+    pod, thread = divmod(worker, config.threads)
+    seat = seat_of(mix, config.pod.count, config.threads, pod, thread)
+    weights = [int(kind == seat.operation) for kind in MIX_OPERATIONS]
+    return weights, seat.size, seat.rank
