@@ -92,7 +92,7 @@ STATEMENT_RULES = (
             "prepared statements); set runner.mysqlDriver: mysql-connector-python or use "
             "runner.statements: simple"
         ),
-        field="runner.statements",
+        field="runner",
         holds=lambda s: (
             not _prepares(s)
             or s.runner.mysql_driver == PREPARING_MYSQL_DRIVER
@@ -109,7 +109,7 @@ STATEMENT_RULES = (
             "is one command, not a SQL statement); leave runner.statements unset, or add a "
             "mysql, mariadb or postgresql target"
         ),
-        field="runner.statements",
+        field="runner",
         holds=lambda s: not _prepares(s) or any(t.engine != "mongodb" for t in s.targets),
     ),
 )
