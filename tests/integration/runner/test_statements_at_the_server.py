@@ -51,7 +51,8 @@ RUN = RunRef(name="statements", namespace="team-a", uid="30-uid", generation=1)
 # indexed4: the one shape with the queries; every workload's statements in four phases.
 PHASES = [
     {"name": "load", "type": "insert", "batchSize": 10},
-    {"name": "mix", "type": "mix", "mix": {"read": 50, "insert": 25, "update": 25},
+    {"name": "mix", "type": "mix",
+     "mix": {"read": 40, "insert": 20, "update": 20, "scan": 10, "readModifyWrite": 10},
      "operations": 240},
     {"name": "queries", "type": "query", "operations": 40},
     {"name": "reads", "type": "pointReads", "operations": 120},
@@ -94,11 +95,13 @@ def run_phases(spec: BenchmarkRunSpec, target: dict[str, Any], tmp: Path) -> dic
 
 
 def statements_by_verb(summary: dict[str, Any]) -> collections.Counter[str]:
-    """The statements each counted operation is: one per operation (a batch is one INSERT)."""
+    """The statements each counted operation is: one per operation (a batch is one INSERT),
+    a read-modify-write two (its SELECT, then its UPDATE)."""
     counted: collections.Counter[str] = collections.Counter()
     for kind, seen in summary["operationsByType"].items():
-        verb = {"insert": "INSERT", "update": "UPDATE"}.get(kind, "SELECT")
-        counted[verb] += int(seen["operations"])
+        verbs = {"insert": ["INSERT"], "update": ["UPDATE"], "readModifyWrite": ["SELECT", "UPDATE"]}
+        for verb in verbs.get(kind, ["SELECT"]):
+            counted[verb] += int(seen["operations"])
     return counted
 
 
@@ -106,13 +109,18 @@ def expected(summaries: dict[str, Any]) -> collections.Counter[str]:
     return sum((statements_by_verb(s) for s in summaries.values()), collections.Counter())
 
 
-def environment_statements(tmp: Path) -> set[str]:
+def environment_statements_of(tmp: Path, phases: list[str]) -> set[str]:
+    """runner.client.statements of each phase's environment.json."""
     return {
-        json.loads((tmp / phase["name"] / "environment.json").read_text())["runner"]["client"][
+        json.loads((tmp / phase / "environment.json").read_text())["runner"]["client"][
             "statements"
         ]
-        for phase in PHASES
+        for phase in phases
     }
+
+
+def environment_statements(tmp: Path) -> set[str]:
+    return environment_statements_of(tmp, [str(phase["name"]) for phase in PHASES])
 
 
 # PostgreSQL -------------------------------------------------------------------------------
@@ -288,3 +296,47 @@ def test_mysql_and_mariadb_run_the_statements_prepared_or_simple(
         assert prepares == 0, seen
         assert not any(command == "Execute" for command, _ in seen), seen
     assert environment_statements(tmp_path) == {statements}
+
+
+# Every shape in the mode its engine does not default to ------------------------------------
+
+OTHER_MODE = {
+    "mariadb": {"statements": "prepared", "mysqlDriver": "mysql-connector-python"},
+    "postgresql": {"statements": "simple"},
+}
+
+
+@pytest.mark.parametrize("shape", ["vehicle", "news"])
+@pytest.mark.parametrize("engine", ["mariadb", "postgresql"])
+def test_every_shape_runs_in_the_mode_its_engine_does_not_default_to(
+    request: pytest.FixtureRequest, engine: str, shape: str, tmp_path: Path
+) -> None:
+    """vehicle's 14-table read and its item rows, news' tags (each insert a transaction
+    with its child rows, BEGIN and COMMIT as text around them), scans and
+    read-modify-writes: prepared on
+    MariaDB, simple on PostgreSQL, every operation succeeds and finds its row (the
+    runner counts a read or update of a loaded record that finds none as an error)."""
+    database = f"st_{uuid.uuid4().hex[:12]}"
+    if engine == "mariadb":
+        maria: MariaDBServer = request.getfixturevalue("mariadb")
+        login = {"port": maria.port, "user": "root", "password": maria.root_password}
+    else:
+        pg: PostgresServer = request.getfixturevalue("postgres_server")
+        login = {"port": pg.port, "user": pg.user, "password": pg.password}
+    mix = {"read": 40, "insert": 20, "update": 20, "scan": 10, "readModifyWrite": 10}
+    spec = parse_spec({
+        "targets": [{"name": "db", "engine": engine}],
+        "runner": {"threads": 2, **OTHER_MODE[engine]},
+        "dataset": {"shape": shape, "records": 150},
+        "phases": [{"name": "load", "type": "insert", "batchSize": 7},
+                   {"name": "mix", "type": "mix", "mix": mix, "operations": 200}],
+    })  # fmt: skip
+    target = {"name": "db", "engine": engine, "host": "127.0.0.1", "database": database, **login}
+    summaries = run_phases(spec, target, tmp_path)
+    for phase, summary in summaries.items():
+        assert summary["errors"] == 0, (phase, summary["errorsByType"])
+    mixed = summaries["mix"]["operationsByType"]
+    assert mixed["read"]["rows"] == mixed["read"]["operations"] > 0, mixed
+    assert environment_statements_of(tmp_path, ["load", "mix"]) == {
+        OTHER_MODE[engine]["statements"]
+    }
