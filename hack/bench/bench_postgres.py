@@ -127,7 +127,7 @@ def pgbench(
 
 def runner(
     server: PostgresServer, launcher: Launcher, name: str, phase: dict[str, object], threads: int,
-    statements: str | None = None,
+    *, statements: str | None = None,
 ) -> RunnerResult:  # fmt: skip
     config = {
         "target": {
