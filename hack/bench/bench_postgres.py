@@ -11,11 +11,15 @@ rows) and prints, for 1 and 4 connections, in interleaved rounds (medians):
   (scale 1: 100,000 rows), for the figure people quote;
 - the runner on psycopg's C build (psycopg-c, compiled here against the
   system libpq, cached in .tools/bench-psycopg-c) and on psycopg-binary (the
-  wheel with its own libpq): which build the runner image should carry;
+  wheel with its own libpq): which build the runner image should carry; both
+  with prepared statements (`runner.statements` unset: PostgreSQL's default),
+  beside `-M prepared`;
+- the runner with `runner.statements: simple` (binary build), beside `-M simple`;
 - a bare loop of each build (the same statement, no runner around it).
 
-The runner's and the bare loops' psycopg prepares a statement after its fifth
-execution (psycopg's default), so their steady state compares with -M prepared.
+The runner prepares each statement once per connection (drivers/postgresql_pq.py);
+the bare loops' psycopg prepares a statement after its fifth execution (psycopg's
+default): both steady states compare with -M prepared.
 """
 
 from __future__ import annotations
@@ -122,8 +126,9 @@ def pgbench(
 
 
 def runner(
-    server: PostgresServer, launcher: Launcher, name: str, phase: dict[str, object], threads: int
-) -> RunnerResult:
+    server: PostgresServer, launcher: Launcher, name: str, phase: dict[str, object], threads: int,
+    *, statements: str | None = None,
+) -> RunnerResult:  # fmt: skip
     config = {
         "target": {
             "name": "postgresql", "engine": "postgresql", "host": "127.0.0.1",
@@ -135,6 +140,8 @@ def runner(
         "phase": {"name": name.split("-", 1)[0], **phase},
         "threads": threads,
         "progressEvery": 60,
+        # runner.statements; unset on PostgreSQL = prepared.
+        **({"statements": statements} if statements else {}),
     }  # fmt: skip
     return run_runner(launcher, name, config)
 
@@ -181,6 +188,10 @@ def one_round(
         launcher = Launcher((sys.executable,), work / build, work / build, env)
         result = runner(server, launcher, f"{name}-{build}", phase, threads)
         rows.append(runner_row(f"runner, psycopg {build} build", result))
+    # The image's build (binary) with the simple query protocol, beside -M simple.
+    simple = Launcher((sys.executable,), work / "simple", work / "simple", builds["binary"])
+    result = runner(server, simple, f"{name}-simple", phase, threads, statements="simple")
+    rows.append(runner_row("runner, binary build, simple", result))
     for build, env in builds.items():
         rate, cpu, loaded = bare_loop(server, env, threads, seconds)
         rows.append(Row(f"bare loop, psycopg {build}", rate, cpu, f"no runner; loaded {loaded}"))

@@ -14,6 +14,10 @@ the runner's own table, then prints, side by side in one run:
   mysql-connector's C extension loads (bookworm's OpenSSL 3.0 is too old for
   it), measured in the same rows as sysbench and the host runner; each
   runner's connector implementation is read from its environment.json;
+- the runner with `runner.statements: prepared` (mysql-connector-python, the
+  one library that prepares; on the host and in the chroot) beside sysbench's
+  default, which prepares too: the like-for-like row; the other runner rows
+  send text, like sysbench's `--db-ps-mode=disable` row;
 - the runner's peak RSS on the generation + measurement path at 100k and 2M
   records (it must stay flat: constant memory in the data-set size);
 - PostgreSQL (bench_postgres.py): the runner on psycopg's C and binary builds
@@ -113,6 +117,7 @@ def runner(
     threads: int,
     *,
     driver: str = "mysqlclient",
+    statements: str | None = None,
 ) -> RunnerResult:
     config = {
         "target": {
@@ -131,6 +136,8 @@ def runner(
         "threads": threads,
         "mysqlDriver": driver,
         "progressEvery": 60,
+        # runner.statements; unset on MariaDB = simple (the text protocol).
+        **({"statements": statements} if statements else {}),
     }
     return run_runner(launcher, name, config)
 
@@ -271,6 +278,10 @@ def one_round(
         label = f"runner, {driver}" + (" (default)" if driver == "mysqlclient" else "")
         result = runner(server, host, f"{name}-{driver}", phase, threads, driver=driver)
         rows.append(runner_row(label, result))
+    prepared = runner(
+        server, host, f"{name}-prepared", phase, threads, driver=DRIVERS[1], statements="prepared"
+    )
+    rows.append(runner_row("runner, prepared (connector)", prepared))
     for library in DRIVERS:
         rate, cpu = bare_loop(server, library, threads)
         rows.append(Row(f"bare loop, {library}", rate, cpu, "no runner around it"))
@@ -280,6 +291,14 @@ def one_round(
         except (subprocess.SubprocessError, OSError, KeyError, ValueError) as exc:
             return rows, f"runner in the chroot failed: {failure(exc)}"
         rows.append(runner_row(f"runner, connector ({trixie_chroot.SUITE})", cext))
+        try:
+            cext = runner(
+                server, chroot, f"{name}-prepared", phase, threads, driver=DRIVERS[1],
+                statements="prepared",
+            )  # fmt: skip
+        except (subprocess.SubprocessError, OSError, KeyError, ValueError) as exc:
+            return rows, f"runner in the chroot failed: {failure(exc)}"
+        rows.append(runner_row(f"runner, prepared ({trixie_chroot.SUITE} C ext)", cext))
     return rows, ""
 
 

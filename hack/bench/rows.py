@@ -47,9 +47,11 @@ class RunnerResult:
 
 def client_description(environment: Environment) -> str:
     client = environment.runner.client
+    # runner.statements as the runner ran it (prepared or simple; absent on MongoDB).
+    statements = f"{client['statements']} statements, " if "statements" in client else ""
     return (
         f"{client['driver']} {client['version']}, {client['implementation']}, "
-        f"Python {environment.runner.python}"
+        f"{statements}Python {environment.runner.python}"
     )
 
 

@@ -33,6 +33,7 @@ from dbbench_contract.api.phases import (
     WriteConcern,
 )
 from dbbench_contract.api.spec import HASHED_KEY_SHAPES, MIN_HASHED_FRACTION, Dataset
+from dbbench_contract.api.statements import StatementMode, statement_mode, statements_problem
 from dbbench_contract.api.targets import DURABILITY_WRITE_CONCERN, Durability, Engine
 from dbbench_contract.wire import WireModel
 
@@ -243,6 +244,9 @@ class StepConfig(WireModel):
     processes: int | None = Field(default=None, ge=1, le=256)
     # Ignored for other engines. mysqlclient spends ~1/5 of the connector's CPU per call.
     mysql_driver: MySQLDriverName = "mysqlclient"
+    # runner.statements (None: the engine's default; the operator leaves it unset
+    # for MongoDB targets, which have no statements).
+    statements: StatementMode | None = None
     progress_every: float = Field(default=5.0, gt=0)
     storage_every: float = Field(default=10.0, gt=0)
     # When the step's Job ends (its creation plus activeDeadlineSeconds, UTC):
@@ -264,6 +268,9 @@ class StepConfig(WireModel):
                 f"equivalent on {self.target.engine}; durability is a server setting "
                 "(target durability profile), use acknowledged"
             )
+        refused = statements_problem(self.target.engine, self.statements, self.mysql_driver)
+        if refused is not None:
+            raise ValueError(refused)
         if self.phase.type == "query" and self.dataset.shape != "indexed4":
             raise ValueError("phase.queries: the query workload needs dataset.shape indexed4")
         if self.processes is not None and self.processes > self.threads:
@@ -292,6 +299,11 @@ class StepConfig(WireModel):
         if self.phase.keys is not None and self.phase.keys > self.dataset.records:
             raise ValueError("phase.keys: must not exceed dataset.records (keys are distinct)")
         return self
+
+    @property
+    def statement_mode(self) -> StatementMode | None:
+        """prepared or simple, as this step's SQL target runs them; None on MongoDB."""
+        return statement_mode(self.target.engine, self.statements)
 
     @property
     def write_concern(self) -> WriteConcern:

@@ -327,7 +327,10 @@ def _client(client: Mapping[str, str]) -> str:
         return NA
     implementation = client.get("implementation")
     name = f"{client.get('driver', '?')} {client.get('version', '')}".strip()
-    return f"{name} ({implementation})" if implementation else name
+    named = f"{name} ({implementation})" if implementation else name
+    # runner.statements as the SQL drivers ran it (absent on MongoDB and in older results).
+    statements = client.get("statements")
+    return f"{named}, {statements} statements" if statements else named
 
 
 def _database_nodes(env: Environment | None) -> str:

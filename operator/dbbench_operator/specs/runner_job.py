@@ -157,6 +157,8 @@ def build_step_config(
         # Unset: the runner decides (processes from the pod's CPU budget, mysqlclient).
         processes=spec.runner.processes,
         mysql_driver=spec.runner.mysql_driver or "mysqlclient",
+        # MongoDB has no statements: a mixed run's prepared applies to its SQL targets.
+        statements=None if target.engine == "mongodb" else spec.runner.statements,
         progress_every=2,
         job_deadline=job_deadline,
     )

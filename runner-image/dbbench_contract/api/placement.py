@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PlainValidator, StringConstraints, WithJsonSchema
 
 from .base import ApiModel, Rule, wire_default
+from .statements import STATEMENTS_DOC, StatementMode
 
 # A Kubernetes quantity: "8Gi", "500m" or a plain number (the API server's own pattern).
 QUANTITY_PATTERN = (
@@ -299,6 +300,7 @@ class Runner(ApiModel):
             "client library; default) or mysql-connector-python. Ignored for MongoDB."
         ),
     )
+    statements: StatementMode | None = Field(default=None, description=STATEMENTS_DOC)
     node_selector: dict[str, LabelValue] | None = Field(
         default=None, max_length=16, description=NODE_SELECTOR_DOC
     )

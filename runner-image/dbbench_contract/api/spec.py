@@ -25,6 +25,7 @@ from .base import (
 )
 from .phases import Phase
 from .placement import Hardware, Runner
+from .statements import STATEMENT_RULES
 from .targets import Target
 
 Shape = Literal["flat45", "indexed4", "news", "vehicle", "ycsb"]
@@ -334,6 +335,7 @@ class BenchmarkRunSpec(ApiModel):
             field="startupGrace",
             holds=lambda s: s.startup_grace.seconds > 0,
         ),
+        *STATEMENT_RULES,
     )
 
     @property

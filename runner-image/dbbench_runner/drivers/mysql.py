@@ -2,11 +2,12 @@
 
 The client library is the step's `mysqlDriver` (drivers/mysql_clients.py);
 which one runs, and how (C library, C extension, pure Python), is logged and
-recorded in environment.json. Statements use the text protocol with the
-library's escaping: one round trip per operation. The connector's prepared
-cursor sends COM_STMT_RESET before every execute, a second round trip that
-made point reads ~40% slower (measured on MariaDB, pure-Python connector);
-docs/decisions.md.
+recorded in environment.json. `runner.statements` simple (the default
+here): the text protocol with the library's escaping, one round trip per
+operation. prepared (mysql-connector-python only): server-side prepared
+statements, one COM_STMT_EXECUTE per statement (drivers/mysql_prepared.py,
+which says why the connector's prepared cursor is not used). The mode is
+recorded beside the client library.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dbbench_runner.config import StepConfig, password
 from dbbench_runner.datasets import DatasetGenerator
 from dbbench_runner.drivers.base import CounterSample, ServerInfo, StorageSample, with_retries
 from dbbench_runner.drivers.mysql_clients import ConnectArgs, MySQLClient, client_for
+from dbbench_runner.drivers.mysql_prepared import ConnectorStatements
 from dbbench_runner.drivers.sql_base import SqlDriver, replica_for
 from dbbench_runner.schema import mysql as sql
 from dbbench_runner.schema.sql import storage_tables
@@ -54,7 +56,8 @@ def _args(config: StepConfig, host: str, port: int, database: str | None) -> Con
 
 
 class MySQLDriver(SqlDriver[Any]):
-    """Statements through one reusable text-protocol cursor per connection."""
+    """Statements through one reusable text-protocol cursor per connection, or its
+    prepared statements (ConnectorStatements)."""
 
     def __init__(
         self,
@@ -66,6 +69,8 @@ class MySQLDriver(SqlDriver[Any]):
         super().__init__(config, dataset, sql.DIALECT, dict(connections), client.errors)
         self._client = client
         self._in_transaction = False
+        # StepConfig refuses prepared with mysqlclient (it cannot prepare).
+        self._prepared = config.statement_mode == "prepared"
 
     @classmethod
     def connect(
@@ -116,12 +121,16 @@ class MySQLDriver(SqlDriver[Any]):
                 return
 
     def _open_handle(self, conn: Any) -> Any:
-        return conn.cursor()
+        return ConnectorStatements(conn) if self._prepared else conn.cursor()
 
     def _fetch(self, conn: Any, statement: str, params: list[object]) -> int:
+        if self._prepared:
+            return int(self._handle(conn).fetch(statement, params))
         return self._client.fetch(conn, self._handle(conn), statement, params)
 
     def _write(self, conn: Any, statement: str, params: list[object]) -> int:
+        if self._prepared:
+            return int(self._handle(conn).write(statement, params))
         cursor = self._handle(conn)
         cursor.execute(statement, params)
         return int(cursor.rowcount)
@@ -167,7 +176,7 @@ class MySQLDriver(SqlDriver[Any]):
             version=settings.get("version", "unknown"),
             settings=settings,
             cache_bytes=int(pool) if pool and pool.isdigit() else None,
-            client=self._client.describe(),
+            client={**self._client.describe(), "statements": str(self._config.statement_mode)},
             uptime_seconds=float(uptime[0][1]) if uptime else None,
         )
 

@@ -4,11 +4,15 @@ One database call per operation, autocommit: a read, update or scan is one
 statement; a readModifyWrite two (as YCSB F); an insert one statement, or for
 news and vehicle one transaction with the child rows (BEGIN and COMMIT are
 round trips of their own, as START TRANSACTION and COMMIT are on MySQL).
-Operations run as prepared statements, parameters bound by the server,
-through psycopg's libpq wrapper (drivers/postgresql_pq.py: the cursor's
-Python machinery doubled the client CPU per read). A batch beyond the
-protocol's 65,535 parameters is sent as one statement with client-side
-binding (psycopg's ClientCursor). Setup, settings and storage use cursors.
+Operations run through psycopg's libpq wrapper (drivers/postgresql_pq.py:
+the cursor's Python machinery doubled the client CPU per read), as prepared
+statements with parameters bound by the server (`runner.statements`
+prepared, the default here) or as statement texts with literal values
+(simple: the simple query protocol, and then no connection of the runner
+prepares anything, psycopg's own automatic preparing switched off too).
+A prepared batch beyond the protocol's 65,535 parameters is sent as one
+statement with client-side binding (psycopg's ClientCursor). Setup,
+settings and storage use cursors.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from dbbench_runner.drivers.base import (
     StorageSample,
     with_retries,
 )
-from dbbench_runner.drivers.postgresql_pq import PreparedSession
+from dbbench_runner.drivers.postgresql_pq import Session, SimpleSession, open_session
 from dbbench_runner.drivers.sql_base import SqlDriver, replica_for
 from dbbench_runner.schema import postgresql as sql
 from dbbench_runner.schema.sql import storage_tables
@@ -60,8 +64,9 @@ def describe() -> dict[str, str]:
     }
 
 
-class PostgresDriver(SqlDriver[PreparedSession]):
-    """Operations through each connection's PreparedSession; setup through cursors."""
+class PostgresDriver(SqlDriver[Session]):
+    """Operations through each connection's Session (prepared or simple); setup through
+    cursors."""
 
     @classmethod
     def connect(
@@ -94,15 +99,17 @@ class PostgresDriver(SqlDriver[PreparedSession]):
                 cursor.execute(statement, params)
             cursor.close()
 
-    def _open_handle(self, conn: Any) -> PreparedSession:
-        return PreparedSession(conn)
+    def _open_handle(self, conn: Any) -> Session:
+        return open_session(conn, prepared=self._config.statement_mode == "prepared")
 
     def _fetch(self, conn: Any, statement: str, params: list[object]) -> int:
         return self._handle(conn).fetch(statement, params)
 
     def _write(self, conn: Any, statement: str, params: list[object]) -> int:
-        if len(params) <= sql.MAX_PARAMETERS:
-            return self._handle(conn).write(statement, params)
+        session = self._handle(conn)
+        # A simple statement's values are text in it: no parameter limit.
+        if isinstance(session, SimpleSession) or len(params) <= sql.MAX_PARAMETERS:
+            return session.write(statement, params)
         with psycopg.ClientCursor(conn) as cursor:
             cursor.execute(statement, params)
             return cursor.rowcount
@@ -125,7 +132,7 @@ class PostgresDriver(SqlDriver[PreparedSession]):
         return True
 
     def _reopen(self, args: Any) -> Any:
-        return psycopg.connect(**args)
+        return _unprepared(self._config, psycopg.connect(**args))
 
     def _code(self, exc: BaseException) -> object:
         return getattr(exc, "sqlstate", None)
@@ -145,7 +152,7 @@ class PostgresDriver(SqlDriver[PreparedSession]):
             version=settings.get("server_version", "unknown"),
             settings=settings,
             cache_bytes=int(cache) if cache.isdigit() else None,
-            client=describe(),
+            client={**describe(), "statements": str(self._config.statement_mode)},
             uptime_seconds=float(uptime[0][0]),
         )
 
@@ -177,9 +184,17 @@ def _args(config: StepConfig, host: str, port: int, database: str) -> dict[str, 
     }
 
 
+def _unprepared(config: StepConfig, conn: Any) -> Any:
+    """simple: psycopg must not prepare the cursors' statements either (it does so
+    after a statement's fifth execution); prepared keeps psycopg's default."""
+    if config.statement_mode == "simple":
+        conn.prepare_threshold = None
+    return conn
+
+
 def _connect(config: StepConfig, args: dict[str, Any]) -> Any:
     return with_retries(
-        lambda: psycopg.connect(**args),
+        lambda: _unprepared(config, psycopg.connect(**args)),
         what=f"postgresql at {args['host']}:{args['port']}",
         attempts=config.target.connect_retries,
         retry_on=(psycopg.OperationalError,),

@@ -13,6 +13,13 @@ worker process overlap their round trips. Parameters travel as text, their
 types inferred by the server from the columns they meet (as for an untyped
 literal). psycopg.pq and psycopg.adapt.Transformer are psycopg's documented
 low-level interfaces; which build runs them (C or binary) is recorded.
+
+`runner.statements: simple` (pgbench -M simple) runs SimpleSession instead:
+the statement's text with each value written in as a quoted literal, one
+PQexec (the simple query protocol), so the server parses and plans every
+call and holds no prepared statement. A quoted literal is of unknown type
+until the column it meets decides it, as a text parameter of a prepared
+statement is, so both modes send the same values.
 """
 
 from __future__ import annotations
@@ -51,27 +58,16 @@ def _raise(result: pq.abc.PGresult, pgconn: pq.abc.PGconn) -> None:
     raise kind(message)
 
 
-class PreparedSession:
-    """One connection's prepared statements (autocommit unless `begin` was sent)."""
+class _Session:
+    """One connection's hot path (autocommit unless `begin` was sent); subclasses
+    say how one statement with its values reaches the server."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self._pgconn = conn.pgconn
         self._loader = Transformer(conn)
-        self._names: dict[str, bytes] = {}
 
     def _run(self, statement: str, params: list[object]) -> pq.abc.PGresult:
-        pgconn = self._pgconn
-        name = self._names.get(statement)
-        if name is None:
-            name = f"dbbench_{len(self._names)}".encode()
-            prepared = pgconn.prepare(name, numbered(statement).encode())
-            if prepared.status != pq.ExecStatus.COMMAND_OK:
-                _raise(prepared, pgconn)
-            self._names[statement] = name
-        result = pgconn.exec_prepared(name, [_text(p) for p in params])
-        if result.status not in _OK:
-            _raise(result, pgconn)
-        return result
+        raise NotImplementedError
 
     def fetch(self, statement: str, params: list[object]) -> int:
         """Run a SELECT and load every row into Python values; the row count."""
@@ -95,3 +91,57 @@ class PreparedSession:
     @property
     def in_transaction(self) -> bool:
         return self._pgconn.transaction_status != pq.TransactionStatus.IDLE
+
+
+class PreparedSession(_Session):
+    """Each statement prepared once on this connection (PQprepare), then executed."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        super().__init__(conn)
+        self._names: dict[str, bytes] = {}
+
+    def _run(self, statement: str, params: list[object]) -> pq.abc.PGresult:
+        pgconn = self._pgconn
+        name = self._names.get(statement)
+        if name is None:
+            name = f"dbbench_{len(self._names)}".encode()
+            prepared = pgconn.prepare(name, numbered(statement).encode())
+            if prepared.status != pq.ExecStatus.COMMAND_OK:
+                _raise(prepared, pgconn)
+            self._names[statement] = name
+        result = pgconn.exec_prepared(name, [_text(p) for p in params])
+        if result.status not in _OK:
+            _raise(result, pgconn)
+        return result
+
+
+class SimpleSession(_Session):
+    """Each call one statement text with its values as literals (PQexec)."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        super().__init__(conn)
+        self._escaping = pq.Escaping(self._pgconn)
+        # %s placeholders filled by bytes formatting (the statements hold no other %).
+        self._encoded: dict[str, bytes] = {}
+
+    def _literal(self, value: object) -> bytes:
+        if type(value) is int:
+            return b"'%d'" % value
+        return self._escaping.escape_literal(str(value).encode())
+
+    def _run(self, statement: str, params: list[object]) -> pq.abc.PGresult:
+        encoded = self._encoded.get(statement)
+        if encoded is None:
+            encoded = self._encoded[statement] = statement.encode()
+        pgconn = self._pgconn
+        result = pgconn.exec_(encoded % tuple([self._literal(p) for p in params]))
+        if result.status not in _OK:
+            _raise(result, pgconn)
+        return result
+
+
+Session = PreparedSession | SimpleSession
+
+
+def open_session(conn: psycopg.Connection[Any], *, prepared: bool) -> Session:
+    return PreparedSession(conn) if prepared else SimpleSession(conn)

@@ -141,6 +141,9 @@ def test_environment_names_what_was_measured(result_sets: ResultSets) -> None:
     assert env["server"]["version"] in html
     client = env["runner"]["client"]
     assert f"{client['driver']} {client['version']} ({client['implementation']})" in html
+    # runner.statements as the runner ran it (unset on MariaDB: simple, the text protocol).
+    assert client["statements"] == "simple"
+    assert f"({client['implementation']}), simple statements" in html
     # the settings actually in force, per target (safe flushes at commit, fast does not)
     assert "innodb_flush_log_at_trx_commit = 1" in html
     assert "innodb_flush_log_at_trx_commit = 2" in html

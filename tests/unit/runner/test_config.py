@@ -131,3 +131,22 @@ def test_presets_are_valid_phases() -> None:
                 "tuning": tuning,
             }
         )
+
+
+def test_statements_default_per_engine_and_refusals_name_the_field() -> None:
+    """Unset keeps each engine's client as before the field: prepared on PostgreSQL,
+    simple on MySQL/MariaDB, nothing on MongoDB; what a step cannot honour is refused."""
+    reads = {"type": "pointReads", "operations": 10}
+    postgres = {**TARGET, "engine": "postgresql"}
+    mongo = {"name": "m", "engine": "mongodb", "uri": "mongodb://127.0.0.1:1"}
+    assert parse_config(raw(reads)).statement_mode == "simple"
+    assert parse_config({**raw(reads), "target": postgres}).statement_mode == "prepared"
+    assert parse_config({**raw(reads), "target": mongo}).statement_mode is None
+    simple_pg = parse_config({**raw(reads, statements="simple"), "target": postgres})
+    assert simple_pg.statement_mode == "simple"
+    connector = raw(reads, statements="prepared", mysqlDriver="mysql-connector-python")
+    assert parse_config(connector).statement_mode == "prepared"
+    with pytest.raises(ConfigError, match=r"statements: prepared on mariadb needs mysqlDriver"):
+        parse_config(raw(reads, statements="prepared"))
+    with pytest.raises(ConfigError, match=r"statements: prepared does not apply to mongodb"):
+        parse_config({**raw(reads, statements="prepared"), "target": mongo})

@@ -257,3 +257,19 @@ def test_the_step_file_carries_the_jobs_deadline_for_upload_retries() -> None:
         raw = {**wire, "pod": {**wire["pod"], "index": 0}}
         parsed = parse_config(json.loads(json.dumps(raw)))
         assert parsed.job_deadline == created + timedelta(seconds=expected)
+
+
+def test_prepared_statements_reach_the_sql_targets_steps_only() -> None:
+    """runner.statements goes to each SQL target's step file (the runner refuses prepared
+    on MongoDB, which has no statements): a mixed run prepares on PostgreSQL only."""
+    spec = spec_from(
+        targets=[{"name": "pg", "engine": "postgresql"}, {"name": "mongo", "engine": "mongodb"}],
+        runner={"statements": "prepared"},
+    )
+    steps = {}
+    for step in plan(spec):
+        index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
+        steps[step.target] = build_step_config(spec, step, target_access(RUN, spec, index))
+    assert steps["pg"].statements == steps["pg"].statement_mode == "prepared"
+    assert steps["mongo"].statements is None
+    assert steps["mongo"].statement_mode is None
