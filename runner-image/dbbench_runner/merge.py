@@ -86,6 +86,7 @@ class _Pods:
             verify_applied=first.stored_records is not None,
             writes_records=first.writes_records,
             pod_failures=tuple(self.failures),
+            records_before=first.records_before,
         )
 
 

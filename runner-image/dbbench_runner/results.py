@@ -108,6 +108,8 @@ class RunMeta:
     # A merge: why pods whose own summary failed did (a pod failing fails the step
     # even when the merged error rate is under the limit).
     pod_failures: tuple[str, ...] = ()
+    # Records in the table when the phase began (StepSummary.records_before).
+    records_before: int | None = None
 
 
 @contextmanager
@@ -258,6 +260,7 @@ def summarize(
         records=m.records["insert"],
         records_per_second=m.records["insert"] / duration,
         writes_records=meta.writes_records,
+        records_before=meta.records_before,
         records_written=m.written_records,
         last_record_number=m.last_record,
         throughput=operations / duration,

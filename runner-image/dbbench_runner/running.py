@@ -164,6 +164,7 @@ def _run_step(config: StepConfig, out: Path, live: LiveTotals | None) -> int:
         expects_operations=expected_pod_operations(config) != 0,
         verify_applied=config.write_concern == "unacknowledged",
         writes_records=config.phase.writes_records,
+        records_before=config.records_before,
     )
     client = pod_usage(
         config.pod.index,

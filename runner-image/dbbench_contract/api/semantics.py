@@ -12,6 +12,7 @@ from decimal import Decimal
 from . import memory_floors as floors
 from .base import Problem
 from .connections import mysql_connections_needed, phase_threads, runner_connections
+from .phase_order import growth_problems, keys_problems, phase_runs
 from .placement import Hardware, Resources
 from .spec import BenchmarkRunSpec
 from .tables import UnfilledRead, keyed_table, unfilled_reads
@@ -43,7 +44,8 @@ def check(spec: BenchmarkRunSpec) -> list[Problem]:
         _postgres_connections_fit,
         _mysql_connections_fit,
         _rate_and_operations_fit_connections,
-        _keys_within_records,
+        keys_problems,
+        growth_problems,
         _reads_what_was_loaded,
         _storage_holds_dataset,
         _cold_cache_needs_exclusive_nodes,
@@ -67,9 +69,7 @@ def results_claim_problems(spec: BenchmarkRunSpec, claim: str) -> list[Problem]:
 def planned_seconds(spec: BenchmarkRunSpec) -> float:
     """Planned time of the duration-based phases over all targets and repeats:
     a lower bound of the run's length (loading and provisioning come on top)."""
-    per_target = sum(
-        p.measured_seconds * (1 if p.type == "insert" else spec.repeats) for p in spec.phases
-    )
+    per_target = sum(run.phase.measured_seconds for run in phase_runs(spec))
     return per_target * len(spec.targets)
 
 
@@ -96,9 +96,15 @@ def _timeout_covers_phases(spec: BenchmarkRunSpec) -> Iterator[Problem]:
             "spec.timeout",
             f"timeout {spec.timeout} is not longer than the planned phase time "
             f"{format_duration(planned)} (duration + warmup of each phase x {spec.repeats} "
-            f"repeats x {len(spec.targets)} targets, before loading and provisioning); raise "
+            f"repeats{_growth_factor(spec)} x {len(spec.targets)} targets, before loading and "
+            "provisioning); raise "
             "timeout well above it or shorten the phases",
         )
+
+
+def _growth_factor(spec: BenchmarkRunSpec) -> str:
+    grown = [p.growth for p in spec.phases if p.growth is not None]
+    return "".join(f" (x {g.steps} growth steps for {', '.join(g.measure)})" for g in grown)
 
 
 def _replicated(topology: str) -> bool:
@@ -225,16 +231,6 @@ def _rate_and_operations_fit_connections(spec: BenchmarkRunSpec) -> Iterator[Pro
                 f"spec.phases[{i}].operations",
                 f"operations {phase.operations} is fewer than the {connections} connections "
                 "(runner.pods x threads): some would do nothing; lower threads/pods",
-            )
-
-
-def _keys_within_records(spec: BenchmarkRunSpec) -> Iterator[Problem]:
-    for i, phase in enumerate(spec.phases):
-        if phase.keys is not None and phase.keys > spec.dataset.records:
-            yield Problem(
-                f"spec.phases[{i}].keys",
-                f"keys {phase.keys} exceeds dataset.records {spec.dataset.records}: there are "
-                "not that many distinct keys; lower keys",
             )
 
 
