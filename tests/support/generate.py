@@ -1,8 +1,8 @@
 """Real result sets, laid out as the results service lays them out.
 
 A BenchmarkRun spec is planned and turned into step files by the operator's own
-builders (`specs/plan.plan`, `specs/table_state`, `specs/runner_job.build_step_config`); each step runs the
-runner CLI (`python -m dbbench_runner run`) against a real MariaDB into
+builders (`specs/plan.plan`, `specs/table_state`, `specs/runner_job.build_step_config`);
+each step runs the runner CLI (`python -m dbbench_runner run`) against a real MariaDB into
 ``pod-0/``, the results service's own merge (`dbbench_results.steps.merge_step`)
 combines the pods into the step directory, and the operator's
 `steps/collecting.build_run_summary` writes the run's ``summary.json``. Only the

@@ -81,12 +81,16 @@ def test_each_measured_phase_and_type_against_records_stored_one_line_per_target
     ]  # fmt: skip
     rate = reads.lines("rate")
     assert [(line.label, line.x, line.y) for line in rate] == [
-        ("a", (100.0, 200.0), (1100.0, 700.0)), ("b", (100.0, 200.0), (600.0, 200.0))]
+        ("a", (100.0, 200.0), (1100.0, 700.0)),
+        ("b", (100.0, 200.0), (600.0, 200.0)),
+    ]
     assert [line.y for line in reads.lines("p99")] == [(2.0, 3.0), (6.0, 10.0)]
     load = figures[("load", "insert")]
     assert load.unit == "records/s"
-    assert [(p.records, p.rate) for p in load.points if p.target == "a"] == [(0, 500.0),
-                                                                            (100, 400.0)]
+    assert [(p.records, p.rate) for p in load.points if p.target == "a"] == [
+        (0, 500.0),
+        (100, 400.0),
+    ]
 
 
 def test_the_section_charts_and_tables_the_figures() -> None:
@@ -102,8 +106,13 @@ def test_the_section_charts_and_tables_the_figures() -> None:
 
 
 def test_a_run_without_a_growth_has_no_section() -> None:
-    spec = {**SPEC, "phases": [{"name": "load", "type": "insert"},
-                               {"name": "reads", "type": "pointReads", "operations": 10}]}
+    spec = {
+        **SPEC,
+        "phases": [
+            {"name": "load", "type": "insert"},
+            {"name": "reads", "type": "pointReads", "operations": 10},
+        ],
+    }
     summary = RunSummary(api_version="dbbench.io/v1alpha1",
                          run=RunMeta(namespace="n", name="r", uid="u"),
                          spec=parse_spec(spec))  # fmt: skip

@@ -203,7 +203,7 @@ def test_postgresql_reads_draw_from_every_part_loaded_so_far(
     with postgres_server.connect() as conn:
         conn.execute(f'CREATE DATABASE "{database}"')
         # Every statement of a session in this database, with its parameters, in the log.
-        conn.execute(f'ALTER DATABASE "{database}" SET log_statement = \'all\'')
+        conn.execute(f"ALTER DATABASE \"{database}\" SET log_statement = 'all'")
     target = {"name": "postgresql", "engine": "postgresql", "host": "127.0.0.1",
               "port": postgres_server.port, "user": postgres_server.user,
               "password": postgres_server.password, "database": database}  # fmt: skip

@@ -94,7 +94,8 @@ def test_planned_time_counts_every_measured_run() -> None:
     assert planned_seconds(spec) == 10 * 2 * 3  # reads: 10s x 2 repeats x 3 parts
     short = spec_of([GROWN, READS, QUERIES], repeats=2, timeout="50s")
     (problem,) = [p for p in check(short) if p.field == "spec.timeout"]
-    assert "1m" in problem.message and "x 3 growth steps for reads, queries" in problem.message
+    assert "1m" in problem.message
+    assert "x 3 growth steps for reads, queries" in problem.message
 
 
 @pytest.mark.parametrize(
