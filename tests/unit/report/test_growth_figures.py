@@ -19,6 +19,7 @@ from dbbench_contract.run_summary import RunMeta, RunSummary
 from dbbench_contract.summary import StepSummary
 from dbbench_report.growth import growth_figures, section_html
 from dbbench_report.reading import Run, Step
+from dbbench_report.verdict import verdicts
 from tests.support.pages import parse
 
 SPEC = {
@@ -119,3 +120,10 @@ def test_a_run_without_a_growth_has_no_section() -> None:
     run = Run(Path("/nowhere"), summary, tuple(STEPS), ())
     assert growth_figures(run) == []
     assert section_html(run) == ""
+
+
+def test_the_summary_does_not_call_a_growths_range_noise() -> None:
+    # reads' repeats ran at 100 and 200 records: their range is the growth's effect
+    noise = {(v.phase, v.figure): v.noise for v in verdicts(run_of(STEPS))}
+    assert noise[("reads", "throughput")] == noise[("load", "p99")] == "grows: see Data growth"
+    assert noise[("tail", "throughput")] == "one target"  # only a ran it, not measured
