@@ -119,6 +119,10 @@ class StepSummary(StoredModel):
     # The phase inserts records (Phase.writes_records); None in summaries of
     # runners before the field, whose phase type decides (run_summary.step_result).
     writes_records: bool | None = None
+    # Records the phase's table held when it began (the step file's recordsBefore):
+    # the records stored a reading phase was measured at, the x of the report's
+    # data-growth figures. None in summaries of runners before the field.
+    records_before: int | None = None
     # Records written including warm-up, and the highest record number written.
     records_written: int = 0
     last_record_number: int = 0

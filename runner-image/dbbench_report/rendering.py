@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from dbbench_report import ending, latency_sections, sections, shard_sections, verdict
+from dbbench_report import ending, growth, latency_sections, sections, shard_sections, verdict
 from dbbench_report.reading import Run
 
 REPORT = "report.html"
@@ -41,6 +41,7 @@ SECTIONS = (
     ("side-by-side", "Targets side by side", sections.side_by_side),
     ("disk-reads", "Cache and disk reads", sections.disk_reads),
     ("stability", "Stability", sections.stability),
+    ("growth", "Data growth", growth.section_html),
     ("latency", "Mean latency over time", sections.latency_over_time),
     ("storage", "Storage growth", sections.storage),
     (shard_sections.KEY, shard_sections.TITLE, shard_sections.section_html),

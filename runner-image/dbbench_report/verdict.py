@@ -5,7 +5,9 @@ the noise of the repeats.
 "Within noise" as in `dbbench compare`: both targets repeated the phase and
 the ranges (min..max) of their repeats overlap, so the targets differ less
 than one target differs from itself. With one repeat there is nothing to
-judge the noise by, and the summary says so.
+judge the noise by, and the summary says so. A phase a growth measures ran
+on a table of another size in each part: its repeats' range is the growth's
+effect, not noise, and the summary points to the Data growth section instead.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from html import escape
 from dbbench_report import plots
 from dbbench_report.cells import num, raw, row, table, text
 from dbbench_report.figures import Spread, latency, throughput
+from dbbench_report.growth import grown_phases
 from dbbench_report.reading import Run
 from dbbench_report.sections import chart, section
 
@@ -28,6 +31,8 @@ class Verdict:
     runner_up: str | None
     best: Spread
     next: Spread | None
+    # Measured by a growth: its repeats ran at different table sizes.
+    grown: bool = False
 
     @property
     def margin_percent(self) -> float | None:
@@ -40,6 +45,8 @@ class Verdict:
     def noise(self) -> str:
         if self.next is None:
             return "one target"
+        if self.grown:
+            return "grows: see Data growth"
         if self.best.n < 2 or self.next.n < 2:
             return "1 repeat: noise unknown"
         overlap = self.best.low <= self.next.high and self.next.low <= self.best.high
@@ -48,6 +55,7 @@ class Verdict:
 
 def verdicts(run: Run) -> list[Verdict]:
     found = []
+    grown = set(grown_phases(run))
     for phase in run.phase_names():
         targets = [t for t in run.target_names() if run.steps_of(t, phase)]
         if not targets:
@@ -63,7 +71,8 @@ def verdicts(run: Run) -> list[Verdict]:
                             reverse=figure == "throughput")  # fmt: skip
             second = ranked[1] if len(ranked) > 1 else None
             found.append(Verdict(phase, figure, ranked[0], second, spread(ranked[0]),
-                                 None if second is None else spread(second)))  # fmt: skip
+                                 None if second is None else spread(second),
+                                 phase in grown))  # fmt: skip
     return found
 
 

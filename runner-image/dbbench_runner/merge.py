@@ -87,6 +87,7 @@ class _Pods:
             writes_records=first.writes_records,
             pod_failures=tuple(self.failures),
             connection_groups=tuple(first.connection_groups.items()),
+            records_before=first.records_before,
         )
 
 

@@ -110,6 +110,8 @@ class RunMeta:
     pod_failures: tuple[str, ...] = ()
     # Thread groups: connections per operation type over all pods (StepSummary).
     connection_groups: tuple[tuple[str, int], ...] = ()
+    # Records in the table when the phase began (StepSummary.records_before).
+    records_before: int | None = None
 
 
 @contextmanager
@@ -260,6 +262,7 @@ def summarize(
         records=m.records["insert"],
         records_per_second=m.records["insert"] / duration,
         writes_records=meta.writes_records,
+        records_before=meta.records_before,
         records_written=m.written_records,
         last_record_number=m.last_record,
         throughput=operations / duration,

@@ -165,6 +165,7 @@ def _run_step(config: StepConfig, out: Path, live: LiveTotals | None) -> int:
         verify_applied=config.write_concern == "unacknowledged",
         writes_records=config.phase.writes_records,
         connection_groups=tuple(config.connection_groups.items()),
+        records_before=config.records_before,
     )
     client = pod_usage(
         config.pod.index,

@@ -1,8 +1,8 @@
 """Real result sets, laid out as the results service lays them out.
 
 A BenchmarkRun spec is planned and turned into step files by the operator's own
-builders (`specs/plan.plan`, `specs/runner_job.build_step_config`); each step runs the
-runner CLI (`python -m dbbench_runner run`) against a real MariaDB into
+builders (`specs/plan.plan`, `specs/table_state`, `specs/runner_job.build_step_config`);
+each step runs the runner CLI (`python -m dbbench_runner run`) against a real MariaDB into
 ``pod-0/``, the results service's own merge (`dbbench_results.steps.merge_step`)
 combines the pods into the step directory, and the operator's
 `steps/collecting.build_run_summary` writes the run's ``summary.json``. Only the
@@ -28,6 +28,7 @@ from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.addresses import TargetAccess
 from dbbench_operator.specs.plan import plan
 from dbbench_operator.specs.runner_job import build_step_config, step_dir
+from dbbench_operator.specs.table_state import table_state
 from dbbench_operator.steps.collecting import build_run_summary
 from dbbench_results.steps import merge_step
 from tests.fixtures.mariadb import MariaDBServer
@@ -131,7 +132,9 @@ def generate_run(
         uri_files[target] = uri
     merged: dict[int, StepSummary] = {}
     for step in steps:
-        config = build_step_config(spec, step, access).to_wire()
+        # What the target's earlier steps wrote, as the operator passes it on.
+        state = table_state(steps, step, merged, spec.dataset.records)
+        config = build_step_config(spec, step, access, state).to_wire()
         config["target"]["uriFile"] = str(uri_files[step.target])
         # Frequent storage samples so that a 2-second load still draws a growth curve.
         config["storageEvery"] = 0.25

@@ -4,7 +4,10 @@ Targets run one after another on the same hardware, never at the same time
 (comparability). Within a target, phases run in spec order; a phase with
 repeats runs back to back without restarting the database, each repeat
 reported separately (the news benchmark's warming effect). Insert phases run
-once per target: repeating a load would collide with the keys it wrote.
+once per target: repeating a load would collide with the keys it wrote. An
+insert phase with `growth` runs once per part, each part followed by the
+phases it measures (``dbbench_contract.api.phase_order``, which also says
+which records each step finds).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbbench_contract.api import BenchmarkRunSpec
-from dbbench_contract.api.tables import phase_table
+from dbbench_contract.api.phase_order import phase_runs
 from dbbench_operator.naming import RunRef, adopt, plan_configmap_name, run_labels
 
 
@@ -29,6 +32,15 @@ class Step:
     # by the client (`<table>`) or by the server (`<table>_serverkey`), and its name.
     id_mode: str = "client"
     table: str = ""
+    # Records an insert step loads; 0 for the others.
+    records: int = 0
+    # The part of a growth the step belongs to (1..), 0 outside a growth.
+    growth_step: int = 0
+    # Records 1..loaded are in the table when the step starts (reads draw keys
+    # from them; an insert step numbers its records after them), and the
+    # highest number any load of the table takes (a mix inserts past it).
+    loaded: int = 0
+    reserved: int = 0
 
     @property
     def key(self) -> str:
@@ -37,15 +49,15 @@ class Step:
 
 
 def plan(spec: BenchmarkRunSpec) -> list[Step]:
+    runs = phase_runs(spec)  # the same for every target
     steps: list[Step] = []
     for target in spec.targets:
-        for phase in spec.phases:
-            repeats = 1 if phase.type == "insert" else spec.repeats
-            for repeat in range(1, repeats + 1):
-                steps.append(Step(
-                    len(steps), target.name, phase.name, repeat, phase.type, phase.id_mode,
-                    phase_table(spec.dataset, phase),
-                ))  # fmt: skip
+        for run in runs:
+            steps.append(Step(
+                len(steps), target.name, run.phase.name, run.repeat, run.phase.type,
+                run.phase.id_mode, run.table, run.records, run.growth_step, run.loaded,
+                run.reserved,
+            ))  # fmt: skip
     return steps
 
 
@@ -71,7 +83,8 @@ def plan_document(steps: list[Step]) -> list[dict[str, object]]:
     """The plan as stored in the run's plan ConfigMap (and shown by tooling)."""
     return [
         {"step": s.index, "key": s.key, "target": s.target, "phase": s.phase,
-         "repeat": s.repeat, "type": s.phase_type, "idMode": s.id_mode, "table": s.table}
+         "repeat": s.repeat, "type": s.phase_type, "idMode": s.id_mode, "table": s.table,
+         **({"growthStep": s.growth_step} if s.growth_step else {})}
         for s in steps
     ]  # fmt: skip
 

@@ -127,23 +127,23 @@ def build_step_config(
 
     `table`: what the target's earlier steps wrote (where new record numbers
     start, how many records are there before the step); None for a first step.
+    The records the step loads, or reads draw keys from, are the plan's (`Step`).
     `host`: where the database pods run and their limits (None: external).
     `job_deadline`: when the step's Job ends (`JobSettings.job_deadline`).
     """
     target = next(t for t in spec.targets if t.name == step.target)
     phase = next(p for p in spec.phases if p.name == step.phase)
-    records = spec.dataset.records
-    if phase.type == "insert" and phase.operations is not None:
-        records = phase.operations  # an insert phase loads `operations` records
-    placed = None if table is None else table.step_fields(step, spec.dataset.records)
+    placed = (table or TableState.first(step)).step_fields(step)
     return step_file.StepConfig(
         target=build_target(target, access),
-        # The run's data set and phase as the spec has them (the API's models);
-        # the runner resolves the rest (write concern, keys) by the same rules.
+        # The run's data set and phase as the spec has them (the API's models),
+        # `records` the step's: what it loads, or what its reads draw keys from
+        # (everything loaded so far); the runner resolves the rest (write
+        # concern, keys) by the same rules.
         dataset=step_file.StepDataset(
-            **{**dict(spec.dataset), "records": records},
-            records_before=None if placed is None else placed["recordsBefore"],
-            first_record=None if placed is None else placed["firstRecord"],
+            **{**dict(spec.dataset), "records": placed["records"]},
+            records_before=placed["recordsBefore"],
+            first_record=placed["firstRecord"],
         ),
         phase=phase,
         pod=step_file.Pod(count=spec.runner.pods),

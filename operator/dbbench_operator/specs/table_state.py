@@ -1,11 +1,15 @@
 """What a target's table holds before a step, from its earlier steps' summaries (pure).
 
-The runner numbers the records it inserts; a second load or a repeated mix
-with inserts must continue after the highest number any earlier step of the
-same target wrote, or its client-made keys collide. And storage samples count
-records exactly only when the runner knows how many were there before: what
-earlier steps wrote, or, after an unacknowledged (w:0) step, what the server
-held once its writes were drained (`storedRecords`).
+Which record numbers a step reads and loads is planned (the plan's
+`Step.loaded` and `Step.reserved`, from ``dbbench_contract.api.phase_order``):
+reads draw keys from every record the run has loaded into the table so far,
+loads continue after them, and a mix numbers its inserts past every planned
+load and past the highest number any earlier step wrote (a repeated mix, or
+another mix with inserts), so client-made keys never collide. What the table
+holds is counted: storage samples count records exactly only when the runner
+knows how many were there before: what earlier steps wrote, or, after an
+unacknowledged (w:0) step, what the server held once its writes were drained
+(`storedRecords`).
 """
 
 from __future__ import annotations
@@ -22,16 +26,26 @@ class TableState:
     records_before: int  # records in the target's table when the step starts
     last_record: int  # highest record number written so far (0: none)
 
-    def step_fields(self, step: Step, loaded_set: int) -> dict[str, int]:
-        """The step file's `dataset.recordsBefore` and `dataset.firstRecord`.
+    @classmethod
+    def first(cls, step: Step) -> TableState:
+        """The table of a target's first step of it: empty for a load, else the
+        records the run assumes are there (the data set)."""
+        return cls(0 if step.phase_type == "insert" else step.loaded, 0)
 
-        A mix phase draws keys from 1..`loaded_set` and numbers its inserts
-        past it, so its first record is never inside that range.
+    def step_fields(self, step: Step) -> dict[str, int]:
+        """The step file's `dataset.records`, `recordsBefore` and `firstRecord`.
+
+        An insert step loads its planned records after those loaded before it;
+        any other step draws keys from 1..`step.loaded` and numbers its inserts
+        past every planned load and every number written before, so its first
+        record is never inside what reads draw from.
         """
-        first = self.last_record + 1
-        if step.phase_type != "insert":
-            first = max(first, loaded_set + 1)
-        return {"recordsBefore": self.records_before, "firstRecord": first}
+        if step.phase_type == "insert":
+            records, first = step.records, step.loaded + 1
+        else:
+            records = step.loaded
+            first = max(self.last_record, step.reserved, step.loaded) + 1
+        return {"records": records, "recordsBefore": self.records_before, "firstRecord": first}
 
 
 def table_state(

@@ -39,7 +39,7 @@ class Mix(ApiModel):
         default=0,
         ge=0,
         le=1000,
-        description="Weight of inserts of new records (keys past the data set).",
+        description="Weight of inserts of new records (keys past every record the run loads).",
     )
     update: int = Field(
         default=0, ge=0, le=1000, description="Weight of updates of one record by key."

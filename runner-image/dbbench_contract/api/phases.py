@@ -10,6 +10,8 @@ from dbbench_contract import defaults
 from dbbench_contract.durations import DURATION_EXAMPLES, DURATION_PATTERN, Duration
 
 from .base import ApiModel, Rule, refuse_duplicates
+from .growth import PHASE_RULES as GROWTH_RULES
+from .growth import Growth
 from .mix import Mix
 
 PhaseType = Literal["insert", "mix", "query", "pointReads"]
@@ -195,9 +197,9 @@ class Phase(ApiModel):
         le=1_000_000_000_000,
         description=(
             "pointReads with distribution uniform (the default) only: number of distinct random "
-            "keys (out of the data set) read, each once per pass (again in the same order "
-            "while `duration` lasts), e.g. 10000. Default: every record. Other distributions "
-            "draw every read's key from all records: not with `keys`."
+            "keys (out of the records loaded so far) read, each once per pass (again in the "
+            "same order while `duration` lasts), e.g. 10000. Default: every record. Other "
+            "distributions draw every read's key from all records: not with `keys`."
         ),
     )
     threads: int | None = Field(
@@ -215,6 +217,13 @@ class Phase(ApiModel):
         le=1,
         description=(
             "The phase fails when errors / operations exceeds this fraction (default 0.01)."
+        ),
+    )
+    growth: Growth | None = Field(
+        default=None,
+        description=(
+            "insert only: load the phase's records in `steps` parts and run the phases "
+            "named in `measure` after each part (reads measured as the table grows)."
         ),
     )
 
@@ -336,6 +345,7 @@ class Phase(ApiModel):
             reason="FieldValueForbidden",
             holds=lambda p: p.type != "insert" or p.read_preference == "primary",
         ),
+        *GROWTH_RULES,
     )
 
     @field_validator("queries")

@@ -13,6 +13,7 @@ from . import memory_floors as floors
 from .base import Problem
 from .connections import mysql_connections_needed, phase_threads, runner_connections
 from .mix import groups_problem
+from .phase_order import growth_problems, keys_problems, phase_runs
 from .placement import Hardware, Resources
 from .sharding import processes_sharing, sharding_problems
 from .spec import BenchmarkRunSpec
@@ -46,7 +47,8 @@ def check(spec: BenchmarkRunSpec) -> list[Problem]:
         _mysql_connections_fit,
         _rate_and_operations_fit_connections,
         _thread_groups_fit_connections,
-        _keys_within_records,
+        keys_problems,
+        growth_problems,
         _reads_what_was_loaded,
         _storage_holds_dataset,
         _cold_cache_needs_exclusive_nodes,
@@ -71,9 +73,7 @@ def results_claim_problems(spec: BenchmarkRunSpec, claim: str) -> list[Problem]:
 def planned_seconds(spec: BenchmarkRunSpec) -> float:
     """Planned time of the duration-based phases over all targets and repeats:
     a lower bound of the run's length (loading and provisioning come on top)."""
-    per_target = sum(
-        p.measured_seconds * (1 if p.type == "insert" else spec.repeats) for p in spec.phases
-    )
+    per_target = sum(run.phase.measured_seconds for run in phase_runs(spec))
     return per_target * len(spec.targets)
 
 
@@ -100,9 +100,15 @@ def _timeout_covers_phases(spec: BenchmarkRunSpec) -> Iterator[Problem]:
             "spec.timeout",
             f"timeout {spec.timeout} is not longer than the planned phase time "
             f"{format_duration(planned)} (duration + warmup of each phase x {spec.repeats} "
-            f"repeats x {len(spec.targets)} targets, before loading and provisioning); raise "
+            f"repeats{_growth_factor(spec)} x {len(spec.targets)} targets, before loading and "
+            "provisioning); raise "
             "timeout well above it or shorten the phases",
         )
+
+
+def _growth_factor(spec: BenchmarkRunSpec) -> str:
+    grown = [p.growth for p in spec.phases if p.growth is not None]
+    return "".join(f" (x {g.steps} growth steps for {', '.join(g.measure)})" for g in grown)
 
 
 def _replicated(topology: str) -> bool:
@@ -242,16 +248,6 @@ def _thread_groups_fit_connections(spec: BenchmarkRunSpec) -> Iterator[Problem]:
         problem = None if phase.mix is None else groups_problem(phase.mix, connections)
         if problem is not None:
             yield Problem(f"spec.phases[{i}].mix.by", problem)
-
-
-def _keys_within_records(spec: BenchmarkRunSpec) -> Iterator[Problem]:
-    for i, phase in enumerate(spec.phases):
-        if phase.keys is not None and phase.keys > spec.dataset.records:
-            yield Problem(
-                f"spec.phases[{i}].keys",
-                f"keys {phase.keys} exceeds dataset.records {spec.dataset.records}: there are "
-                "not that many distinct keys; lower keys",
-            )
 
 
 def _reads_what_was_loaded(spec: BenchmarkRunSpec) -> Iterator[Problem]:

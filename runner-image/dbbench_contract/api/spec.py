@@ -23,6 +23,7 @@ from .base import (
     refuse_duplicates,
     wire_default,
 )
+from .growth import SPEC_RULES as GROWTH_RULES
 from .phases import Phase
 from .placement import Hardware, Runner
 from .statements import STATEMENT_RULES
@@ -53,7 +54,12 @@ class Dataset(ApiModel):
         default=1_000_000,
         ge=1,
         le=100_000_000_000,
-        description="Number of records in the data set (the key range). Default 1000000.",
+        description=(
+            "Number of records in the data set: what an insert phase loads unless it sets "
+            "`operations`, and the key range of reads when the run loads nothing itself (reads "
+            "draw keys from every record the run has loaded into their table so far). "
+            "Default 1000000."
+        ),
     )
     record_size: int = Field(
         default=defaults.RECORD_SIZE,
@@ -336,6 +342,7 @@ class BenchmarkRunSpec(ApiModel):
             holds=lambda s: s.startup_grace.seconds > 0,
         ),
         *STATEMENT_RULES,
+        *GROWTH_RULES,
     )
 
     @property

@@ -51,13 +51,14 @@ def summary(records: int, last: int) -> StepSummary:
     )
 
 
-def test_a_first_step_leaves_the_runner_its_defaults() -> None:
+def test_a_first_step_is_given_what_the_runner_would_assume() -> None:
     spec = spec_with([LOAD, MIX], repeats=2)
     steps = plan(spec)
     assert table_state(steps, steps[0], {}, LOADED) is None
     config = build_step_config(spec, steps[0], target_access(RUN, spec, 0), None)
-    assert config.dataset.first_record is None
-    assert config.dataset.records_before is None
+    # an empty table, loaded from record 1: the runner's own defaults for a load
+    assert (config.dataset.records, config.dataset.first_record) == (LOADED, 1)
+    assert config.dataset.records_before == 0
 
 
 def test_repeated_mixes_continue_after_the_highest_number_written() -> None:
@@ -68,23 +69,49 @@ def test_repeated_mixes_continue_after_the_highest_number_written() -> None:
     merged = {0: summary(LOADED, LOADED), 1: summary(190, LOADED + 380)}
     state = table_state(steps, steps[2], merged, LOADED)
     assert state is not None
-    fields = state.step_fields(steps[2], LOADED)
-    assert fields == {"recordsBefore": LOADED + 190, "firstRecord": LOADED + 381}
+    fields = state.step_fields(steps[2])
+    assert fields == {"records": LOADED, "recordsBefore": LOADED + 190,
+                      "firstRecord": LOADED + 381}  # fmt: skip
     # the first mix after the load starts past the loaded set
     state = table_state(steps, steps[1], merged, LOADED)
     assert state is not None
-    assert state.step_fields(steps[1], LOADED) == {
-        "recordsBefore": LOADED, "firstRecord": LOADED + 1}  # fmt: skip
+    assert state.step_fields(steps[1]) == {
+        "records": LOADED, "recordsBefore": LOADED, "firstRecord": LOADED + 1}  # fmt: skip
 
 
-def test_a_mix_never_numbers_inside_the_set_it_reads() -> None:
-    # the load wrote fewer records than dataset.records: the mix still starts after the set
+def test_a_mix_reads_what_was_loaded_and_numbers_past_it() -> None:
+    # the load wrote fewer records than dataset.records: the mix reads those it wrote
+    # (not dataset.records, most of which are not there) and inserts after them
     spec = spec_with([{**LOAD, "operations": 1000}, MIX])
     steps = plan(spec)
     state = table_state(steps, steps[1], {0: summary(1000, 1000)}, LOADED)
     assert state is not None
-    assert state.step_fields(steps[1], LOADED) == {
-        "recordsBefore": 1000, "firstRecord": LOADED + 1}  # fmt: skip
+    assert state.step_fields(steps[1]) == {
+        "records": 1000, "recordsBefore": 1000, "firstRecord": 1001}  # fmt: skip
+
+
+def test_a_mix_before_a_later_load_inserts_past_it() -> None:
+    # load 3000, mix, load 500 more: the second load continues at 3001 (what reads
+    # draw from stays contiguous), so the mix numbers its inserts past 3500
+    spec = spec_with([LOAD, MIX, {**LOAD, "name": "more", "operations": 500}, MIX | {
+        "name": "after"}])  # fmt: skip
+    steps = plan(spec)
+    merged = {0: summary(LOADED, LOADED)}
+    state = table_state(steps, steps[1], merged, LOADED)
+    assert state is not None
+    assert state.step_fields(steps[1]) == {
+        "records": LOADED, "recordsBefore": LOADED, "firstRecord": LOADED + 501}  # fmt: skip
+    merged[1] = summary(190, LOADED + 500 + 380)
+    state = table_state(steps, steps[2], merged, LOADED)
+    assert state is not None
+    assert state.step_fields(steps[2]) == {
+        "records": 500, "recordsBefore": LOADED + 190, "firstRecord": LOADED + 1}  # fmt: skip
+    merged[2] = summary(500, LOADED + 500)
+    state = table_state(steps, steps[3], merged, LOADED)
+    assert state is not None
+    assert state.step_fields(steps[3]) == {
+        "records": LOADED + 500, "recordsBefore": LOADED + 690,
+        "firstRecord": LOADED + 500 + 381}  # fmt: skip
 
 
 def test_after_an_unacknowledged_step_the_table_holds_what_the_server_stored() -> None:
@@ -107,8 +134,8 @@ def test_without_a_load_in_the_run_the_data_set_is_assumed_present() -> None:
     steps = plan(spec)
     state = table_state(steps, steps[1], {0: summary(200, LOADED + 399)}, LOADED)
     assert state is not None
-    assert state.step_fields(steps[1], LOADED) == {
-        "recordsBefore": LOADED + 200, "firstRecord": LOADED + 400}  # fmt: skip
+    assert state.step_fields(steps[1]) == {
+        "records": LOADED, "recordsBefore": LOADED + 200, "firstRecord": LOADED + 400}  # fmt: skip
 
 
 def test_other_targets_steps_do_not_count() -> None:
