@@ -25,6 +25,9 @@ from .base import (
 )
 from .phases import Phase
 from .placement import Hardware, Runner
+from .sources import DATASET_RULES as SOURCE_DATASET_RULES
+from .sources import SPEC_RULES as SOURCE_SPEC_RULES
+from .sources import DataSource
 from .targets import Target
 
 Shape = Literal["flat45", "indexed4", "news", "vehicle", "ycsb"]
@@ -33,7 +36,8 @@ _MAP_LIST: JsonDict = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-k
 
 class Dataset(ApiModel):
     """The records every target is loaded with, generated deterministically from
-    `seed`: every runner pod and every repeat can regenerate any record."""
+    `seed`: every runner pod and every repeat can regenerate any record; or read
+    from files (`source`)."""
 
     shape: Shape = Field(
         default="flat45",
@@ -78,6 +82,17 @@ class Dataset(ApiModel):
             "Default true."
         ),
     )
+    source: DataSource | None = Field(
+        default=None,
+        description=(
+            "Load the records from CSV or JSON Lines files on a PersistentVolumeClaim "
+            "instead of generating them: the first insert phase loads every row, "
+            "`records` must be the files' row count (the step fails otherwise, saying "
+            "how many rows the files hold), and the phases after it read the keys the "
+            "files gave (1..records). Later inserts (mix, or an insert phase with "
+            "operations) add generated records past them. Unset: generated from seed."
+        ),
+    )
 
     RULES = (
         Rule(
@@ -86,6 +101,7 @@ class Dataset(ApiModel):
             field="tagsIndex",
             holds=lambda d: d.tags_index or d.shape == "news",
         ),
+        *SOURCE_DATASET_RULES,
     )
 
     @property
@@ -329,6 +345,7 @@ class BenchmarkRunSpec(ApiModel):
             field="startupGrace",
             holds=lambda s: s.startup_grace.seconds > 0,
         ),
+        *SOURCE_SPEC_RULES,
     )
 
     def hardware_of(self, target: Target) -> Hardware:
