@@ -173,10 +173,7 @@ class DataSource(ApiModel):
             holds=lambda s: s.format == "csv" or s.delimiter is None,
         ),
         Rule(
-            cel=(
-                "self.files.all(f, !f.startsWith('/') && "
-                "!f.matches('(^|/)[.][.](/|$)'))"
-            ),
+            cel=("self.files.all(f, !f.startsWith('/') && !f.matches('(^|/)[.][.](/|$)'))"),
             message=(
                 "files: each path is relative to the claim's root and stays in it (no "
                 "leading '/', no '..'); e.g. mot/test_result_2021.csv.gz"
