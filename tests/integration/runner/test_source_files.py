@@ -89,8 +89,13 @@ def step(
               "key": "test_id", "fields": fields, "empty": [] if jsonl else ["Items"]}  # fmt: skip
     return {
         "target": db.target,
-        "dataset": {"shape": "vehicle", "records": records, "seed": SEED,
-                    "source": source, "sourceRoot": str(root)},  # fmt: skip
+        "dataset": {
+            "shape": "vehicle",
+            "records": records,
+            "seed": SEED,
+            "source": source,
+            "sourceRoot": str(root),
+        },
         "phase": {"name": phase["type"].lower(), **phase},
         "threads": 2,
         "processes": 1,
@@ -234,7 +239,7 @@ def test_a_missing_file_fails_before_the_database_is_touched(
     assert result.returncode == EXIT_BAD_SOURCE, result.stderr
     assert "error: dataset.source: b.csv: no such file on the claim mot" in result.stderr
     assert not (tmp_path / "o" / "summary.json").exists()
-    with pytest.raises(Exception, match="(?i)unknown database|does not exist"):
+    with pytest.raises(Exception, match=r"(?i)unknown database|does not exist"):
         count(database, "vehicle_test")
 
 

@@ -32,15 +32,16 @@ def config(
     root: Path, files: list[str], records: int, *, pods: int = 1, pod: int = 0, threads: int = 1,
     **source: Any,
 ) -> StepConfig:  # fmt: skip
-    fmt = "jsonl" if ".jsonl" in files[0] else "csv"
+    if ".jsonl" in files[0]:
+        mapped = {"format": "jsonl", **mapping()}
+        mapped["fields"] = {**mapped["fields"], "Items": "items"}
+    else:
+        mapped = {"format": "csv", **mapping(empty=["Items"])}
     raw = {
         "target": TARGET,
         "dataset": {
             "shape": "vehicle", "records": records, "seed": SEED, "sourceRoot": str(root),
-            "source": {"claimName": "mot", "files": files, "format": fmt,
-                       **mapping(**({"empty": ["Items"]} if fmt == "csv" else {})),
-                       **({} if fmt == "csv" else {"fields": {**mapping()["fields"], "Items": "items"}}),
-                       **source},
+            "source": {"claimName": "mot", "files": files, **mapped, **source},
         },
         "phase": {"name": "load", "type": "insert", "batchSize": 4},
         "pod": {"index": pod, "count": pods},
@@ -55,9 +56,14 @@ def loaded(cfg: StepConfig, worker: int) -> list[tuple[str, int, dict[str, Any]]
 
 
 def bad(cfg: StepConfig, worker: int = 0) -> str:
-    with pytest.raises(SourceError) as caught:
+    """The message of the first bad input: checked before the load, or found loading."""
+
+    def load() -> None:
         check_source(cfg, generator_for(cfg.dataset))
         loaded(cfg, worker)
+
+    with pytest.raises(SourceError) as caught:
+        load()
     return str(caught.value)
 
 
@@ -110,7 +116,12 @@ def test_csv_rows_start_on_their_own_line_and_blank_lines_are_no_rows(tmp_path: 
         (3, 2, "yesterday", "TestDate (column test_date): 'yesterday' is not an integer"),
         (4, 0, "0", "key test_id = 0: not a record number 1..20"),
         (5, 0, "21", "key test_id = 21: not a record number 1..20"),
-        (6, 3, "444", "TestClass (column test_class_id): 3 characters; the shape's column holds at most 2"),
+        (
+            6,
+            3,
+            "444",
+            "TestClass (column test_class_id): 3 characters; the shape's column holds at most 2",
+        ),
         (7, 3, "9", "TestClass '9' is not a name in the vehicle shape's test_class lookup table"),
         (8, 8, "BMW", "is not the make of Model"),
         (9, 9, "FOCUS", "Model 'FOCUS' is not a name in the vehicle shape's model lookup table"),
