@@ -205,6 +205,18 @@ def test_a_gzipped_json_lines_file_loads_tests_and_items(
     assert_same(expected[key], stored(database, [key])[key])
 
 
+def test_a_pipe_delimited_gzipped_csv_loads(database: Database, tmp_path: Path) -> None:
+    records = 40
+    path = write_csv(tmp_path / "claim" / "t.csv.gz", records, delimiter="|")
+    raw = step(database, tmp_path / "claim", ["t.csv.gz"], records, {"type": "insert"})
+    raw["dataset"]["source"]["delimiter"] = "|"
+    assert run_pods(raw, tmp_path / "load", pods=1) == records
+    assert count(database, "vehicle_test") == records
+    with gzip.open(path, "rt", newline="") as text:
+        expected = {int(r["test_id"]): r for r in csv.DictReader(text, delimiter="|")}
+    assert_same(expected[7], stored(database, [7])[7])
+
+
 def _write_step(tmp_path: Path, raw: dict[str, Any]) -> Path:
     path = tmp_path / "step.json"
     path.write_text(json.dumps(raw))
