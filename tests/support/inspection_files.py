@@ -81,7 +81,7 @@ def write_csv(path: Path, records: int, *, delimiter: str = ",", seed: int = SEE
     """A CSV file (gzip when the name ends in .gz): header, then `records` rows."""
     path.parent.mkdir(parents=True, exist_ok=True)
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "wt", newline="", encoding="utf-8") as out:  # type: ignore[operator]
+    with opener(path, "wt", newline="", encoding="utf-8") as out:
         writer = csv.writer(out, delimiter=delimiter)
         writer.writerow([column for column, _ in COLUMNS])
         for row in rows(records, seed):
@@ -93,7 +93,7 @@ def write_jsonl(path: Path, records: int, *, seed: int = SEED) -> Path:
     """JSON Lines (gzip when the name ends in .gz), each test with its `items`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "wt", encoding="utf-8") as out:  # type: ignore[operator]
+    with opener(path, "wt", encoding="utf-8") as out:
         for row in rows(records, seed):
             row["items"] = items(row["test_id"], seed)
             out.write(json.dumps(row) + "\n")

@@ -213,7 +213,7 @@ def test_batches_carry_their_rows_file_and_line(tmp_path: Path) -> None:
 
 
 def test_a_refused_batch_is_narrowed_to_the_refused_row() -> None:
-    records = tuple({"TestID": n} for n in (5, 6, 7))
+    records: tuple[dict[str, object], ...] = tuple({"TestID": n} for n in (5, 6, 7))
     insert = Insert(records, 7, origins=(("t.csv", 2), ("t.csv", 3), ("t.csv", 4)))
     stored = {5}  # key 6 is stored already: the batch failed on it, whole
 
