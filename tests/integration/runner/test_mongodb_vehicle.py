@@ -15,7 +15,7 @@ import pymongo
 import pytest
 
 from dbbench_runner.results import read_summary
-from dbbench_runner.running import run_step
+from dbbench_runner.running import RunFailedError, run_step
 from tests.fixtures.ferretdb import FerretDBServer
 from tests.integration.runner.vehicle_contract import RECORDS, load_vehicles
 from tests.support.inspection_files import SEED, VEHICLE_OFFSET, mapping, write_jsonl
@@ -114,3 +114,30 @@ def test_tests_from_files_load_as_documents_and_reads_find_their_vehicles(
     assert run_step(reads, tmp_path / "reads") == 0
     summary = read_summary(tmp_path / "reads")
     assert (summary.operations, summary.errors) == (20, 0)
+
+
+def test_a_duplicate_key_in_files_is_refused_at_its_line(
+    target: dict[str, Any], tmp_path: Path
+) -> None:
+    """An unordered insert_many writes the batch but the duplicate: the server's
+    writeErrors name the refused document, and the step fails at its line."""
+    path = write_jsonl(tmp_path / "claim" / "tests.jsonl", 30)
+    lines = path.read_text().splitlines(keepends=True)
+    repeated = json.loads(lines[21])
+    repeated["test_id"] = json.loads(lines[3])["test_id"]  # line 22 repeats line 4's key
+    lines[21] = json.dumps(repeated) + "\n"
+    path.write_text("".join(lines))
+    source = {"claimName": "mot", "files": ["tests.jsonl"], "format": "jsonl",
+              **mapping(), "fields": {**mapping()["fields"], "Items": "items"}}  # fmt: skip
+    table = {"source": source, "sourceRoot": str(tmp_path / "claim")}
+    load = step(target, "vehicle", 30, {"type": "insert", "batchSize": 8}, table=table)
+    load = load.model_copy(
+        update={"dataset": load.dataset.model_copy(update={"seed": SEED}), "threads": 1}
+    )
+    with pytest.raises(RunFailedError) as failed:
+        run_step(load, tmp_path / "load")
+    assert failed.value.exit_code == 7
+    assert str(failed.value).startswith(
+        f"dataset.source: tests.jsonl line 22: key TestID {repeated['test_id']} is already "
+        "loaded: the key column holds it twice"
+    ), failed.value

@@ -3,6 +3,7 @@ connections, the rows as records, and bad input named by file and line."""
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import json
 from pathlib import Path
@@ -234,3 +235,36 @@ def test_a_refused_batch_is_narrowed_to_the_refused_row() -> None:
     # MongoDB names the refused record of an unordered batch: no retries needed but it.
     error = refused_row(execute, insert, Status(ok=False, rows=2, error="X", index=1))
     assert error.line == 3
+
+
+def test_news_tags_and_indexed4_dates_convert_as_their_columns(tmp_path: Path) -> None:
+    news = [{"id": n, "title": f"title {n}", "cat": n % 3, "at": 1_262_304_000 + n, "user": 9,
+             "tags": [f"t{n}", "x"], "src": "s", "url": "https://e/", "status": 1}
+            for n in (2, 1)]  # fmt: skip
+    (tmp_path / "news.jsonl").write_text("".join(json.dumps(d) + "\n" for d in news))
+    fields = {"Title": "title", "CategoryID": "cat", "CreateTime": "at", "UserID": "user",
+              "Tags": "tags", "Source": "src", "SourceUrl": "url", "Status": "status"}  # fmt: skip
+    raw = {"target": TARGET, "phase": {"name": "load", "type": "insert"}, "dataset": {
+        "shape": "news", "records": 2, "sourceRoot": str(tmp_path), "source": {
+            "claimName": "c", "files": ["news.jsonl"], "format": "jsonl", "key": "id",
+            "fields": fields}}}  # fmt: skip
+    cfg = parse_config(raw)
+    records = [r[2] for r in loaded(cfg, 0)]
+    assert records[0] == {"ID": 2, "Title": "title 2", "CategoryID": 2, "CreateTime": 1262304002,
+                          "UserID": 9, "Tags": ["t2", "x"], "Source": "s",
+                          "SourceUrl": "https://e/", "Status": 1}  # fmt: skip
+    news[0]["tags"] = ["a-tag-longer-than-16"]
+    (tmp_path / "news.jsonl").write_text("".join(json.dumps(d) + "\n" for d in news))
+    assert "news.jsonl line 1: Tags (column tags): 20 characters" in bad(cfg)
+
+    (tmp_path / "i.csv").write_text(
+        "n,a,b,when,data\n1,5,6,2010-01-01T00:00:01,xyz\n2,7,8,2010-01-01T01:00:00+01:00,q\n"
+    )
+    raw["dataset"] = {
+        "shape": "indexed4", "records": 2, "recordSize": 256, "sourceRoot": str(tmp_path),
+        "source": {"claimName": "c", "files": ["i.csv"], "format": "csv", "key": "n",
+                   "fields": {"Number": "a", "Number1": "b", "Date": "when", "Data": "data"}},
+    }  # fmt: skip
+    dates = [r[2]["Date"] for r in loaded(parse_config(raw), 0)]
+    # An offset is converted to UTC, as the shape's naive UTC datetimes.
+    assert dates == [dt.datetime(2010, 1, 1, 0, 0, 1), dt.datetime(2010, 1, 1, 0, 0, 0)]
