@@ -76,9 +76,11 @@ class Watch:
             self.ready.add(process)
         elif kind == "failed":
             if len(message) > 3:
-                # Bad input: its message alone, first (the user's to fix).
+                # Bad input: its message alone, first, once (every connection may
+                # find it: a row count differing from dataset.records).
                 self.exit_code = message[3]
-                self.failures.insert(0, message[2])
+                if message[2] not in self.failures:
+                    self.failures.insert(0, message[2])
             else:
                 self.failures.append(f"worker process {process}: {message[2]}")
             self.failed.add(process)

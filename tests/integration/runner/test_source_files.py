@@ -277,3 +277,22 @@ def test_a_key_column_with_duplicates_is_refused_at_the_repeat(
         "key column holds it twice (the database refused this row: "
     ) in result.stderr
     assert not (tmp_path / "o" / "summary.json").exists()
+
+
+def test_a_row_count_other_than_records_fails_once_after_the_load(
+    database: Database, tmp_path: Path
+) -> None:
+    """Every connection (2 processes x 2) counts the files' rows and finds 50, not 60:
+    the step fails saying so once, and reports nothing."""
+    write_csv(tmp_path / "claim" / "t.csv", 50)
+    raw = step(database, tmp_path / "claim", ["t.csv"], 60, {"type": "insert", "batchSize": 5},
+               threads=4, processes=2)  # fmt: skip
+    result = cli("run", "--config", str(_write_step(tmp_path, raw)), "--out", str(tmp_path / "o"))
+    assert result.returncode == EXIT_BAD_SOURCE, result.stderr
+    message = (
+        "dataset.source: claim mot: the files hold 50 records, dataset.records is 60: "
+        "set dataset.records: 50"
+    )
+    assert f"error: {message}\n" in result.stderr
+    assert result.stderr.count(message) == 1
+    assert not (tmp_path / "o" / "summary.json").exists()

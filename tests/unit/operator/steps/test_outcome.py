@@ -72,7 +72,7 @@ def test_a_failed_runner_says_why_from_its_pod() -> None:
 
 
 def test_bad_input_in_the_data_source_fails_the_step_naming_file_and_line() -> None:
-    reason = "dataset.source: mot/t.csv line 87: Mileage (column test_mileage): '12O45' is not an integer"
+    reason = "dataset.source: t.csv line 87: Mileage (column test_mileage): '12O45' is no integer"
     state = job_state(step(0), FAILED_JOB, [pod(exit_code=7, message=reason)])
     assert (state.failed, state.reason) == (True, "DataSourceInvalid")
     assert f"exited 7: {reason}" in state.message
