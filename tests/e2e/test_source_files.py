@@ -85,7 +85,8 @@ def claim(kube: Kube, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
                          {"name": "claim", "persistentVolumeClaim": {"claimName": name}}]}},
     ]  # fmt: skip
     manifest = "\n---\n".join(json.dumps(o) for o in objects)
-    kube.kubectl("apply", "-n", RUNS_NS, "-f", "-", stdin=manifest)
+    # create, not apply: apply would copy the files into an annotation (256 KiB at most).
+    kube.kubectl("create", "-n", RUNS_NS, "-f", "-", stdin=manifest)
 
     def copied() -> bool:
         pod = kube.get("pod", name, "-n", RUNS_NS) or {}
