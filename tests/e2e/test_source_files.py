@@ -5,10 +5,10 @@ vehicle-inspection data set's layout (tests/support/inspection_files.py: a
 gzipped CSV of tests, and a plain CSV with one broken row) go into a
 ConfigMap, and a busybox pod copies them onto the claim. Then:
 
-- a run with a MySQL and a PostgreSQL target loads the CSV from two runner
-  pods and reads it back; each target's table holds exactly the files' rows
-  (counted inside the database pods, `cleanup: Retain`), a sampled test
-  has the file's values, and every read found its test;
+- a run with a MySQL and a PostgreSQL target loads the gzipped CSV from two
+  runner pods and reads every key once; each target's table holds exactly
+  the file's rows (count, sum of Mileage and key range, queried inside the
+  database pods while a last phase keeps them up) and no read missed;
 - a run loading the broken file fails with the runner's reason
   (DataSourceInvalid), naming the file and the line, and records no result
   for the load.
@@ -21,6 +21,7 @@ import csv
 import gzip
 import io
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from tests.e2e.conftest import (
     database_pods,
     delete_run,
     node_image,
+    run_status,
     run_uid,
     session_name,
     small_spec,
@@ -106,29 +108,54 @@ def source(claim: str, files: list[str]) -> dict[str, Any]:
     return {"claimName": claim, "files": files, "format": "csv", **mapping(empty=["Items"])}
 
 
-def count_at_the_server(kube: Kube, run: str, uid: str) -> dict[str, str]:
-    """COUNT(*)|SUM(Mileage) of the tests table, run inside each database pod."""
-    (mysql,) = database_pods(kube, run, uid, "mysql")
-    (pg,) = database_pods(kube, run, uid, "postgresql")
-    found = {}
-    found["mysql"] = kube.kubectl(
-        "exec", "-n", RUNS_NS, mysql, "-c", "mysql", "--", "bash", "-c",
-        'mysql -uroot -p"$MYSQL_ROOT_PASSWORD" -N -B dbbench -e "$0" 2>/dev/null',
-        "SELECT COUNT(*), SUM(Mileage) FROM vehicle_test",
-    ).stdout.strip().replace("\t", "|")  # fmt: skip
-    found["postgresql"] = kube.kubectl(
-        "exec", "-n", RUNS_NS, pg, "-c", "postgresql", "--", "bash", "-c",
-        'psql -X -v ON_ERROR_STOP=1 -U "$POSTGRES_USER" -d dbbench -At -F "|" -c "$0"',
-        'SELECT COUNT(*), SUM("Mileage") FROM "vehicle_test"',
+CHART = {"mysql": "mysql", "pg": "postgresql"}
+COUNT = "SELECT COUNT(*), SUM(Mileage), MIN(TestID), MAX(TestID) FROM vehicle_test"
+
+
+def count_at_the_server(kube: Kube, run: str, uid: str, target: str) -> str:
+    """COUNT(*)|SUM(Mileage)|MIN|MAX(TestID) of the tests table, run inside the
+    target's database pod (over its socket, as the image's superuser)."""
+    (pod,) = database_pods(kube, run, uid, CHART[target])
+    if target == "mysql":
+        out = kube.kubectl(
+            "exec", "-n", RUNS_NS, pod, "-c", "mysql", "--", "bash", "-c",
+            'mysql -uroot -p"$MYSQL_ROOT_PASSWORD" -N -B dbbench -e "$0" 2>/dev/null', COUNT,
+        ).stdout  # fmt: skip
+        return out.strip().replace("\t", "|")
+    quoted = COUNT
+    for name in ("Mileage", "TestID", "vehicle_test"):
+        quoted = quoted.replace(name, f'"{name}"')
+    return kube.kubectl(
+        "exec", "-n", RUNS_NS, pod, "-c", "postgresql", "--", "bash", "-c",
+        'psql -X -v ON_ERROR_STOP=1 -U "$POSTGRES_USER" -d dbbench -At -F "|" -c "$0"', quoted,
     ).stdout.strip()  # fmt: skip
-    return found
 
 
-def expected_sums(tmp: Path) -> str:
-    """COUNT(*)|SUM(Mileage) of the file, read here (not through the runner)."""
+def expected_count(tmp: Path) -> str:
+    """The same figures of the file, read here (not through the runner)."""
     data = gzip.decompress(_files(tmp)["test_result_2021.csv.gz"])
     rows = list(csv.DictReader(io.StringIO(data.decode())))
-    return f"{len(rows)}|{sum(int(r['test_mileage']) for r in rows)}"
+    keys = [int(r["test_id"]) for r in rows]
+    return f"{len(rows)}|{sum(int(r['test_mileage']) for r in rows)}|{min(keys)}|{max(keys)}"
+
+
+def counted_while_held(kube: Kube, name: str) -> dict[str, str]:
+    """Each target's figures, read while its `hold` phase keeps its database up
+    (the run tears a target down after its phases); waits for the run to end."""
+    uid, counted = run_uid(kube, name), dict[str, str]()
+    deadline = time.monotonic() + 1800
+    while time.monotonic() < deadline:
+        status = run_status(kube, name)
+        progress = status.get("progress") or {}
+        target = str(progress.get("target"))
+        if (progress.get("phase") == "hold" and progress.get("stage") == "Running"
+                and target in CHART and target not in counted):  # fmt: skip
+            counted[target] = count_at_the_server(kube, name, uid, target)
+        if status.get("phase") in ("Succeeded", "Failed"):
+            assert status["phase"] == "Succeeded", status.get("message")
+            return counted
+        time.sleep(2)
+    pytest.fail(f"run {name} did not end within 30 minutes")
 
 
 def test_a_csv_on_a_claim_loads_exactly_on_mysql_and_postgresql(
@@ -143,20 +170,20 @@ def test_a_csv_on_a_claim_loads_exactly_on_mysql_and_postgresql(
                  "source": source(claim, ["mot/test_result_*.csv.gz"])},
         runner={"pods": 2, "threads": 2, "resources": {"requests": {"cpu": "100m"}}},
         phases=[{"name": "load", "type": "insert", "batchSize": 50},
-                {"name": "reads", "type": "pointReads", "operations": 600}],
-        cleanup="Retain",
+                # every key once (distinct keys, all records): a miss is an error
+                {"name": "reads", "type": "pointReads", "operations": RECORDS},
+                {"name": "hold", "type": "pointReads", "duration": "45s", "targetRate": 20}],
     )  # fmt: skip
     apply_run(kube, name, spec)
     try:
-        status = wait_phase(kube, name, ("Succeeded", "Failed"), 1800)
-        assert status["phase"] == "Succeeded", status.get("message")
+        counted = counted_while_held(kube, name)
+        status = run_status(kube, name)
         for target in status["targets"]:
-            load, reads = target["phases"]
+            load, reads, _ = target["phases"]
             assert load["records"] == RECORDS, target["name"]
-            assert (reads["operations"], reads["errors"]) == (600, 0), target["name"]
-        counted = count_at_the_server(kube, name, run_uid(kube, name))
-        expected = expected_sums(tmp_path)
-        assert counted == {"mysql": expected, "postgresql": expected}
+            assert (reads["operations"], reads["errors"]) == (RECORDS, 0), target["name"]
+        expected = expected_count(tmp_path)
+        assert counted == {"mysql": expected, "pg": expected}
     finally:
         delete_run(kube, name)
 
