@@ -32,6 +32,7 @@ from dbbench_contract.api.phases import (
     QueryKind,
     WriteConcern,
 )
+from dbbench_contract.api.sources import SOURCE_MOUNT
 from dbbench_contract.api.spec import HASHED_KEY_SHAPES, MIN_HASHED_FRACTION, Dataset
 from dbbench_contract.api.statements import StatementMode, statement_mode, statements_problem
 from dbbench_contract.api.targets import DURABILITY_WRITE_CONCERN, Durability, Engine
@@ -117,6 +118,9 @@ class StepDataset(Dataset):
     # any earlier phase wrote, so client-numbered keys never collide. Unset: 1
     # for insert phases, records + 1 otherwise.
     first_record: int | None = Field(default=None, ge=1)
+    # Where `source.files` are (the claim's mount in a runner pod; a directory of
+    # the test's own when the runner runs outside Kubernetes).
+    source_root: Path = Path(SOURCE_MOUNT)
 
 
 class Tuning(WireModel):
@@ -273,6 +277,14 @@ class StepConfig(WireModel):
             raise ValueError(refused)
         if self.phase.type == "query" and self.dataset.shape != "indexed4":
             raise ValueError("phase.queries: the query workload needs dataset.shape indexed4")
+        if (
+            self.dataset.source is not None
+            and self.phase.type == "insert"
+            and self.phase.id_mode == "server"
+        ):
+            raise ValueError(
+                "phase.idMode: server inserts would drop dataset.source's keys; use client"
+            )
         if self.processes is not None and self.processes > self.threads:
             raise ValueError("processes: must not exceed threads")
         groups = None if self.phase.mix is None else groups_problem(
@@ -366,6 +378,17 @@ class StepConfig(WireModel):
         if self.dataset.first_record is not None:
             return self.dataset.first_record
         return 1 if self.phase.type == "insert" else self.dataset.records + 1
+
+    @property
+    def loads_source(self) -> bool:
+        """This step loads the records of `dataset.source`'s files: the table's first
+        insert (records from 1 on), with runner-made keys; later inserts generate."""
+        return (
+            self.dataset.source is not None
+            and self.phase.type == "insert"
+            and self.phase.id_mode == "client"
+            and self.first_new_record == 1
+        )
 
     @property
     def records_before(self) -> int:

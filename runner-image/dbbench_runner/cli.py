@@ -8,7 +8,8 @@ live metrics in the Prometheus text format at /metrics while the step runs,
 and --metrics-linger (DBBENCH_RUNNER_METRICS_LINGER) seconds after it (docs/metrics.md).
 
 Exit codes: 0 ok, 2 invalid config, 3 error rate above maxErrorRate,
-4 database unreachable, 5 a worker crashed, 6 results upload failed (job).
+4 database unreachable, 5 a worker crashed, 6 results upload failed (job),
+7 bad input in dataset.source (a missing file, a row that does not load).
 """
 
 from __future__ import annotations

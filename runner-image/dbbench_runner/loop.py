@@ -16,6 +16,7 @@ from dbbench_runner.measurement import Measurements, SecondBucket
 from dbbench_runner.operations import Insert
 from dbbench_runner.seconds_spool import write_seconds
 from dbbench_runner.series import series_unit
+from dbbench_runner.sources import refused_row
 from dbbench_runner.timing import TimedDriver
 from dbbench_runner.workloads import operation_budget, operations_for
 
@@ -110,6 +111,9 @@ def run_connection(
         measured += measuring
         if isinstance(operation, Insert):
             measurements.inserted(operation.last_number, status.rows)
+            if operation.origins and not status.ok:
+                # Records from files load whole or fail the step: name the refused row.
+                raise refused_row(driver.execute, operation, status)
         if now >= next_publish:
             _publish(progress, measurements, time.monotonic() + clock.epoch_offset)
             next_publish = now + PUBLISH_EVERY_S

@@ -26,6 +26,9 @@ class Insert:
     last_number: int = 0
     kind: str = "insert"
     must_find: None = None  # looks nothing up
+    # Records from files (dataset.source): each record's (file, line), so that a
+    # row the database refuses is named to the user (sources.refused_row).
+    origins: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(slots=True)
@@ -91,6 +94,9 @@ class Status:
     rows: int = 0
     error: str | None = None
     counted: bool = True
+    # A batch insert the server refused in part: the first refused record's
+    # position in the batch, when the server says (MongoDB's writeErrors).
+    index: int | None = None
 
     @staticmethod
     def failed(error: str) -> Status:

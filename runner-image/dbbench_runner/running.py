@@ -28,8 +28,9 @@ from dbbench_runner.results import ENVIRONMENT, PROGRESS, RunMeta, atomic_write,
 from dbbench_runner.seconds_spool import remove_spools
 from dbbench_runner.series import series_unit
 from dbbench_runner.server_counters import CounterWindow, window
+from dbbench_runner.sources import SourceError, check_source
 from dbbench_runner.storage import StorageRow
-from dbbench_runner.workers import WorkerPlan, threads_of, worker_main
+from dbbench_runner.workers import EXIT_BAD_SOURCE, WorkerPlan, threads_of, worker_main
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ EXIT_CONFIG = 2
 EXIT_ERROR_RATE = 3
 EXIT_UNREACHABLE = 4
 EXIT_WORKER_FAILED = 5
+# 6: the results upload failed (job.py); 7: bad input in the data source (EXIT_BAD_SOURCE).
 # Workers wait this long after "go" so that all start together.
 START_DELAY_S = 0.2
 POLL_S = 0.25
@@ -61,6 +63,8 @@ class Watch:
     progress: dict[int, tuple[int, int, float, int, int]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     failed: set[int] = field(default_factory=set)
+    # A worker's own exit code for the step (bad input: EXIT_BAD_SOURCE).
+    exit_code: int | None = None
     # The server's disk-read counter at the measured part's start (taken once).
     disk_reads_before: CounterSample | None = None
     disk_reads_sampled: bool = False
@@ -71,7 +75,14 @@ class Watch:
         if kind == "ready":
             self.ready.add(process)
         elif kind == "failed":
-            self.failures.append(f"worker process {process}: {message[2]}")
+            if len(message) > 3:
+                # Bad input: its message alone, first, once (every connection may
+                # find it: a row count differing from dataset.records).
+                self.exit_code = message[3]
+                if message[2] not in self.failures:
+                    self.failures.insert(0, message[2])
+            else:
+                self.failures.append(f"worker process {process}: {message[2]}")
             self.failed.add(process)
         elif kind == "progress":
             self.progress[process] = (message[2], message[3], message[4], message[5], message[6])
@@ -99,7 +110,11 @@ def expected_pod_operations(config: StepConfig) -> int | None:
     phase = config.phase
     workers = [worker_index(config.pod.index, config.threads, t) for t in range(config.threads)]
     if phase.type == "insert":
-        sizes = [len(split(config.dataset.records, config.workers_total, w)) for w in workers]
+        records, total = config.dataset.records, config.workers_total
+        sizes = [
+            len(range(w, records, total) if config.loads_source else split(records, total, w))
+            for w in workers
+        ]
         return sum(-(-s // phase.batch_size) for s in sizes)
     if config.keys is not None and config.duration is None:
         return sum(len(split(config.keys, config.workers_total, w)) for w in workers)
@@ -120,6 +135,17 @@ def run_step(config: StepConfig, out: Path, live: LiveTotals | None = None) -> i
 
 def _run_step(config: StepConfig, out: Path, live: LiveTotals | None) -> int:
     dataset = generator_for(config.dataset, config.phase.id_mode)
+    try:
+        if config.loads_source:
+            check_source(config, dataset)  # before the database is touched
+        return _load_or_measure(config, dataset, out, live)
+    except SourceError as exc:
+        raise RunFailedError(str(exc), EXIT_BAD_SOURCE) from None
+
+
+def _load_or_measure(
+    config: StepConfig, dataset: DatasetGenerator, out: Path, live: LiveTotals | None
+) -> int:
     control = open_driver(config, dataset, control=True)
     try:
         control.prepare()
@@ -261,7 +287,7 @@ def _run_workers(
                 child.kill()
                 child.join(timeout=5)
     if watch.failures:
-        raise RunFailedError("; ".join(watch.failures), EXIT_WORKER_FAILED)
+        raise RunFailedError("; ".join(watch.failures), watch.exit_code or EXIT_WORKER_FAILED)
     total = Measurements(checkpoint_every=1)
     for measurements in watch.done.values():
         total.add(measurements)

@@ -1,7 +1,7 @@
 """Worker processes: each opens its connections, then runs one thread per connection.
 
 Several processes per pod keep the GIL from capping throughput. Messages to
-the parent go through one queue: ("ready", n), ("failed", n, text),
+the parent go through one queue: ("ready", n), ("failed", n, text[, exit code]),
 ("progress", n, ops, errors, p99, records, written, seconds),
 ("done", n, wire measurements, (cpu, wait, wall)): the last is the process's
 client usage over the phase (client_usage.py). `seconds` holds the whole
@@ -31,6 +31,10 @@ from dbbench_runner.loop import PhaseClock, Progress, run_connection
 from dbbench_runner.measurement import Measurements
 from dbbench_runner.seconds_spool import spool_path
 from dbbench_runner.series import series_unit
+from dbbench_runner.sources import SourceError
+
+# The exit code of a step whose data source has bad input (running.EXIT_BAD_SOURCE).
+EXIT_BAD_SOURCE = 7
 
 REPORT_EVERY_S = 1.0
 
@@ -78,6 +82,7 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
     clock = PhaseClock(start, measure_from, deadline if deadline > 0 else None, epoch_offset)
     results: list[Measurements] = []
     failures: list[str] = []
+    bad_input: list[str] = []
     progresses = [Progress() for _ in drivers]
     waits: list[float] = []
     ends: list[float] = []  # the main loop below notices the end up to a second late
@@ -97,10 +102,15 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
                     spool=spool_path(Path(plan.spool_dir), worker) if plan.spool_dir else None,
                 )
             )
+        except SourceError as exc:
+            # Bad input is the user's to fix, not a crash: its message, and every
+            # connection of the pod stops (the step fails; nothing is reported).
+            bad_input.append(str(exc))
+            stop.set()
         except Exception:  # noqa: BLE001 - a crashed connection must not hang the pod
             failures.append(traceback.format_exc())
-            progresses[index].finished = True
         finally:
+            progresses[index].finished = True
             waits.append(thread_wait_seconds() - waited)
             ends.append(time.monotonic())
 
@@ -127,16 +137,39 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Event, stop: Event, clock_box:
     cpu = process_cpu_seconds() - cpu_at_go
     usage = (cpu, sum(waits), max(ends, default=time.monotonic()) - start)
     _close(drivers)
+    queue.put(
+        _outcome(
+            plan.process,
+            config,
+            results=results,
+            failures=failures,
+            bad_input=bad_input,
+            usage=usage,
+        )
+    )
+
+
+def _outcome(
+    process: int,
+    config: StepConfig,
+    *,
+    results: list[Measurements],
+    failures: list[str],
+    bad_input: list[str],
+    usage: tuple[float, float, float],
+) -> tuple[Any, ...]:
+    """The process's last message: bad input, a crash, or its measurements."""
+    if bad_input:
+        return ("failed", process, bad_input[0], EXIT_BAD_SOURCE)
     if failures:
-        queue.put(("failed", plan.process, failures[0]))
-        return
+        return ("failed", process, failures[0])
     total = Measurements(
         checkpoint_every=results[0].checkpoint_every if results else 1,
         series_unit=series_unit(config.phase.type),
     )
     for measurements in results:
         total.add(measurements)
-    queue.put(("done", plan.process, total.to_wire(), usage))
+    return ("done", process, total.to_wire(), usage)
 
 
 def _seconds(progresses: list[Progress]) -> SecondsWire:

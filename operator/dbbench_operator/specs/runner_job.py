@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from dbbench_contract import layout
 from dbbench_contract import step as step_file
 from dbbench_contract.api import BenchmarkRunSpec, Target
+from dbbench_contract.api.sources import SOURCE_MOUNT, DataSource
 from dbbench_contract.api.units import parse_quantity
 from dbbench_operator.naming import (
     RunRef,
@@ -279,6 +280,18 @@ def _ports(settings: JobSettings) -> list[dict[str, Any]]:
     return [{"name": "metrics", "containerPort": settings.metrics_port, "protocol": "TCP"}]
 
 
+def _mount_source(pod: dict[str, Any], source: DataSource) -> None:
+    """The data source's claim, read-only, where the runner reads `source.files`
+    (the step file's dataset.sourceRoot default): only insert steps load it."""
+    pod["volumes"].append({
+        "name": "source",
+        "persistentVolumeClaim": {"claimName": source.claim_name, "readOnly": True},
+    })  # fmt: skip
+    pod["containers"][0]["volumeMounts"].append(
+        {"name": "source", "mountPath": SOURCE_MOUNT, "readOnly": True}
+    )
+
+
 def _pod_spec(
     run: RunRef, spec: BenchmarkRunSpec, step: Step, access: TargetAccess, settings: JobSettings
 ) -> dict[str, Any]:
@@ -309,6 +322,8 @@ def _pod_spec(
     }  # fmt: skip
     if settings.metrics_port:
         pod["containers"][0]["ports"] = _ports(settings)
+    if spec.dataset.source is not None and step.phase_type == "insert":
+        _mount_source(pod, spec.dataset.source)
     if runner.resources is not None:
         resources = runner.resources.model_dump(by_alias=True, exclude_none=True)
         pod["containers"][0]["resources"] = resources

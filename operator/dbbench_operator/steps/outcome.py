@@ -28,6 +28,7 @@ EXIT_REASONS = {
     4: "DatabaseUnreachable",
     5: "RunnerCrashed",
     6: "ResultsUploadFailed",
+    7: "DataSourceInvalid",  # dataset.source: a missing file, a row that does not load
 }
 SIGNALS = {137: "SIGKILL", 143: "SIGTERM"}
 # A failed step whose runner measured its whole phase: its results are still merged.

@@ -26,6 +26,9 @@ from .base import (
 from .growth import SPEC_RULES as GROWTH_RULES
 from .phases import Phase
 from .placement import Hardware, Runner
+from .sources import DATASET_RULES as SOURCE_DATASET_RULES
+from .sources import SPEC_RULES as SOURCE_SPEC_RULES
+from .sources import DataSource
 from .statements import STATEMENT_RULES
 from .targets import Target
 
@@ -35,7 +38,8 @@ _MAP_LIST: JsonDict = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-k
 
 class Dataset(ApiModel):
     """The records every target is loaded with, generated deterministically from
-    `seed`: every runner pod and every repeat can regenerate any record."""
+    `seed`: every runner pod and every repeat can regenerate any record; or read
+    from files (`source`)."""
 
     shape: Shape = Field(
         default="flat45",
@@ -85,6 +89,17 @@ class Dataset(ApiModel):
             "Default true."
         ),
     )
+    source: DataSource | None = Field(
+        default=None,
+        description=(
+            "Load the records from CSV or JSON Lines files on a PersistentVolumeClaim "
+            "instead of generating them: the first insert phase loads every row, "
+            "`records` must be the files' row count (the step fails otherwise, saying "
+            "how many rows the files hold), and the phases after it read the keys the "
+            "files gave (1..records). Later inserts (mix, or an insert phase with "
+            "operations) add generated records past them. Unset: generated from seed."
+        ),
+    )
 
     RULES = (
         Rule(
@@ -93,6 +108,7 @@ class Dataset(ApiModel):
             field="tagsIndex",
             holds=lambda d: d.tags_index or d.shape == "news",
         ),
+        *SOURCE_DATASET_RULES,
     )
 
     @property
@@ -343,6 +359,7 @@ class BenchmarkRunSpec(ApiModel):
         ),
         *STATEMENT_RULES,
         *GROWTH_RULES,
+        *SOURCE_SPEC_RULES,
     )
 
     @property

@@ -47,4 +47,6 @@ def _shape(dataset: Dataset) -> Flat45 | Indexed4 | News | Vehicle | Ycsb:
     }
     if dataset.shape == "news":
         return News(dataset.seed, dataset.record_size, tags_index=dataset.tags_index)
+    if dataset.shape == "vehicle":
+        return Vehicle(dataset.seed, reads_by_test=dataset.source is not None)
     return shapes[dataset.shape](dataset.seed, dataset.record_size)

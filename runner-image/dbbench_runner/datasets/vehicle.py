@@ -88,9 +88,13 @@ class Vehicle:
     update_columns = ("Mileage",)
     key_order = None  # the key (TestID) is the record number
 
-    def __init__(self, seed: int, record_size: int = 0) -> None:
+    def __init__(self, seed: int, record_size: int = 0, *, reads_by_test: bool = False) -> None:
         del record_size  # fixed by the shape
         self._seed = seed
+        # Records from files (dataset.source): the runner cannot derive a test's
+        # VehicleID from its number, so a read names a loaded test (its TestID) and
+        # the database looks up that test's vehicle (schema.vehicle, schema.mongodb).
+        self.reads_by_test = reads_by_test
         pool = FillerPool(seed)
         self.columns = (
             Column("TestID", "key_int"),
@@ -163,8 +167,9 @@ class Vehicle:
         return 1 + derive(self._seed, number, 1) % max(1, number // TESTS_PER_VEHICLE)
 
     def read_key(self, number: int) -> int:
-        """Reads fetch the latest test of the vehicle test `number` belongs to."""
-        return self.vehicle(number)
+        """Reads fetch the latest test of the vehicle test `number` belongs to: its
+        VehicleID, or (reads_by_test) the test's own key, the vehicle looked up."""
+        return number if self.reads_by_test else self.vehicle(number)
 
     def _pick(self, weighted: tuple[list[int], int], value: int) -> int:
         cumulative, total = weighted
@@ -184,16 +189,26 @@ class Vehicle:
         found: list[Record] = []
         for position in range(count):
             h = derive(self._seed, number, 64 + position)
-            rfr_id, section, text = self._rfrs[h % RFRS]
-            found.append({
-                "RfrID": rfr_id,
-                "Type": RFR_TYPES[(h >> 16) % len(RFR_TYPES)],
-                "Location": LOCATIONS[(h >> 24) % len(LOCATIONS)],
-                "Dangerous": (h >> 40) % 20 == 0,
-                "Text": text,
-                "Section": SECTIONS[section - 1],
-            })  # fmt: skip
+            found.append(self.item(
+                1 + h % RFRS,
+                RFR_TYPES[(h >> 16) % len(RFR_TYPES)],
+                LOCATIONS[(h >> 24) % len(LOCATIONS)],
+                dangerous=(h >> 40) % 20 == 0,
+            ))  # fmt: skip
         return found
+
+    def item(self, rfr_id: int, rfr_type: str, location: str, *, dangerous: bool) -> Record:
+        """A failure item; its Text and Section are the reason's (RfrID 1..RFRS), as the
+        relational side rebuilds them from the rfr lookups."""
+        _, section, text = self._rfrs[rfr_id - 1]
+        return {
+            "RfrID": rfr_id, "Type": rfr_type, "Location": location, "Dangerous": dangerous,
+            "Text": text, "Section": SECTIONS[section - 1],
+        }  # fmt: skip
+
+    def make_of(self, model: str) -> str:
+        """The make a model name belongs to (ValueError when the model is unknown)."""
+        return MAKES[int(str(self._models[self.lookup_id("model", model) - 1][1])) - 1]
 
     def record(self, number: int) -> Record:
         seed = self._seed

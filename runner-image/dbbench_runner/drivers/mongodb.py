@@ -18,6 +18,7 @@ from pymongo.write_concern import WriteConcern
 
 from dbbench_runner.config import StepConfig, password
 from dbbench_runner.datasets import DatasetGenerator
+from dbbench_runner.datasets.vehicle import Vehicle
 from dbbench_runner.drivers import mongodb_distribution as distribution
 from dbbench_runner.drivers import mongodb_shards as shards
 from dbbench_runner.drivers.base import CounterSample, ServerInfo, StorageSample, with_retries
@@ -134,7 +135,9 @@ class MongoDriver:
             return self._execute(operation)
         except BulkWriteError as exc:
             inserted = int(exc.details.get("nInserted", 0))
-            return Status(ok=False, rows=inserted, error=shards.error_name(exc))
+            # The first record the server refused (an unordered insert_many writes the rest).
+            refused = (exc.details.get("writeErrors") or [{}])[0].get("index")
+            return Status(ok=False, rows=inserted, error=shards.error_name(exc), index=refused)
         except PyMongoError as exc:
             return Status.failed(shards.error_name(exc))
 
@@ -157,6 +160,20 @@ class MongoDriver:
             return Status(ok=True, rows=result.matched_count)
         return Status(ok=True, counted=False)
 
+    def _read(self, key: str | int) -> Status:
+        dataset = self._dataset
+        if isinstance(dataset, Vehicle) and dataset.reads_by_test:
+            # Records from files: the key names a loaded test; its vehicle is looked
+            # up first (a second find: MongoDB has no subquery short of $lookup).
+            test = self._reads.find_one({self._key: key}, projection={"VehicleID": 1})
+            if test is None:
+                return Status(ok=True, rows=0)
+            key = test["VehicleID"]
+        query, sort = schema.read_query(dataset, self._key, key)
+        options = {"sort": sort} if sort else {}
+        found = self._reads.find_one(query, **options)
+        return Status(ok=True, rows=0 if found is None else 1)
+
     def _execute(self, operation: Operation) -> Status:
         id_mode = self._config.phase.id_mode
         match operation:
@@ -168,10 +185,7 @@ class MongoDriver:
                     self._writes.insert_many(docs, ordered=False)
                 return Status(ok=True, rows=len(docs))
             case Read(key=key):
-                query, sort = schema.read_query(self._dataset, self._key, key)
-                options = {"sort": sort} if sort else {}
-                found = self._reads.find_one(query, **options)
-                return Status(ok=True, rows=0 if found is None else 1)
+                return self._read(key)
             case Update(key=key, fields=fields):
                 return self._update(key, fields)
             case Scan(start_key=start, count=count):

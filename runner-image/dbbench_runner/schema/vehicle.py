@@ -171,8 +171,13 @@ def items_statement(dataset: Vehicle, rows: int) -> str:
 # statement. Aliases are the record's field names; item columns are NULL for a
 # test without items.
 def read_statement(dataset: Vehicle) -> str:
-    """The latest test of a vehicle (parameter: VehicleID), rebuilt from 14 tables."""
-    return _READ.format(parent=dataset.table, items=items_table(dataset))
+    """The latest test of a vehicle (parameter: VehicleID), rebuilt from 14 tables;
+    with `reads_by_test` (records from files) the parameter is a loaded test's
+    TestID and the vehicle is that test's, looked up in the same statement."""
+    vehicle = "%s"
+    if dataset.reads_by_test:
+        vehicle = f"(SELECT `VehicleID` FROM `{dataset.table}` WHERE `TestID` = %s)"
+    return _READ.format(parent=dataset.table, items=items_table(dataset), vehicle=vehicle)
 
 
 _READ = (
@@ -182,7 +187,7 @@ _READ = (
     "co.`Name` AS `Colour`, fu.`Name` AS `FuelType`, t.`CylinderCapacity`, t.`FirstUseDate`, "
     "i.`Position`, i.`RfrID`, ty.`Name` AS `Type`, lo.`Name` AS `Location`, i.`Dangerous`, "
     "r.`Text`, se.`Name` AS `Section` "
-    "FROM (SELECT * FROM `{parent}` WHERE `VehicleID` = %s "
+    "FROM (SELECT * FROM `{parent}` WHERE `VehicleID` = {vehicle} "
     "ORDER BY `TestDate` DESC LIMIT 1) AS t "
     "LEFT JOIN `test_class` tc ON tc.`TestClassID` = t.`TestClassID` "
     "LEFT JOIN `test_type` tt ON tt.`TestTypeID` = t.`TestTypeID` "

@@ -4,6 +4,8 @@ index, the latest-test read, the 85:15:5 mix, Mileage updates."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,9 +14,11 @@ from typing import Any
 import pymongo
 import pytest
 
-from dbbench_runner.running import run_step
+from dbbench_runner.results import read_summary
+from dbbench_runner.running import RunFailedError, run_step
 from tests.fixtures.ferretdb import FerretDBServer
 from tests.integration.runner.vehicle_contract import RECORDS, load_vehicles
+from tests.support.inspection_files import SEED, VEHICLE_OFFSET, mapping, write_jsonl
 from tests.support.runner_files import check_results, is_write_stamp_of, step
 
 pytestmark = pytest.mark.integration
@@ -76,3 +80,64 @@ def test_vehicle_load_read_mix_update(target: dict[str, Any], tmp_path: Path) ->
         assert latest(generator.vehicle(newest)) == generator.record(newest)
     finally:
         client.close()
+
+
+def test_tests_from_files_load_as_documents_and_reads_find_their_vehicles(
+    target: dict[str, Any], ferretdb: FerretDBServer, tmp_path: Path
+) -> None:
+    """dataset.source on the MongoDB path: the documents are the files' tests with
+    their items; a read draws a loaded test and finds its vehicle's latest test (two
+    finds: the files' VehicleIDs are not the shape's, so no read could guess them)."""
+    records = 40
+    path = write_jsonl(tmp_path / "claim" / "tests.jsonl.gz", records)
+    source = {"claimName": "mot", "files": ["tests.jsonl.gz"], "format": "jsonl",
+              **mapping(), "fields": {**mapping()["fields"], "Items": "items"}}  # fmt: skip
+    table = {"source": source, "sourceRoot": str(tmp_path / "claim")}
+    load = step(target, "vehicle", records, {"type": "insert", "batchSize": 8}, table=table)
+    load = load.model_copy(update={"dataset": load.dataset.model_copy(update={"seed": SEED})})
+    assert run_step(load, tmp_path / "load") == 0
+    client: Any = pymongo.MongoClient(ferretdb.uri, serverSelectionTimeoutMS=5000)
+    try:
+        tests = client[target["database"]]["vehicle_test"]
+        assert tests.count_documents({}) == records
+        with gzip.open(path, "rt") as lines:
+            first = json.loads(lines.readline())
+        stored = tests.find_one({"_id": first["test_id"]})
+        assert stored["VehicleID"] == first["vehicle_id"] > VEHICLE_OFFSET
+        assert [(i["RfrID"], i["Type"]) for i in stored["Items"]] == [
+            (i["RfrID"], i["Type"]) for i in first["items"]
+        ]
+    finally:
+        client.close()
+    reads = load.model_copy(update={"phase": load.phase.model_validate(
+        {"name": "reads", "type": "pointReads", "operations": 20})})  # fmt: skip
+    assert run_step(reads, tmp_path / "reads") == 0
+    summary = read_summary(tmp_path / "reads")
+    assert (summary.operations, summary.errors) == (20, 0)
+
+
+def test_a_duplicate_key_in_files_is_refused_at_its_line(
+    target: dict[str, Any], tmp_path: Path
+) -> None:
+    """An unordered insert_many writes the batch but the duplicate: the server's
+    writeErrors name the refused document, and the step fails at its line."""
+    path = write_jsonl(tmp_path / "claim" / "tests.jsonl", 30)
+    lines = path.read_text().splitlines(keepends=True)
+    repeated = json.loads(lines[21])
+    repeated["test_id"] = json.loads(lines[3])["test_id"]  # line 22 repeats line 4's key
+    lines[21] = json.dumps(repeated) + "\n"
+    path.write_text("".join(lines))
+    source = {"claimName": "mot", "files": ["tests.jsonl"], "format": "jsonl",
+              **mapping(), "fields": {**mapping()["fields"], "Items": "items"}}  # fmt: skip
+    table = {"source": source, "sourceRoot": str(tmp_path / "claim")}
+    load = step(target, "vehicle", 30, {"type": "insert", "batchSize": 8}, table=table)
+    load = load.model_copy(
+        update={"dataset": load.dataset.model_copy(update={"seed": SEED}), "threads": 1}
+    )
+    with pytest.raises(RunFailedError) as failed:
+        run_step(load, tmp_path / "load")
+    assert failed.value.exit_code == 7
+    assert str(failed.value).startswith(
+        f"dataset.source: tests.jsonl line 22: key TestID {repeated['test_id']} is already "
+        "loaded: the key column holds it twice"
+    ), failed.value

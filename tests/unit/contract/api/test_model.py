@@ -25,6 +25,7 @@ from dbbench_contract.api import (
 from dbbench_contract.api.crd import PRINTER_COLUMNS, build_crd
 from dbbench_contract.api.semantics import check, planned_seconds
 from dbbench_contract.api.sharding import Routers
+from dbbench_contract.api.sources import DataSource
 from dbbench_contract.api.spec import broken_rules
 from dbbench_contract.api.status import BenchmarkRunStatus
 from tests.support.manifests import (
@@ -93,7 +94,17 @@ def test_every_cross_field_rule_has_an_invalid_manifest() -> None:
         except ValidationError:
             continue  # refused by the schema, before any cross-field rule
         tripped |= {rule.cel for rule, _, _ in broken_rules(spec)}
-    models = (Target, Routers, Phase, Mix, Distribution, Runner, Dataset, BenchmarkRunSpec)
+    models = (
+        Target,
+        Routers,
+        Phase,
+        Mix,
+        Distribution,
+        Runner,
+        Dataset,
+        DataSource,
+        BenchmarkRunSpec,
+    )
     untested = [r.message for m in models for r in m.RULES if r.cel not in tripped]
     assert untested == []
 

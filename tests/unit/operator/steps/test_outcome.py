@@ -71,6 +71,13 @@ def test_a_failed_runner_says_why_from_its_pod() -> None:
     assert job_state(step(1), FAILED_JOB, [pod(exit_code=3)]).reason == "ErrorRateExceeded"
 
 
+def test_bad_input_in_the_data_source_fails_the_step_naming_file_and_line() -> None:
+    reason = "dataset.source: t.csv line 87: Mileage (column test_mileage): '12O45' is no integer"
+    state = job_state(step(0), FAILED_JOB, [pod(exit_code=7, message=reason)])
+    assert (state.failed, state.reason) == (True, "DataSourceInvalid")
+    assert f"exited 7: {reason}" in state.message
+
+
 def test_an_evicted_pod_fails_the_step_at_once_even_before_the_job_does() -> None:
     evicted = pod("r-0", conditions=[EVICTED], deleting=True)
     state = job_state(step(0), RUNNING_JOB, [evicted, pod("r-1")])
