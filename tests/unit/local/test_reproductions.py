@@ -269,3 +269,9 @@ def test_a_failed_run_shows_its_reason_and_unfinished_steps(tmp_path: Path) -> N
     assert "| mysql | load-client-key |" in text
     assert "(d)/(c) = -" in text
     assert "not measured" in text
+
+
+def test_the_reproductions_doc_names_every_field_manifest() -> None:
+    doc = (FIELD.parents[1] / "docs" / "reproductions.md").read_text()
+    unnamed = sorted(p.name for p in FIELD.glob("*.yaml") if f"`{p.name}`" not in doc)
+    assert unnamed == [], f"docs/reproductions.md does not name {unnamed}"
