@@ -77,9 +77,11 @@ def _mb(value: int | None) -> str:
 
 
 def _windows(step: Step) -> str:
-    """The lowest and highest per-window rate of the step (records/s where the
-    runner counted records, else ops/s): the stability figure's extent."""
-    rates = [w.records_rate if w.records_rate is not None else w.rate for w in step.windows]
+    """The lowest and highest per-window rate of the step (an insert phase's
+    records/s, else ops/s): the stability figure's extent."""
+    counted = step.type == "insert" and step.summary.records > 0
+    rates = [w.records_rate if counted and w.records_rate is not None else w.rate
+             for w in step.windows]  # fmt: skip
     return "-" if not rates else f"{min(rates):,.0f}-{max(rates):,.0f}"
 
 
@@ -94,6 +96,16 @@ def _groups(step: Step) -> str:
             parts.append(f"{kind} x{connections}: {figures.throughput:,.1f}/s "
                          f"p99 {figures.latency_ms.p99:,.2f}")  # fmt: skip
     return "; ".join(parts) or "-"
+
+
+def _client(step: Step) -> str:
+    """The runner's own CPU per operation, and "bound" when the runner pods used 80%
+    or more of their CPU budget: then the figure measures the load generator too."""
+    summary = step.summary
+    if summary.client_bound is None:
+        return "-"
+    per_op = "" if summary.client_cpu_per_op_us is None else f"{summary.client_cpu_per_op_us:,.0f}"
+    return ("bound" if summary.client_bound else "not bound") + (f", {per_op}" if per_op else "")
 
 
 def _restart(seen: bool | None) -> str:
@@ -136,6 +148,8 @@ def _columns(run: Run) -> list[Column]:
          else _mb(storage(s).data_bytes + storage(s).index_bytes)),
         ("on disk MB", lambda _, s: "-" if storage(s) is None else _mb(storage(s).storage_bytes)),
     ]  # fmt: skip
+    if any(s.summary.client_bound is not None for s in run.steps):
+        columns.append(("runner (CPU us/op)", lambda _, s: _client(s)))
     if any(s.type == "insert" and s.windows for s in run.steps):
         columns.append(("window rate min-max", lambda _, s: _windows(s)))
     if run.spec.cache != "warm":
