@@ -20,7 +20,7 @@ import yaml
 from dbbench_contract.api import parse_spec
 from dbbench_contract.run_summary import RunMeta, RunSummary, StepEntry, TargetEntry, step_result
 from dbbench_contract.summary import StepSummary
-from dbbench_local.reproduction_findings import direction
+from dbbench_local.reproduction_findings import direction, trend
 from dbbench_local.reproductions import Outcome, table, variant
 from dbbench_report.reading import Run, read_run
 
@@ -128,6 +128,15 @@ def test_every_small_variant_but_the_sharded_mongodb_one_runs_here() -> None:
 )  # fmt: skip
 def test_direction_of_a_ratio(ratio: float | None, words: str) -> None:
     assert words in direction(ratio, original_above_one=True)
+
+
+@pytest.mark.parametrize(
+    ("rates", "words"),
+    [([1.0, 2.0, 3.0], "rising at every repeat"), ([3.0, 2.0, 1.0], "falling at every repeat"),
+     ([7.0, 4.0, 5.0], "no steady trend"), ([1.0, None, 3.0], "not measured")],
+)  # fmt: skip
+def test_trend_of_repeats(rates: list[float | None], words: str) -> None:
+    assert words in trend(rates)
 
 
 def _benchmark_1(tmp_path: Path, client_rate: int, server_rate: int) -> str:
@@ -256,7 +265,8 @@ def test_benchmark_5_restart_once_and_rising_repeats(tmp_path: Path) -> None:
     assert with_index.count("| no |") == 5
     assert "Inserts, without / with the Tags index = 1.11 (1,000.0 vs 900.0 records/s)" in text
     assert ("update-by-id, without it, repeats 1-3 after one restart: 1,100.0, 1,200.0, "
-            "1,300.0 ops/s (3rd / 1st = 1.18)") in text  # fmt: skip
+            "1,300.0 ops/s (3rd / 1st = 1.18). The original's updates rose run over run: "
+            "rising at every repeat") in text  # fmt: skip
 
 
 def test_a_failed_run_shows_its_reason_and_unfinished_steps(tmp_path: Path) -> None:
