@@ -110,7 +110,7 @@ def benchmark_3(runs: Runs) -> list[str]:
             counters = step.summary.server_counters
             per_op = None if counters is None else counters.disk_reads_per_operation
             rate = _f(step.summary.throughput)
-            return f"{rate} reads/s, {_f(per_op, 3)} pages from disk per read"
+            return f"{rate} reads/s, {_f(per_op, 3)} pages read from storage per read"
 
         env = all_.environment
         lines.append(
@@ -123,8 +123,9 @@ def benchmark_3(runs: Runs) -> list[str]:
         if hot_pages is not None and all_pages is not None:
             ratio = _ratio(all_pages.disk_reads_per_operation, hot_pages.disk_reads_per_operation)
             lines.append(
-                f"  - {cache}, disk reads per read, whole range / hot range = {_f(ratio, 1)}: "
-                f"the hot set in memory reads less from disk: {direction(ratio, True)}."
+                f"  - {cache}, pages read from storage per read, whole range / hot range = "
+                f"{_f(ratio, 1)}: "
+                f"the hot set in memory reads less from storage: {direction(ratio, True)}."
             )
     ratio = _ratio(whole.get("warm"), whole.get("cold"))
     lines.append(

@@ -200,7 +200,7 @@ def test_benchmark_3_cold_against_warm_and_disk_reads(tmp_path: Path) -> None:
     assert "| restarted before |" in cold
     assert "| 0.800 |" in cold
     assert cold.count("| yes |") == 2
-    assert "whole range 500.0 reads/s, 0.800 pages from disk per read" in text
+    assert "whole range 500.0 reads/s, 0.800 pages read from storage per read" in text
     assert "(data+index / buffer pool 3.40, / pod memory 0.11)" in text
     assert "whole range / hot range = 80.0" in text
     assert "Whole-range reads, warm / cold = 4.00" in text
@@ -288,3 +288,27 @@ def test_the_reproductions_doc_names_every_field_manifest() -> None:
     doc = (FIELD.parents[1] / "docs" / "reproductions.md").read_text()
     unnamed = sorted(p.name for p in FIELD.glob("*.yaml") if f"`{p.name}`" not in doc)
     assert unnamed == [], f"docs/reproductions.md does not name {unnamed}"
+
+
+REAL = Path(__file__).resolve().parents[2] / "data" / "reproductions"
+
+
+def test_the_doc_quotes_the_table_of_the_real_runs() -> None:
+    """tests/data/reproductions/: the summaries, environments and series of the
+    runs `make reproduce` fetched on the node (histograms and pod files left out).
+    Their table, built again here, is the one docs/reproductions.md quotes: every
+    row of every run's table and every finding line, figure for figure."""
+    outcomes = []
+    for path in sorted(FIELD.glob("*-small.yaml")):
+        v = variant(path.name, _body(path.name))
+        run = None if v.not_here else read_run(REAL / v.name)
+        outcomes.append(Outcome(v, run=run, problem=v.not_here))
+    text = table(outcomes, "m", "d")
+    doc = (FIELD.parents[1] / "docs" / "reproductions.md").read_text()
+    quoted = [line for line in text.splitlines() if line.startswith(("| ", "- ", "  - "))]
+    assert len(quoted) > 40
+    missing = [line for line in quoted if line not in doc]
+    assert missing == [], f"docs/reproductions.md lacks {len(missing)} lines, e.g. {missing[:3]}"
+    # What the runs showed: every runnable variant succeeded; benchmark 2 did not run.
+    assert text.count("Succeeded, 2026-11-28") == 7
+    assert "not run: target single is MongoDB" in text
