@@ -47,7 +47,7 @@ lint: venv ## ruff, import contracts, CRD freshness, helm lint
 
 .PHONY: typecheck
 typecheck: venv ## mypy --strict on both packages
-	$(VENV)/bin/mypy --strict runner-image/dbbench_contract operator/dbbench_operator runner-image/dbbench_runner runner-image/dbbench_results runner-image/dbbench_report client/dbbench_cli hack/dbbench_local hack/dbbench_scale
+	$(VENV)/bin/mypy --strict runner-image/dbbench_contract operator/dbbench_operator runner-image/dbbench_runner runner-image/dbbench_results runner-image/dbbench_report client/dbbench_cli hack/dbbench_local hack/dbbench_scale hack/reproduce.py
 
 # The operator's integration tests, with the children's watches off: every run
 # on its timer alone (reconcile.events: false), the fallback's proof.
@@ -119,6 +119,11 @@ e2e: cluster-up ## End-to-end runs on the local cluster: concurrent tests, then 
 .PHONY: demo
 demo: cluster-up ## THE main command: local cluster, chart, examples/quickstart.yaml, summary table
 	$(PY) hack/demo.py
+
+# Not part of `make test`: it holds the node for about 45 minutes.
+.PHONY: reproduce
+reproduce: cluster-up ## Field benchmarks' small variants on the local cluster, one after another; table in build/reproductions-table.md
+	$(PY) hack/reproduce.py $(REPRODUCE_ARGS)
 
 .PHONY: demo-kind
 demo-kind: ## `make demo` on kind (through podman where no Docker engine answers)
