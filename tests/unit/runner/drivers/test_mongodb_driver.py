@@ -9,6 +9,7 @@ a real mongod when MONGODB_BIN_DIR is set).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import pytest
@@ -115,11 +116,20 @@ class FakeClient:
         self.closed = True
 
 
-@pytest.fixture(autouse=True)
-def reset_fake() -> None:
+def _reset() -> None:
     FakeClient.unreachable = False
     FakeClient.fail_with = None
     FakeClient.instances = []
+
+
+@pytest.fixture(autouse=True)
+def reset_fake() -> Iterator[None]:
+    """Before and after each test: the fake's class state (a failure to inject, the
+    clients made) must not reach the next test on the worker, which may be another
+    module's (test_mongodb_field_additions imports this fixture too)."""
+    _reset()
+    yield
+    _reset()
 
 
 def step(shape: str = "flat45", **phase: Any) -> StepConfig:

@@ -9,7 +9,11 @@ from pymongo import WriteConcern
 
 from dbbench_runner.config import parse_config
 from dbbench_runner.operations import Read, ReadModifyWrite
-from tests.unit.runner.drivers.test_mongodb_driver import driver, last, step
+from tests.unit.runner.drivers.test_mongodb_driver import driver, last, reset_fake, step
+
+# The fake's state is reset around each test here too (a failure injected by a test
+# of test_mongodb_driver ran into this module's first test on the same worker once).
+__all__ = ["reset_fake"]
 
 
 def test_read_modify_write_reads_the_primary_then_updates() -> None:
