@@ -193,30 +193,49 @@ def test_a_timeout_fails_the_run_and_removes_its_children(kube: Kube) -> None:
     kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
 
 
+def delete_at_the_server(kube: Kube, uid: str, sql: str) -> None:
+    """`sql` run inside the run's MariaDB pod, as the image's superuser."""
+    pods = (kube.get("pods", "-n", RUNS_NS, f"-ldbbench.io/run-uid={uid}") or {})["items"]
+    (pod,) = [p for p in pods if p["metadata"]["labels"].get("app.kubernetes.io/component")
+              != "runner"]  # fmt: skip
+    kube.kubectl(
+        "exec", "-n", RUNS_NS, pod["metadata"]["name"], "-c", pod["spec"]["containers"][0]["name"],
+        "--", "bash", "-c", f"mariadb -uroot -p\"$MARIADB_ROOT_PASSWORD\" dbbench -e '{sql}'",
+    )  # fmt: skip
+
+
 def test_reads_of_keys_the_load_did_not_write_fail_the_run_naming_the_step(kube: Kube) -> None:
-    """The load writes half the data set (`operations: 2500` of 5,000 records: an
-    earlier phase fills the table, so admission accepts it); the point reads read
-    every key of the 5,000. Half find no row at the server: errors, so the step
-    fails, its merged result (recorded) says how many per type, and the run ends
-    Failed naming the step, its target and repeat. One runner pod: the Job fails
-    as its pod exits, and a second pod would be stopped before its upload."""
+    """Reads draw from what the run loaded (issue 30), so keys that find nothing
+    are keys that went missing: the load writes the 5,000 records, a `hold` phase
+    (scan100 queries, which find rows either way) keeps the database up while the
+    test deletes records 2,501..5,000 at the server, and the point reads then
+    read every key of the 5,000. Half find no row: errors, so the step fails,
+    its merged result (recorded) says how many per type, and the run ends Failed
+    naming the step, its target and repeat. One runner pod: the Job fails as its
+    pod exits, and a second pod would be stopped before its upload."""
     name, half = session_name("reads-nothing"), 2500
+    hold = {"name": "hold", "type": "query", "queries": ["scan100"], "duration": "60s",
+            "targetRate": 5}  # fmt: skip
     # Uniform point reads of `operations` distinct keys (keys: the whole data set).
     reads = {"name": "reads", "type": "pointReads", "operations": 2 * half, "reportEvery": 1000}
-    spec = small_spec(phases=[{**LOAD, "operations": half}, reads],
+    spec = small_spec(dataset={"shape": "indexed4", "records": 2 * half},
+                      phases=[LOAD, hold, reads],
                       runner={"pods": 1, "threads": 2, "resources": RUNNER_RESOURCES})  # fmt: skip
-    apply_run(kube, name, spec)
+    uid = apply_run(kube, name, spec)
+    wait_step_running(kube, name, 2)
+    delete_at_the_server(kube, uid, f"DELETE FROM indexed4 WHERE id > {half}")
     status = wait_phase(kube, name, ("Failed", "Succeeded"), 900)
     assert status["phase"] == "Failed", status.get("message")
     failed = condition(status, "Failed")
     assert failed["reason"] == "ErrorRateExceeded", failed
-    assert failed["message"].startswith("step 2 (maria/reads/1): runner pod"), failed["message"]
+    assert failed["message"].startswith("step 3 (maria/reads/1): runner pod"), failed["message"]
     assert "exited 3" in failed["message"]
     assert f"(read {half:,} of {2 * half:,})" in failed["message"]
     (target,) = status["targets"]
-    load, result = target["phases"]
-    assert (load["status"], load["records"]) == ("succeeded", half)
+    load, held, result = target["phases"]
+    assert (load["status"], load["records"]) == ("succeeded", 2 * half)
     assert load.get("notFound") is None  # an insert looks nothing up
+    assert held["status"] == "succeeded"
     assert (result["name"], result["status"], result["operations"]) == ("reads", "failed", 2 * half)
     assert (result["notFound"], result["errors"]) == (half, half)
     assert result["lookups"] == {"read": {"operations": 2 * half, "found": half, "notFound": half}}
@@ -226,7 +245,7 @@ def test_reads_of_keys_the_load_did_not_write_fail_the_run_naming_the_step(kube:
     wait_for(lambda: run_status(kube, name).get("cleanedUp"), 60, "cleanup")
     summary = results_json(kube, status, "summary.json")
     assert (summary["run"]["phase"], summary["run"]["reason"]) == ("Failed", "ErrorRateExceeded")
-    assert summary["steps"][1]["result"]["status"] == "failed"
+    assert summary["steps"][2]["result"]["status"] == "failed"
     kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
 
 
