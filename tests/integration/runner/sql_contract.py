@@ -38,6 +38,18 @@ def connect(server: SqlServer, database: str | None = None) -> Any:
     return mysql.connector.connect(**args)
 
 
+def fetch_all(server: SqlServer, statement: str, database: str | None = None) -> list[Any]:
+    """`statement` on a connection of its own; its rows as tuples (none for a statement
+    that returns none)."""
+    conn = connect(server, database)
+    try:
+        cursor = conn.cursor()
+        cursor.execute(statement)
+        return list(cursor.fetchall()) if cursor.with_rows else []
+    finally:
+        conn.close()
+
+
 def rows(server: SqlServer, database: str, statement: str) -> list[dict[str, Any]]:
     conn = connect(server, database)
     try:

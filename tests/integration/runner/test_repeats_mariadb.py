@@ -21,15 +21,14 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import mysql.connector
 import pytest
 
 from dbbench_runner.config import Dataset
 from dbbench_runner.datasets import generator_for
 from dbbench_runner.running import run_step
 from tests.fixtures.mariadb import MariaDBServer, start_mariadb
+from tests.integration.runner.sql_contract import fetch_all as query
 from tests.support.runner_files import mariadb_target, step
 
 pytestmark = pytest.mark.integration
@@ -48,17 +47,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDBServer]:
         yield started
     finally:
         started.stop()
-
-
-def query(server: MariaDBServer, statement: str, database: str | None = None) -> list[Any]:
-    args = {**server.connect_args(), **({"database": database} if database else {})}
-    conn = mysql.connector.connect(**args)
-    try:
-        cursor = conn.cursor()
-        cursor.execute(statement)
-        return list(cursor.fetchall()) if cursor.with_rows else []
-    finally:
-        conn.close()
 
 
 def handler_updates(server: MariaDBServer) -> int:

@@ -24,7 +24,6 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-import mysql.connector
 import psycopg
 import pytest
 
@@ -37,6 +36,7 @@ from dbbench_runner.config import parse_config
 from dbbench_runner.running import run_step
 from tests.fixtures.mariadb import MariaDBServer, start_mariadb
 from tests.fixtures.postgres import PostgresServer
+from tests.integration.runner.sql_contract import fetch_all as maria_sql
 from tests.unit.operator.specs.test_table_state import RUN, spec_with
 
 pytestmark = pytest.mark.integration
@@ -68,17 +68,6 @@ def mariadb_logging(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaD
         yield started
     finally:
         started.stop()
-
-
-def maria_sql(server: MariaDBServer, statement: str, database: str | None = None) -> list[Any]:
-    args = {**server.connect_args(), **({"database": database} if database else {})}
-    conn = mysql.connector.connect(**args)
-    try:
-        cursor = conn.cursor()
-        cursor.execute(statement)
-        return list(cursor.fetchall()) if cursor.with_rows else []
-    finally:
-        conn.close()
 
 
 @contextmanager
