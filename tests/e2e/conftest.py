@@ -28,12 +28,14 @@ import os
 import secrets
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
 from dbbench_contract.api import parse_quantity
+from dbbench_contract.durations import parse_duration
 from dbbench_local.cluster import IMAGES_DIR
 from dbbench_local.install import (
     LOCAL_IMAGES,
@@ -214,6 +216,27 @@ def cold_baseline(kube: Kube) -> Iterator[dict[str, Any]]:
 
     with cold_baseline_run(kube) as seen:
         yield seen
+
+
+NEWS_ONCE = Path(__file__).resolve().parents[2] / "examples/field/5-news-crud-with-tags-index-small.yaml"
+
+
+@pytest.fixture(scope="session")
+def news_once(kube: Kube) -> Iterator[dict[str, Any]]:
+    """examples/field/5-news-crud-with-tags-index-small.yaml run as written
+    (exclusive, `cache: coldOnce`), once per session: {"name", "spec", "status"}.
+    test_field_examples.py checks it as an example, test_cold_once.py reads its
+    one restart: the same run, which holds the node alone for minutes, instead of
+    two."""
+    body = yaml.safe_load(NEWS_ONCE.read_text())
+    name = session_name(body["metadata"]["name"])
+    apply_run(kube, name, body["spec"])
+    try:
+        status = wait_phase(kube, name, ("Succeeded", "Failed"),
+                            timeout=parse_duration(body["spec"]["timeout"]) + 60)  # fmt: skip
+        yield {"name": name, "spec": body["spec"], "status": status}
+    finally:
+        delete_run(kube, name)
 
 
 def run_manifest(name: str, spec: dict[str, Any]) -> str:

@@ -14,8 +14,11 @@ its counts and report are what is checked). The cold-cache example holds the
 node exclusively (`cache: cold` needs it): its checks are `disruptive` and read
 the session's one run of it in a namespace enforcing baseline (`cold_baseline`,
 also checked by test_tenant.py), instead of running it twice more. Benchmark
-5's restart once (`cache: coldOnce`) needs the node to itself too: those
-examples run as written, alone (`disruptive`).
+5's restart once (`cache: coldOnce`) needs the node to itself too: the example
+with the tags index runs as written, alone, once (`news_once`, also read by
+test_cold_once.py); its twin without the index (the same manifest but
+`tagsIndex`) shares the node with `cache: warm`, its counts and report checked
+like the warm-cache example's, its one restart being its twin's.
 """
 
 from __future__ import annotations
@@ -46,19 +49,26 @@ FIELD = Path(__file__).resolve().parents[2] / "examples" / "field"
 # sets coldCache.allowPrivilegedPods (conftest).
 RUNNABLE_SMALL = sorted(p for p in FIELD.glob("*small*.yaml") if "mongodb" not in p.read_text())
 COLD = FIELD / "3-cold-cache-small.yaml"
+NEWS_ONCE = FIELD / "5-news-crud-with-tags-index-small.yaml"
+# Examples whose one exclusive run of the session is a fixture's (conftest).
+SESSION_RUNS = {COLD: "cold_baseline", NEWS_ONCE: "news_once"}
 # The cold example's first test waits for the run (about 5 minutes on 2 cores).
 COLD_TIMEOUT = pytest.mark.timeout(2400)
 
 
-def _restarts(path: Path) -> bool:
-    """cache: cold or coldOnce: the example drops the node's page cache and must
-    hold the node (exclusive), so it runs alone and as written."""
-    return yaml.safe_load(path.read_text())["spec"].get("cache", "warm") != "warm"
-
-
 def _example(path: Path) -> Any:
-    marks = [pytest.mark.disruptive, COLD_TIMEOUT] if _restarts(path) else []
+    """The session's exclusive runs (cache: cold, coldOnce) are read alone."""
+    marks = [pytest.mark.disruptive, COLD_TIMEOUT] if path in SESSION_RUNS else []
     return pytest.param(path, marks=marks, id=path.name)
+
+
+def shared(spec: dict[str, Any]) -> dict[str, Any]:
+    """The example on a shared node: not exclusive, so not restarting either
+    (cache: cold and coldOnce need the node to themselves)."""
+    shared_spec = {**spec, "hardware": {**spec["hardware"], "exclusive": False}}
+    if spec.get("cache", "warm") != "warm":
+        shared_spec["cache"] = "warm"
+    return shared_spec
 
 
 @pytest.mark.parametrize("path", [_example(p) for p in RUNNABLE_SMALL])
@@ -67,14 +77,13 @@ def test_small_field_example_succeeds(
 ) -> None:
     body: dict[str, Any] = yaml.safe_load(path.read_text())
     spec = body["spec"]
-    if path == COLD:
-        status = request.getfixturevalue("cold_baseline")["status"]
+    if path in SESSION_RUNS:
+        status = request.getfixturevalue(SESSION_RUNS[path])["status"]
         check_results(path.name, spec, status)
         assert "report.html" in wait_for_report(kube, status)
         return
     name = session_name(body["metadata"]["name"])
-    if not _restarts(path):
-        spec = {**spec, "hardware": {**spec["hardware"], "exclusive": False}}
+    spec = shared(spec)
     apply_run(kube, name, spec)
     try:
         # The run's own timeout ends it (Failed); a minute more for the operator.
