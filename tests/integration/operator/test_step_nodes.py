@@ -49,7 +49,8 @@ SIZES = {
 }  # fmt: skip
 INFO = {"kubeletVersion": "v1.33.1", "osImage": "Debian GNU/Linux 12 (bookworm)",
         "kernelVersion": "6.8.0", "architecture": "amd64", "operatingSystem": "linux",
-        "machineID": "m", "systemUUID": "s", "bootID": "b", "containerRuntimeVersion": "c"}  # fmt: skip
+        "machineID": "m", "systemUUID": "s", "bootID": "b",
+        "containerRuntimeVersion": "c"}  # fmt: skip
 
 
 def make_node(cluster: ControlPlane, name: str, pool: str) -> None:
@@ -120,14 +121,16 @@ def test_the_step_names_each_pods_node_with_its_labels_and_resources(bound_pods:
         ("nodes-db-1", ("nodes-db-0",)), ("nodes-run-1", ("nodes-runner-0", "nodes-runner-1")),
     ]  # fmt: skip
     db, runner = found.node("nodes-db-1"), found.node("nodes-run-1")
-    assert db is not None and runner is not None
+    assert db is not None
+    assert runner is not None
     # The selecting label and the hostname; not the node's other labels.
     assert db.labels == {"dbbench.io/test-pool": "nodes-db", "kubernetes.io/hostname": "nodes-db-1"}
     assert runner.labels["dbbench.io/test-pool"] == "nodes-runner"
     assert (db.capacity.cpu, db.capacity.memory) == ("4", "16279396Ki")
     assert (db.allocatable.cpu_cores, db.allocatable.memory_bytes) == (3.8, 15 << 30)
     assert (runner.allocatable.cpu_cores, runner.allocatable.memory_bytes) == (7.0, 30 << 30)
-    assert db.info is not None and db.info.kubelet_version == "v1.33.1"
+    assert db.info is not None
+    assert db.info.kubelet_version == "v1.33.1"
     # Its own taint, and the one the node controller adds to a cordoned node.
     assert "dbbench.io/test:NoExecute" in db.taints
 
@@ -138,7 +141,11 @@ def test_a_node_deleted_before_the_step_ended_is_named_not_described(
     kube_cluster.kubectl("delete", "node", "nodes-run-1")
     found = placement.read_step_nodes(RUN, SPEC, STEP, {"metadata": {"uid": JOB_UID}})
     gone = found.node("nodes-run-1")
-    assert gone is not None and gone.error is not None and "not found" in gone.error
+    assert gone is not None
+    assert gone.error is not None
+    assert "not found" in gone.error
     assert gone.pods == ("nodes-runner-0", "nodes-runner-1")
     kept = found.node("nodes-db-1")
-    assert kept is not None and kept.error is None and kept.allocatable.cpu == "3800m"
+    assert kept is not None
+    assert kept.error is None
+    assert kept.allocatable.cpu == "3800m"

@@ -27,7 +27,8 @@ GIB = 1 << 30
 SPEC = {
     "targets": [{"name": "maria", "engine": "mariadb"}],
     "dataset": {"shape": "indexed4", "records": 100},
-    "phases": [{"name": "load", "type": "insert"}, {"name": "reads", "type": "pointReads", "operations": 10}],
+    "phases": [{"name": "load", "type": "insert"},
+               {"name": "reads", "type": "pointReads", "operations": 10}],
 }  # fmt: skip
 
 
@@ -37,7 +38,8 @@ def node(name: str, pool: str, allocatable_cpu: str = "3800m") -> dict[str, Any]
         "labels": {"dbbench.io/pool": pool, "kubernetes.io/hostname": name},
         "capacity": {"cpu": "4", "memory": "16Gi", "cpuCores": 4.0, "memoryBytes": 16 * GIB},
         "allocatable": {"cpu": allocatable_cpu, "memory": "15Gi",
-                        "cpuCores": float(allocatable_cpu.rstrip("m")) / 1000, "memoryBytes": 15 * GIB},
+                        "cpuCores": float(allocatable_cpu.rstrip("m")) / 1000,
+                        "memoryBytes": 15 * GIB},
         "info": {"kubeletVersion": "v1.33.1", "osImage": "Debian GNU/Linux 12 (bookworm)",
                  "architecture": "amd64"},
         "taints": ["dbbench.io/pool=db:NoSchedule"] if pool == "db" else [],
@@ -70,7 +72,8 @@ def step(phase: str, nodes: dict[str, Any] | None) -> Step:
 
 def run_of(steps: list[Step]) -> Run:
     summary = RunSummary(api_version="dbbench.io/v1alpha1",
-                         run=RunMeta(namespace="n", name="r", uid="u"), spec=parse_spec(SPEC))  # fmt: skip
+                         run=RunMeta(namespace="n", name="r", uid="u"),
+                         spec=parse_spec(SPEC))  # fmt: skip
     return Run(Path("/nowhere"), summary, tuple(steps), ())
 
 
@@ -137,5 +140,6 @@ def test_a_steps_nodes_json_is_read_with_the_step(tmp_path: Path) -> None:
     assert read_step(tmp_path, entry).nodes is None
     (directory / "nodes.json").write_text(json.dumps(nodes_json("load")))
     found = read_step(tmp_path, entry).nodes
-    assert found is not None and found.node("run-1") is not None
+    assert found is not None
+    assert found.node("run-1") is not None
     assert [p.name for p in found.pods] == ["r-maria-0", "r-load-0", "r-load-1"]

@@ -51,8 +51,15 @@ def database_pod(name: str, node_name: str | None, role: str) -> dict[str, Any]:
 
 
 def runner_pod(name: str, node_name: str, index: int) -> dict[str, Any]:
-    required = {"nodeSelectorTerms": [{"matchExpressions": [
-        {"key": "dbbench.io/size", "operator": "In", "values": ["small"]}]}]}
+    required = {
+        "nodeSelectorTerms": [
+            {
+                "matchExpressions": [
+                    {"key": "dbbench.io/size", "operator": "In", "values": ["small"]}
+                ]
+            }
+        ]
+    }
     return {
         "metadata": {"name": name,
                      "labels": {"batch.kubernetes.io/controller-uid": "u-1",
@@ -100,7 +107,8 @@ def test_nodes_are_listed_once_with_the_pods_bound_to_them() -> None:
 def test_labels_are_the_selecting_ones_and_the_well_known_ones_only() -> None:
     found = recorded()
     db, runner = found.node("db-1"), found.node("run-1")
-    assert db is not None and runner is not None
+    assert db is not None
+    assert runner is not None
     well_known = {"kubernetes.io/hostname", "node.kubernetes.io/instance-type",
                   "topology.kubernetes.io/zone"}  # fmt: skip
     assert set(db.labels) == {"dbbench.io/pool", *well_known}
@@ -114,7 +122,8 @@ def test_labels_are_the_selecting_ones_and_the_well_known_ones_only() -> None:
 def test_capacity_allocatable_kubelet_and_taints_are_the_nodes() -> None:
     found = recorded()
     db, runner = found.node("db-1"), found.node("run-1")
-    assert db is not None and runner is not None
+    assert db is not None
+    assert runner is not None
     assert (db.capacity.cpu, db.capacity.cpu_cores) == ("4", 4.0)
     assert (db.capacity.memory, db.capacity.memory_bytes) == ("16279396Ki", 16279396 * 1024)
     assert (db.allocatable.cpu, db.allocatable.cpu_cores) == ("3800m", 3.8)
@@ -130,8 +139,10 @@ def test_capacity_allocatable_kubelet_and_taints_are_the_nodes() -> None:
 def test_a_node_gone_or_unread_is_named_with_the_reason() -> None:
     gone = step_nodes(DATABASE, [], {"db-1": NODES["db-1"]}, "maria")
     missing = gone.node("db-2")
-    assert missing is not None and missing.pods == ("r-db-1",)
-    assert missing.error is not None and "not found" in missing.error
+    assert missing is not None
+    assert missing.pods == ("r-db-1",)
+    assert missing.error is not None
+    assert "not found" in missing.error
     assert missing.capacity.cpu is None
     refused = step_nodes(DATABASE, [], {}, "maria", error="nodes not read: list Node: 403 x")
     assert refused.error == "nodes not read: list Node: 403 x"
