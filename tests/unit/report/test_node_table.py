@@ -114,6 +114,13 @@ def test_a_node_not_read_says_why_and_keeps_an_earlier_description() -> None:
     assert alone.find("nodes", "cpu capacity", node="db-1").text == "—"
 
 
+def test_the_whole_page_has_the_nodes_section_after_the_environment() -> None:
+    html = rendering.render(run_of([step("load", nodes_json("load"))]))
+    sections = parse(html).sections
+    assert sections[-2:] == ["environment", KEY]
+    assert f'<a href="#{KEY}">Nodes</a>' in html
+
+
 def test_runs_without_nodes_json_have_no_nodes_section() -> None:
     assert section_html(run_of([step("load", None)])) == ""
     assert KEY in [key for key, _, _ in rendering.SECTIONS]
