@@ -5,6 +5,7 @@
         report.html                               rendered from the files
         <target>/<phase>/<repeat>/                one step
             summary.json, environment.json, ...   merged over the step's pods
+            nodes.json                            the nodes its pods ran on (the operator's)
             pod-<index>/                          what runner pod <index> uploaded
 
 A step's directory holds the same file names as each of its pods' directories.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 SUMMARY = "summary.json"
 ENVIRONMENT = "environment.json"
+NODES = "nodes.json"
 PROGRESS = "progress.json"
 HISTOGRAMS = "histograms"
 CHECKPOINTS = "checkpoints.csv"

@@ -3,8 +3,9 @@
 The layout is the results service's (docs/results.md): ``summary.json`` at the
 run's root lists every step and its place ``<target>/<phase>/<repeat>/``, where
 the merged ``summary.json``, ``environment.json``, ``series-ops.csv``,
-``series-seconds.csv`` and ``storage.csv`` are. A missing or unreadable file is
-a ResultsError naming it and what to do.
+``series-seconds.csv`` and ``storage.csv`` are, and the operator's ``nodes.json``
+(optional: results from before it existed have none). A missing or unreadable
+file is a ResultsError naming it and what to do.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from dbbench_contract.api import BenchmarkRunSpec, Phase, Target
 from dbbench_contract.environment import Environment, MergedEnvironment
 from dbbench_contract.layout import (
     ENVIRONMENT,
+    NODES,
     SERIES_OPS,
     SERIES_SECONDS,
     STEP_FILES,
     STORAGE,
     SUMMARY,
 )
+from dbbench_contract.placement import StepNodes
 from dbbench_contract.run_summary import RUN_SUMMARY_KIND, RunMeta, RunSummary, StepEntry
 from dbbench_contract.shard_storage import ShardStorage, decode_shards
 from dbbench_contract.summary import StepSummary
@@ -91,6 +94,9 @@ class Step:
     windows: tuple[Window, ...]
     seconds: tuple[Second, ...]
     storage: tuple[StorageSample, ...]
+    # The nodes its pods ran on (nodes.json, the operator's); None: not recorded
+    # (results from before it was, or the operator could not write it).
+    nodes: StepNodes | None = None
 
 
 @dataclass(frozen=True)
@@ -232,6 +238,7 @@ def read_step(run_dir: Path, entry: StepEntry) -> Step:
                 )
                 for r in storage_rows
             ),
+            nodes=_model(directory / NODES, StepNodes) if (directory / NODES).is_file() else None,
         )
     except (KeyError, ValueError) as exc:
         raise ResultsError(f"{directory}: a result file lacks an expected column ({exc})") from exc

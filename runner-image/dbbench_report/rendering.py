@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from html import escape
 
-from dbbench_report import ending, growth, latency_sections, sections, shard_sections, verdict
+from dbbench_report import (
+    ending,
+    growth,
+    latency_sections,
+    node_sections,
+    sections,
+    shard_sections,
+    verdict,
+)
 from dbbench_report.reading import Run
 
 REPORT = "report.html"
@@ -48,6 +56,7 @@ SECTIONS = (
     ("repeats", "Repeats", sections.repeats),
     ("cost", "Cost", sections.cost),
     ("environment", "Environment", sections.environment),
+    (node_sections.KEY, node_sections.TITLE, node_sections.section_html),
 )
 
 

@@ -69,7 +69,8 @@ RULES: tuple[Rule, ...] = (
          "admission plugin (OpenShift) checks this on every child created", "admission"),
     # -- the operator's own calls (k8s/api.py) ----------------------------------------
     Rule("", "nodes", ("list",), "cluster",
-         "admitting: the nodes of a run's pool (hardware.exclusive, requests that fit no node)"),
+         "admitting: the nodes of a run's pool (hardware.exclusive, requests that fit no node); "
+         "a step's nodes.json: each node its pods ran on, listed by metadata.name (no get)"),
     Rule("dbbench.io", "benchmarkruns", ("list",), "runs",
          "admitting: which runs hold a node pool"),
     Rule("dbbench.io", "benchmarkruns/status", ("patch",), "runs",

@@ -10,7 +10,8 @@ neither duplicates nor loses a step. A step whose runner pod failed or was
 disrupted fails (`steps/outcome`): it is never re-run, and only a step whose
 runner measured its whole phase (an error rate above the limit) is merged. A
 step whose merged summary says failed (every pod exited 0, but the merge of all
-pods sees what no pod could) fails the run too, its result recorded.
+pods sees what no pod could) fails the run too, its result recorded. A step's
+Job that has ended, well or not, has its pods' nodes recorded (`steps/placement`).
 An object the run needs under a name it does not own (an earlier run of the
 same name not yet collected) is waited for, up to spec.startupGrace; so is a
 database whose pods are ready but which the setup cannot use yet (a refused
@@ -39,7 +40,7 @@ from dbbench_operator.specs.runner_job import JobSettings, step_dir
 from dbbench_operator.specs.tokens import run_token
 from dbbench_operator.status.lifecycle import Stage
 from dbbench_operator.status.observations import TargetSeen
-from dbbench_operator.steps import cold_cache, collecting, results_service, runner_jobs
+from dbbench_operator.steps import cold_cache, collecting, placement, results_service, runner_jobs
 from dbbench_operator.steps.outcome import MEASURED_TO_THE_END, failed_step, stopped_early
 from dbbench_operator.targets import provisioning, refusals, teardown
 
@@ -243,6 +244,7 @@ def _follow(ctx: Context, step: Step, here: str, base: Advance, job: dict[str, A
     degraded = runner_jobs.disturbance(run, spec, step, job)
     base = _with(base, degraded=degraded)
     if state.failed:
+        placement.record_quietly(settings, run, spec, step, job)
         # Only a runner that measured its whole phase left results worth merging.
         partial = (
             _partial(run, spec, step, settings) if state.reason in MEASURED_TO_THE_END else None
@@ -260,6 +262,8 @@ def _follow(ctx: Context, step: Step, here: str, base: Advance, job: dict[str, A
         message = state.message or _progress_message(here, progress)
         return _with(base, stage=Stage.RUNNING, reason="RunningStep", message=message,
                      step_progress=progress)  # fmt: skip
+    # The nodes before the merge: a pass that fails in between writes both again.
+    placement.record(settings, run, spec, step, job)
     merged = collecting.collect_step(settings, run, spec, step)
     stopped = stopped_early(step, merged)
     if stopped is not None:

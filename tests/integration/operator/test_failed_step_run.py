@@ -29,6 +29,7 @@ import pymongo
 import pytest
 import yaml
 
+from dbbench_contract.placement import StepNodes
 from dbbench_contract.run_summary import RunSummary
 from dbbench_local.results_service import ResultsService
 from dbbench_runner.config import parse_config
@@ -194,6 +195,14 @@ def test_a_step_whose_merged_summary_failed_fails_the_run_naming_it(
     finally:
         client.close()
     _failed_naming_the_step(run, results_service.root)
+    # The operator recorded the step's nodes when its Job ended (issue 32, item 3):
+    # the Job's two pods, never bound (no node runs here: the test played them),
+    # so no node; an external target has no database pods.
+    run_dir = results_service.root / NS / name / run["metadata"]["uid"]
+    nodes = StepNodes.from_json((run_dir / "ext" / PHASE / "1" / "nodes.json").read_bytes())
+    assert [(p.kind, p.role, p.node) for p in nodes.pods] == [("runner", "0", None),
+                                                              ("runner", "1", None)]  # fmt: skip
+    assert (nodes.nodes, nodes.error) == ((), None)
     # The step's result is recorded, as failed, with what the merge counted.
     (result,) = run["status"]["targets"][0]["phases"]
     assert (result["name"], result["status"], result["errors"]) == (PHASE, "failed", LOST)
