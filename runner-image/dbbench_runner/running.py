@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 import queue as queue_module
 import signal
 import time
@@ -30,7 +29,11 @@ from dbbench_runner.series import series_unit
 from dbbench_runner.server_counters import CounterWindow, window
 from dbbench_runner.sources import SourceError, check_source
 from dbbench_runner.storage import StorageRow
-from dbbench_runner.workers import EXIT_BAD_SOURCE, WorkerPlan, threads_of, worker_main
+from dbbench_runner.workers import (
+    EXIT_BAD_SOURCE,
+    start_workers,
+    worker_context,
+)
 
 log = logging.getLogger(__name__)
 
@@ -233,23 +236,18 @@ def _run_workers(
     *,
     live: LiveTotals | None,
 ) -> tuple[Measurements, float, float, bool, list[ProcessUsage], CounterWindow | None]:
-    ctx = multiprocessing.get_context("spawn")
+    ctx = worker_context(config.target.engine)
     messages: Any = ctx.Queue()
     go, stop = ctx.Event(), ctx.Event()
     clock_box: Any = ctx.Array("d", 4)
-    plans = [
-        WorkerPlan(p, config.model_dump_json(), threads_of(p, processes, config.threads), str(out))
-        for p in range(processes)
-    ]
-    children = [
-        ctx.Process(target=worker_main, args=(plan, messages, go, stop, clock_box), daemon=True)
-        for plan in plans
-    ]
+    alive, alive_end = ctx.Pipe(duplex=False)  # the parent alone holds alive_end
     watch = Watch(processes, live=live)
     previous = signal.signal(signal.SIGTERM, _stop_handler(stop))
+    children: list[Any] = []
     try:
-        for child in children:
-            child.start()
+        children = start_workers(
+            ctx, config, out, processes, (messages, go, stop, clock_box, alive)
+        )
         _wait_ready(config, watch, messages, children)
         if watch.failures:
             stop.set()
@@ -286,6 +284,8 @@ def _run_workers(
             if child.is_alive():
                 child.kill()
                 child.join(timeout=5)
+        alive_end.close()
+        alive.close()
     if watch.failures:
         raise RunFailedError("; ".join(watch.failures), watch.exit_code or EXIT_WORKER_FAILED)
     total = Measurements(checkpoint_every=1)
