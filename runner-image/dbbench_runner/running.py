@@ -29,11 +29,7 @@ from dbbench_runner.series import series_unit
 from dbbench_runner.server_counters import CounterWindow, window
 from dbbench_runner.sources import SourceError, check_source
 from dbbench_runner.storage import StorageRow
-from dbbench_runner.workers import (
-    EXIT_BAD_SOURCE,
-    start_workers,
-    worker_context,
-)
+from dbbench_runner.workers import EXIT_BAD_SOURCE, worker_context, worker_processes
 
 log = logging.getLogger(__name__)
 
@@ -243,11 +239,10 @@ def _run_workers(
     alive, alive_end = ctx.Pipe(duplex=False)  # the parent alone holds alive_end
     watch = Watch(processes, live=live)
     previous = signal.signal(signal.SIGTERM, _stop_handler(stop))
-    children: list[Any] = []
+    children = worker_processes(ctx, config, out, processes, (messages, go, stop, clock_box, alive))
     try:
-        children = start_workers(
-            ctx, config, out, processes, (messages, go, stop, clock_box, alive)
-        )
+        for child in children:
+            child.start()
         _wait_ready(config, watch, messages, children)
         if watch.failures:
             stop.set()
@@ -279,7 +274,7 @@ def _run_workers(
         disk_reads = window(watch.disk_reads_before, _disk_reads(control))
     finally:
         signal.signal(signal.SIGTERM, previous)
-        for child in children:
+        for child in (c for c in children if c.pid is not None):  # those started
             child.join(timeout=10)
             if child.is_alive():
                 child.kill()

@@ -91,14 +91,13 @@ def worker_main(
     drivers = _connect(plan, config, dataset, queue)
     if drivers is None:
         return
+    orphaned = _watch_parent(alive)
     queue.put(("ready", plan.process))
-    go.wait()
-    if stop.is_set():
+    if not _started(go, stop, orphaned):
         _close(drivers)
         return
     start, measure_from, deadline, epoch_offset = clock_box[:]
     cpu_at_go = process_cpu_seconds()
-    orphaned = _watch_parent(alive)
 
     def stopped() -> bool:
         # Stop when told to, or when the parent is gone (never load an orphaned run).
@@ -187,15 +186,15 @@ def _connect(
     return drivers
 
 
-def start_workers(
+def worker_processes(
     context: ForkServerContext,
     config: StepConfig,
     out: Path,
     processes: int,
     shared: tuple[Any, Event, Event, Any, Connection],
 ) -> list[Any]:
-    """The pod's worker processes, started. `shared`: the queue, go, stop, the
-    clock box and the read end of the parent's alive pipe."""
+    """The pod's worker processes, not started. `shared`: the queue, go, stop,
+    the clock box and the read end of the parent's alive pipe."""
     messages, go, stop, clock_box, alive = shared
     children = []
     for process in range(processes):
@@ -214,9 +213,15 @@ def start_workers(
                 daemon=True,
             )
         )
-    for child in children:
-        child.start()
     return children
+
+
+def _started(go: Event, stop: Event, orphaned: threading.Event) -> bool:
+    """Wait for "go"; False: stopped first, or the parent died before the start."""
+    while not go.wait(REPORT_EVERY_S):
+        if orphaned.is_set():
+            return False
+    return not stop.is_set()
 
 
 def _watch_parent(alive: Connection) -> threading.Event:
