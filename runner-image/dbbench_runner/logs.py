@@ -3,7 +3,7 @@
 Connectors log at INFO on every connection (mysql.connector names its
 plugins); mixed into the progress lines they hide what the runner says.
 --debug or DBBENCH_DEBUG=1 shows everything, in worker processes too (they
-are spawned with the parent's environment).
+get the switch in their plan: workers.WorkerPlan.debug).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def debug_requested() -> bool:
 
 def configure_logging(*, debug: bool = False) -> None:
     if debug:
-        os.environ[DEBUG_ENV] = "1"  # worker processes inherit the environment
+        os.environ[DEBUG_ENV] = "1"  # what debug_requested() tells worker plans
     debug = debug or debug_requested()
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 import queue as queue_module
 import signal
 import time
@@ -30,7 +29,7 @@ from dbbench_runner.series import series_unit
 from dbbench_runner.server_counters import CounterWindow, window
 from dbbench_runner.sources import SourceError, check_source
 from dbbench_runner.storage import StorageRow
-from dbbench_runner.workers import EXIT_BAD_SOURCE, WorkerPlan, threads_of, worker_main
+from dbbench_runner.workers import EXIT_BAD_SOURCE, worker_context, worker_processes
 
 log = logging.getLogger(__name__)
 
@@ -233,20 +232,14 @@ def _run_workers(
     *,
     live: LiveTotals | None,
 ) -> tuple[Measurements, float, float, bool, list[ProcessUsage], CounterWindow | None]:
-    ctx = multiprocessing.get_context("spawn")
+    ctx = worker_context(config.target.engine)
     messages: Any = ctx.Queue()
     go, stop = ctx.Event(), ctx.Event()
     clock_box: Any = ctx.Array("d", 4)
-    plans = [
-        WorkerPlan(p, config.model_dump_json(), threads_of(p, processes, config.threads), str(out))
-        for p in range(processes)
-    ]
-    children = [
-        ctx.Process(target=worker_main, args=(plan, messages, go, stop, clock_box), daemon=True)
-        for plan in plans
-    ]
+    alive, alive_end = ctx.Pipe(duplex=False)  # the parent alone holds alive_end
     watch = Watch(processes, live=live)
     previous = signal.signal(signal.SIGTERM, _stop_handler(stop))
+    children = worker_processes(ctx, config, out, processes, (messages, go, stop, clock_box, alive))
     try:
         for child in children:
             child.start()
@@ -281,11 +274,13 @@ def _run_workers(
         disk_reads = window(watch.disk_reads_before, _disk_reads(control))
     finally:
         signal.signal(signal.SIGTERM, previous)
-        for child in children:
+        for child in (c for c in children if c.pid is not None):  # those started
             child.join(timeout=10)
             if child.is_alive():
                 child.kill()
                 child.join(timeout=5)
+        alive_end.close()
+        alive.close()
     if watch.failures:
         raise RunFailedError("; ".join(watch.failures), watch.exit_code or EXIT_WORKER_FAILED)
     total = Measurements(checkpoint_every=1)

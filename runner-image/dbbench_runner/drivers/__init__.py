@@ -18,8 +18,18 @@ __all__ = [
     "Driver",
     "ServerInfo",
     "StorageSample",
+    "driver_module",
     "open_driver",
 ]
+
+
+def driver_module(engine: str) -> str:
+    """The module open_driver imports for `engine` (what a fork server preloads)."""
+    if engine == "mongodb":
+        return "dbbench_runner.drivers.mongodb"
+    if engine == "postgresql":
+        return "dbbench_runner.drivers.postgresql"
+    return "dbbench_runner.drivers.mysql"
 
 
 def open_driver(

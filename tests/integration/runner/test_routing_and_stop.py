@@ -124,15 +124,27 @@ def test_sigterm_stops_cleanly_with_results(mariadb: MariaDBServer, tmp_path: Pa
     assert 100 <= summary["operations"] <= 2000
 
 
+def _children(parent: int) -> list[int]:
+    return [int(c) for c in Path(f"/proc/{parent}/task/{parent}/children").read_text().split()]
+
+
 def _worker_pids(parent: int) -> list[int]:
-    """The runner's spawned worker processes (not multiprocessing's resource tracker)."""
-    children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
-    workers = []
-    for child in map(int, children):
-        command = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
-        if b"spawn_main" in command:
-            workers.append(child)
-    return workers
+    """The runner's worker processes: its fork server's children (workers.py), not
+    multiprocessing's resource tracker."""
+    for child in _children(parent):
+        command = Path(f"/proc/{child}/cmdline").read_bytes()
+        if b"multiprocessing.forkserver" in command:
+            return _children(child)
+    return []
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie has done its work)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def test_a_killed_worker_fails_the_run_instead_of_hanging(
@@ -145,3 +157,18 @@ def test_a_killed_worker_fails_the_run_instead_of_hanging(
         _, stderr = process.communicate(timeout=60)
     assert process.returncode == 5
     assert "worker process" in stderr
+
+
+def test_workers_stop_when_the_runner_is_killed(mariadb: MariaDBServer, tmp_path: Path) -> None:
+    """An orphaned run never loads the database: killed by SIGKILL, the runner
+    leaves nothing behind (its workers hear of it through a pipe it alone held)."""
+    with long_running_step(mariadb, tmp_path, target_rate=100) as (process, _):
+        workers = _worker_pids(process.pid)
+        assert len(workers) == 2
+        assert all(_running(pid) for pid in workers)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+        deadline = time.monotonic() + 30
+        while any(map(_running, workers)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    assert not [pid for pid in workers if _running(pid)]

@@ -10,6 +10,7 @@ import atexit
 import multiprocessing
 import os
 import tracemalloc
+from multiprocessing import util
 from pathlib import Path
 
 _FOLDER = os.environ.get("DBBENCH_TEST_PEAKS")
@@ -23,6 +24,15 @@ def _report(folder: Path) -> None:
     (folder / str(os.getpid())).write_text(f"{role} {peak} {rss_kib}\n")
 
 
+def _report_at_worker_exit(folder: Path) -> None:
+    """A worker forked by multiprocessing's fork server ends with os._exit, which
+    skips atexit: it reports from multiprocessing's own exit hook instead."""
+    util.register_after_fork(
+        _report, lambda _: util.Finalize(None, _report, args=(folder,), exitpriority=0)
+    )
+
+
 if _FOLDER:
     tracemalloc.start()
     atexit.register(_report, Path(_FOLDER))
+    _report_at_worker_exit(Path(_FOLDER))
