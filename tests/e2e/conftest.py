@@ -218,7 +218,8 @@ def cold_baseline(kube: Kube) -> Iterator[dict[str, Any]]:
         yield seen
 
 
-NEWS_ONCE = Path(__file__).resolve().parents[2] / "examples/field/5-news-crud-with-tags-index-small.yaml"
+FIELD = Path(__file__).resolve().parents[2] / "examples" / "field"
+NEWS_ONCE = FIELD / "5-news-crud-with-tags-index-small.yaml"
 
 
 @pytest.fixture(scope="session")
