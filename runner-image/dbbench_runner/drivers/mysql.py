@@ -71,6 +71,8 @@ class MySQLDriver(SqlDriver[Any]):
         self._in_transaction = False
         # StepConfig refuses prepared with mysqlclient (it cannot prepare).
         self._prepared = config.statement_mode == "prepared"
+        # Whether this connection's storage samples bypass MySQL 8+'s statistics cache.
+        self._uncached_statistics = False
 
     @classmethod
     def connect(
@@ -180,7 +182,19 @@ class MySQLDriver(SqlDriver[Any]):
             uptime_seconds=float(uptime[0][1]) if uptime else None,
         )
 
+    def _bypass_statistics_cache(self) -> None:
+        """Once per connection, before its first storage sample (schema.mysql says why)."""
+        if self._query_all(sql.STATS_EXPIRY_STATEMENT):
+            cursor = self._primary.cursor()
+            try:
+                cursor.execute(sql.NO_STATS_CACHE_STATEMENT)
+            finally:
+                cursor.close()
+        self._uncached_statistics = True
+
     def storage(self) -> StorageSample:
+        if not self._uncached_statistics:
+            self._bypass_statistics_cache()
         rows = self._query_all(
             sql.storage_statement(self._dataset),
             (self._dataset.table, self._config.target.database, *storage_tables(self._dataset)),

@@ -75,6 +75,18 @@ def storage_statement(dataset: DatasetGenerator) -> str:
     )
 
 
+# MySQL 8+ answers information_schema.TABLES' sizes and row estimates from a
+# cache it refreshes every information_schema_stats_expiry seconds (24 hours by
+# default): a table first sampled empty kept its 16 KB for the whole run. The
+# connection that samples storage sets it to 0 for its own session, so every
+# sample asks InnoDB, as MariaDB always does (it has no such variable: the SHOW
+# finds no row and nothing is set). InnoDB's row estimate and free space follow
+# every insert; its data and index sizes are the page counts of its last
+# background statistics recalculation (once a tenth of the table changed).
+STATS_EXPIRY_STATEMENT = "SHOW SESSION VARIABLES LIKE 'information_schema_stats_expiry'"
+NO_STATS_CACHE_STATEMENT = "SET SESSION information_schema_stats_expiry = 0"
+
+
 SETTINGS = (
     "version",
     "version_comment",
