@@ -76,5 +76,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     cpu, wall = _cpu_now(), time.monotonic()
     yield
     spent, took = _cpu_now() - cpu, time.monotonic() - wall
+    # A fresh clone has no build/: without its directory every worker crashed.
+    Path(target).parent.mkdir(parents=True, exist_ok=True)
     with Path(target).open("a", encoding="utf-8") as out:
         out.write(f"{spent:.2f}\t{took:.2f}\t{item.nodeid}\n")
