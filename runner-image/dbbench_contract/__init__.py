@@ -20,7 +20,7 @@ Modules:
     summary      per-pod and merged step summaries (runner -> service -> operator, report)
     progress     per-pod and per-step progress (runner -> service -> operator)
     environment  environment.json (runner -> report)
-    placement    a step's nodes.json: the nodes its pods ran on (operator -> report)
+    step_nodes   a step's nodes.json: the nodes its pods ran on (operator -> report)
     run_summary  the run's summary.json (operator -> report, CLI, browser)
     layout       where each file lives under a run's results directory
     tokens       the per-run results token (operator, results service)

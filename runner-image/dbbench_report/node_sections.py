@@ -1,6 +1,6 @@
 """The report's Nodes table (pure, HTML): the machines the run's pods ran on.
 
-From each step's nodes.json (the operator's, `dbbench_contract.placement`):
+From each step's nodes.json (the operator's, `dbbench_contract.step_nodes`):
 one row per node, however many steps used it, with the labels that put the
 pods there, its CPU and memory (capacity, and allocatable: what pods may
 use), its kubelet, its taints, and which pods ran there: the databases' by
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 
-from dbbench_contract.placement import NodeRecord, NodeResources, PlacedPod
+from dbbench_contract.step_nodes import NodeRecord, NodeResources, PlacedPod
 from dbbench_report.cells import NA, mapping, raw, row, table, text
 from dbbench_report.reading import Run
 

@@ -29,9 +29,9 @@ from dbbench_contract.layout import (
     STORAGE,
     SUMMARY,
 )
-from dbbench_contract.placement import StepNodes
 from dbbench_contract.run_summary import RUN_SUMMARY_KIND, RunMeta, RunSummary, StepEntry
 from dbbench_contract.shard_storage import ShardStorage, decode_shards
+from dbbench_contract.step_nodes import StepNodes
 from dbbench_contract.summary import StepSummary
 from dbbench_contract.wire import StoredModel
 

@@ -5,7 +5,7 @@ what a reader needs is why the pod landed there, so the record keeps the keys
 the step's pods selected on (their nodeSelector, and the keys of their
 required node affinity terms: the charts set none today, a user's cluster
 may add them through admission) with this node's values, and the well-known
-hostname, instance-type and zone. See `dbbench_contract.placement`.
+hostname, instance-type and zone. See `dbbench_contract.step_nodes`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from dbbench_contract.api import parse_quantity
-from dbbench_contract.placement import (
+from dbbench_contract.step_nodes import (
     WELL_KNOWN_LABELS,
     NodeInfo,
     NodeRecord,

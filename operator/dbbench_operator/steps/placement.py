@@ -18,7 +18,7 @@ from typing import Any
 
 from dbbench_contract.api import BenchmarkRunSpec
 from dbbench_contract.layout import NODES
-from dbbench_contract.placement import StepNodes
+from dbbench_contract.step_nodes import StepNodes
 from dbbench_operator.k8s import api
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings

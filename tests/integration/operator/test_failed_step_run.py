@@ -29,8 +29,8 @@ import pymongo
 import pytest
 import yaml
 
-from dbbench_contract.placement import StepNodes
 from dbbench_contract.run_summary import RunSummary
+from dbbench_contract.step_nodes import StepNodes
 from dbbench_local.results_service import ResultsService
 from dbbench_runner.config import parse_config
 from dbbench_runner.datasets import generator_for

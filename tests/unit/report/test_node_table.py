@@ -15,8 +15,8 @@ from typing import Any
 
 from dbbench_contract.api import parse_spec
 from dbbench_contract.environment import Environment, TargetInfo
-from dbbench_contract.placement import StepNodes
 from dbbench_contract.run_summary import RunMeta, RunSummary, StepEntry
+from dbbench_contract.step_nodes import StepNodes
 from dbbench_contract.summary import StepSummary
 from dbbench_report import rendering
 from dbbench_report.node_sections import KEY, MAX_POD_LINES, section_html

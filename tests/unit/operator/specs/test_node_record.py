@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbbench_contract.placement import StepNodes
+from dbbench_contract.step_nodes import StepNodes
 from dbbench_operator.specs.node_record import affinity_keys, resources, step_nodes
 
 GIB = 1 << 30
