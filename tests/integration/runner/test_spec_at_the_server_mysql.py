@@ -311,6 +311,14 @@ def test_an_insert_phases_operations_are_the_records_it_loads(
     assert len(query(mysql_server, f"SELECT 1 FROM `{database}`.flat45")) == 120
 
 
+def one_row_table(server: MySQLServer, database: str, conn: Any) -> None:
+    """`database`.t holding the one row (id 1) the digest tests select, committed."""
+    query(server, f"CREATE DATABASE `{database}`", conn=conn)
+    query(server, f"CREATE TABLE `{database}`.t (id INT PRIMARY KEY)", conn=conn)
+    query(server, f"INSERT INTO `{database}`.t VALUES (1)", conn=conn)
+    conn.commit()
+
+
 def test_the_digest_counts_every_statement_once_its_session_ended(
     mysql_server: MySQLServer, database: str
 ) -> None:
@@ -321,10 +329,7 @@ def test_the_digest_counts_every_statement_once_its_session_ended(
     args = mysql_server.connect_args()
     reader = connect(mysql_server)
     try:
-        query(mysql_server, f"CREATE DATABASE `{database}`", conn=reader)
-        query(mysql_server, f"CREATE TABLE `{database}`.t (id INT PRIMARY KEY)", conn=reader)
-        query(mysql_server, f"INSERT INTO `{database}`.t VALUES (1)", conn=reader)
-        reader.commit()
+        one_row_table(mysql_server, database, reader)
         for done in range(1, 201):
             client = MySQLdb.connect(
                 host=args["host"], port=args["port"], user=args["user"],
@@ -353,10 +358,7 @@ def test_the_digest_counts_every_statement_of_sessions_running_at_once(
     args = mysql_server.connect_args()
     setup = connect(mysql_server)
     try:
-        query(mysql_server, f"CREATE DATABASE `{database}`", conn=setup)
-        query(mysql_server, f"CREATE TABLE `{database}`.t (id INT PRIMARY KEY)", conn=setup)
-        query(mysql_server, f"INSERT INTO `{database}`.t VALUES (1)", conn=setup)
-        setup.commit()
+        one_row_table(mysql_server, database, setup)
     finally:
         setup.close()
     each = 2000
