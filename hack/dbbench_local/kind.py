@@ -12,6 +12,9 @@ The same interface as the local node (``up``, ``down``, ``healthy``,
 
 Either way CoreDNS answers cluster names only (its ``forward`` block goes):
 tests must not send queries off the machine (docs/local-cluster.md).
+
+``DBBENCH_NODES`` nodes (default one): a control plane and workers labelled
+and tainted as node pools (``kind_pools.py``).
 """
 
 from __future__ import annotations
@@ -22,14 +25,17 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from dbbench_local.controlplane import REPO, tool
-
-KIND_NAME = "dbbench"
+from dbbench_local.kind_pools import KIND_NAME, HostSize, count_problem, kind_config
 # podman's defaults raise RLIMIT_NOFILE/NPROC, which needs CAP_SYS_RESOURCE;
 # this file drops them (dev-machine.md). Used for every podman command kind runs.
 CONTAINERS_CONF = REPO / "hack" / "cluster" / "containers.conf"
@@ -75,26 +81,42 @@ def node_exec(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[st
 @contextmanager
 def pod_route(kubeconfig: Path) -> Iterator[None]:
     """Pod IPs reachable from the host (as through the local node's bridge): a
-    route to the node's pod CIDR via the node container's address on kind's
-    network, removed on exit."""
-    engine = kind_engine()
-    fmt = "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}"
-    inspected = subprocess.run(
-        [engine, "inspect", "--format", fmt, f"{KIND_NAME}-control-plane"],
+    route to each node's pod CIDR via the node container's address on kind's
+    network (its InternalIP), removed on exit."""
+    nodes = subprocess.run(
+        [tool("kubectl"), f"--kubeconfig={kubeconfig}", "get", "nodes", "-o", "json"],
         capture_output=True, text=True, check=True, timeout=60,
-        env=podman_env() if engine == "podman" else None,
-    )  # fmt: skip
-    address = inspected.stdout.split()[0]
-    cidr = subprocess.run(
-        [tool("kubectl"), f"--kubeconfig={kubeconfig}", "get", "node",
-         f"{KIND_NAME}-control-plane", "-o", "jsonpath={.spec.podCIDR}"],
-        capture_output=True, text=True, check=True, timeout=60,
-    ).stdout.strip()  # fmt: skip
-    subprocess.run(["ip", "route", "replace", cidr, "via", address], check=True, timeout=30)
+    ).stdout  # fmt: skip
+    routes = node_routes(json.loads(nodes))
+    for cidr, address in routes:
+        subprocess.run(["ip", "route", "replace", cidr, "via", address], check=True, timeout=30)
     try:
         yield
     finally:
-        subprocess.run(["ip", "route", "del", cidr, "via", address], check=False, timeout=30)
+        for cidr, address in routes:
+            subprocess.run(["ip", "route", "del", cidr, "via", address], check=False, timeout=30)
+
+
+def node_routes(node_list: dict[str, Any]) -> list[tuple[str, str]]:
+    """(pod CIDR, InternalIP) of each node of a `kubectl get nodes -o json`
+    that has both."""
+    routes = []
+    for item in node_list["items"]:
+        cidr = item.get("spec", {}).get("podCIDR")
+        addresses = [
+            a["address"] for a in item.get("status", {}).get("addresses", [])
+            if a["type"] == "InternalIP" and ":" not in a["address"]
+        ]  # fmt: skip
+        if cidr and addresses:
+            routes.append((cidr, addresses[0]))
+    return routes
+
+
+def host_size() -> HostSize:
+    """The machine's CPUs and memory, which every kind node's kubelet reports."""
+    meminfo = Path("/proc/meminfo").read_text()
+    kib = int(next(line.split()[1] for line in meminfo.splitlines() if line.startswith("MemTotal:")))
+    return HostSize(cpu_millis=(os.cpu_count() or 1) * 1000, memory_mib=kib // 1024)
 
 
 def node_process_pid(name: str) -> int:
@@ -153,10 +175,24 @@ class KindCluster:
     images: tuple[str, ...] = ()  # docker: references built locally
     archives: tuple[Path, ...] = ()  # podman: OCI archives of images.sh
     node_image: str | None = None  # podman: the node image built here
+    # DBBENCH_NODES: None takes the cluster that is up as it is (one node when
+    # none is); a count that differs from the cluster that is up is refused.
+    nodes: int | None = None
 
     @property
     def kubeconfig(self) -> Path:
         return self.state / "kind-kubeconfig"
+
+    @property
+    def config_file(self) -> Path:
+        return self.state / "kind-config.yaml"
+
+    def node_names(self) -> list[str]:
+        """The node containers of the cluster (none when it is not up)."""
+        listed = self._kind("get", "nodes", "--name", KIND_NAME)
+        if listed.returncode != 0:
+            return []
+        return [n for n in listed.stdout.split() if n.startswith(f"{KIND_NAME}-")]
 
     def _env(self) -> dict[str, str]:
         return podman_env() if self.engine == "podman" else dict(os.environ)
@@ -186,21 +222,34 @@ class KindCluster:
 
     def up(self) -> None:
         self.state.mkdir(parents=True, exist_ok=True)
+        problem = count_problem(len(self.node_names()), self.nodes)
+        if problem is not None:
+            raise RuntimeError(problem)
         if self.engine == "podman":
             # kind mounts the host's /lib/modules into the node; podman refuses a
             # missing source (this VM's kernel has no modules, hence no directory).
             Path("/lib/modules").mkdir(exist_ok=True)
         if not self.healthy():
-            say(f"kind create cluster through {self.engine} (about 1-2 minutes)")
+            nodes = self.nodes or 1
+            self.config_file.write_text(yaml.safe_dump(kind_config(nodes, host_size())))
+            say(f"kind create cluster through {self.engine}, {nodes} node(s) (1-2 minutes for one)")
+            started = time.monotonic()
             image = ("--image", self.node_image) if self.node_image else ()
             created = self._kind(
-                "create", "cluster", "--name", KIND_NAME, *image,
+                "create", "cluster", "--name", KIND_NAME, *image, "--config", str(self.config_file),
                 "--kubeconfig", str(self.kubeconfig), "--wait", "5m",
             )  # fmt: skip
             if created.returncode != 0:
                 raise RuntimeError(f"kind create cluster failed:\n{created.stderr}")
+            # kind's --wait covers the control plane only: the workers join after it.
+            ready = self._kubectl("wait", "--for=condition=Ready", "nodes", "--all", "--timeout=300s")
+            if ready.returncode != 0:
+                raise RuntimeError(f"the kind nodes did not all become Ready:\n{ready.stderr}")
+            say(f"{nodes} node(s) Ready {time.monotonic() - started:.0f} s after kind create began")
             self._cluster_dns_only()
+        started = time.monotonic()
         self.import_images()
+        say(f"images loaded into every node in {time.monotonic() - started:.0f} s")
         say(f"up: export KUBECONFIG={self.kubeconfig}")
 
     def _cluster_dns_only(self) -> None:
@@ -240,6 +289,7 @@ class KindCluster:
         if deleted.returncode != 0:
             raise RuntimeError(f"kind delete cluster failed:\n{deleted.stderr}")
         self.kubeconfig.unlink(missing_ok=True)
+        self.config_file.unlink(missing_ok=True)
         if self.engine == "podman":
             self._remove_unused_network()
         say("down")
