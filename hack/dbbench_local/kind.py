@@ -36,6 +36,7 @@ import yaml
 
 from dbbench_local.controlplane import REPO, tool
 from dbbench_local.kind_pools import KIND_NAME, HostSize, count_problem, kind_config
+
 # podman's defaults raise RLIMIT_NOFILE/NPROC, which needs CAP_SYS_RESOURCE;
 # this file drops them (dev-machine.md). Used for every podman command kind runs.
 CONTAINERS_CONF = REPO / "hack" / "cluster" / "containers.conf"
@@ -115,7 +116,8 @@ def node_routes(node_list: dict[str, Any]) -> list[tuple[str, str]]:
 def host_size() -> HostSize:
     """The machine's CPUs and memory, which every kind node's kubelet reports."""
     meminfo = Path("/proc/meminfo").read_text()
-    kib = int(next(line.split()[1] for line in meminfo.splitlines() if line.startswith("MemTotal:")))
+    total = next(line for line in meminfo.splitlines() if line.startswith("MemTotal:"))
+    kib = int(total.split()[1])
     return HostSize(cpu_millis=(os.cpu_count() or 1) * 1000, memory_mib=kib // 1024)
 
 
@@ -242,7 +244,9 @@ class KindCluster:
             if created.returncode != 0:
                 raise RuntimeError(f"kind create cluster failed:\n{created.stderr}")
             # kind's --wait covers the control plane only: the workers join after it.
-            ready = self._kubectl("wait", "--for=condition=Ready", "nodes", "--all", "--timeout=300s")
+            ready = self._kubectl(
+                "wait", "--for=condition=Ready", "nodes", "--all", "--timeout=300s"
+            )  # fmt: skip
             if ready.returncode != 0:
                 raise RuntimeError(f"the kind nodes did not all become Ready:\n{ready.stderr}")
             say(f"{nodes} node(s) Ready {time.monotonic() - started:.0f} s after kind create began")

@@ -66,7 +66,8 @@ def test_one_node_is_kinds_default_cluster() -> None:
 
 def _join_patch(entry: dict[str, object]) -> dict[str, object]:
     patches = entry["kubeadmConfigPatches"]
-    assert isinstance(patches, list) and len(patches) == 1
+    assert isinstance(patches, list)
+    assert len(patches) == 1
     patch = yaml.safe_load(patches[0])
     assert patch["kind"] == "JoinConfiguration"
     assert "apiVersion" not in patch  # kind then matches its v1beta3 document by kind
@@ -121,7 +122,8 @@ def test_several_nodes_on_the_local_cluster_are_refused_with_the_fix() -> None:
 def test_a_count_other_than_the_running_clusters_is_refused() -> None:
     problem = kind_pools.count_problem(1, 4)
     assert problem is not None
-    assert "has 1 node:" in problem and "make cluster-down" in problem
+    assert "has 1 node:" in problem
+    assert "make cluster-down" in problem
     assert kind_pools.count_problem(4, 4) is None
     assert kind_pools.count_problem(0, 4) is None  # nothing up: it is created
     assert kind_pools.count_problem(4, None) is None  # unset: the cluster that is up
@@ -145,4 +147,7 @@ def test_the_host_reaches_each_nodes_pods_through_that_node() -> None:
             {"spec": {}, "status": {"addresses": [{"type": "InternalIP", "address": "10.89.0.4"}]}},
         ]
     }  # fmt: skip
-    assert node_routes(node_list) == [("10.244.0.0/24", "10.89.0.2"), ("10.244.1.0/24", "10.89.0.3")]
+    assert node_routes(node_list) == [
+        ("10.244.0.0/24", "10.89.0.2"),
+        ("10.244.1.0/24", "10.89.0.3"),
+    ]
