@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -282,11 +283,41 @@ class KindCluster:
             loaded = self._kind("load", "docker-image", image, "--name", KIND_NAME)
             if loaded.returncode != 0:
                 raise RuntimeError(f"kind load docker-image {image} failed:\n{loaded.stderr}")
+        nodes = self.node_names()
+        if len(nodes) > 1 and self.archives:
+            self._import_packed(nodes)
+            return
         for archive in self.archives:
             say(f"kind load image-archive {archive.name}")
             loaded = self._kind("load", "image-archive", str(archive), "--name", KIND_NAME)
             if loaded.returncode != 0:
                 raise RuntimeError(f"kind load image-archive {archive} failed:\n{loaded.stderr}")
+
+    def _import_packed(self, nodes: list[str]) -> None:
+        """Every archive into every node, as the node image preloads its own:
+        pinned and not unpacked (containerd unpacks an image when a container of
+        it is first created). `kind load` unpacks every image in every node,
+        so each node would hold each image twice on disk, packed and unpacked,
+        whether or not a pod there runs it (the machine's disk is shared)."""
+        say(f"{len(self.archives)} archives into each of {len(nodes)} nodes (not unpacked)")
+        with ThreadPoolExecutor(max_workers=len(nodes)) as pool:
+            for failure in pool.map(self._import_into, nodes):
+                if failure:
+                    raise RuntimeError(failure)
+
+    def _import_into(self, node: str) -> str | None:
+        """The archives into one node's containerd; what failed, or None."""
+        for archive in self.archives:
+            with archive.open("rb") as stream:
+                imported = subprocess.run(
+                    [self.engine, "exec", "-i", node, "ctr", "--namespace=k8s.io", "images",
+                     "import", "--all-platforms", "--no-unpack", "--digests",
+                     "--label=io.cri-containerd.pinned=pinned", "-"],
+                    stdin=stream, capture_output=True, check=False, timeout=900, env=self._env(),
+                )  # fmt: skip
+            if imported.returncode != 0:
+                return f"importing {archive.name} into {node} failed:\n{imported.stderr.decode()}"
+        return None
 
     def down(self) -> None:
         deleted = self._kind("delete", "cluster", "--name", KIND_NAME)
