@@ -234,6 +234,8 @@ class KindCluster:
             Path("/lib/modules").mkdir(exist_ok=True)
         if not self.healthy():
             nodes = self.nodes or 1
+            if nodes > 1 and self.engine == "podman":
+                self._network_resolves_names()
             self.config_file.write_text(yaml.safe_dump(kind_config(nodes, host_size())))
             say(f"kind create cluster through {self.engine}, {nodes} node(s) (1-2 minutes for one)")
             started = time.monotonic()
@@ -328,6 +330,30 @@ class KindCluster:
         if self.engine == "podman":
             self._remove_unused_network()
         say("down")
+
+    def _network_resolves_names(self) -> None:
+        """Workers join the control plane by its container name: kind's network
+        must resolve names. podman's CNI backend does so with the dnsname plugin
+        only, in networks created once it is installed (a network of an earlier
+        kind without it goes: no cluster uses it)."""
+        backend = subprocess.run(
+            ["podman", "info", "--format", "{{.Host.NetworkBackend}}"],
+            env=self._env(), capture_output=True, text=True, check=False, timeout=60,
+        ).stdout.strip()  # fmt: skip
+        plugin = any(Path(d, "dnsname").exists() for d in ("/usr/lib/cni", "/opt/cni/bin"))
+        if backend == "cni" and not plugin:
+            raise RuntimeError(
+                "several kind nodes through podman need container names resolved: install "
+                "golang-github-containernetworking-plugin-dnsname (`DBBENCH_CLUSTER=kind "
+                "make cluster-tools`)"
+            )
+        inspected = subprocess.run(
+            ["podman", "network", "inspect", KIND_NETWORK, "--format", "{{.DNSEnabled}}"],
+            env=self._env(), capture_output=True, text=True, check=False, timeout=60,
+        )  # fmt: skip
+        if inspected.returncode == 0 and inspected.stdout.strip() == "false":
+            say(f"podman network {KIND_NETWORK} resolves no names: removed, kind makes it again")
+            self._remove_unused_network()
 
     def _remove_unused_network(self) -> None:
         """kind leaves its network behind for other clusters; with none left, it goes."""
