@@ -297,7 +297,7 @@ class KindCluster:
 
     def _import_packed(self, nodes: list[str]) -> None:
         """Every archive into every node, as the node image preloads its own:
-        pinned and not unpacked (containerd unpacks an image when a container of
+        not unpacked (containerd unpacks an image when a container of
         it is first created). `kind load` unpacks every image in every node,
         so each node would hold each image twice on disk, packed and unpacked,
         whether or not a pod there runs it (the machine's disk is shared)."""
@@ -313,8 +313,7 @@ class KindCluster:
             with archive.open("rb") as stream:
                 imported = subprocess.run(
                     [self.engine, "exec", "-i", node, "ctr", "--namespace=k8s.io", "images",
-                     "import", "--all-platforms", "--no-unpack", "--digests",
-                     "--label=io.cri-containerd.pinned=pinned", "-"],
+                     "import", "--all-platforms", "--no-unpack", "--digests", "-"],
                     stdin=stream, capture_output=True, check=False, timeout=900, env=self._env(),
                 )  # fmt: skip
             if imported.returncode != 0:
