@@ -81,7 +81,7 @@ cluster-tools: tools ## Local node: containerd, runc, CNI, podman, debootstrap (
 
 .PHONY: images
 images: cluster-tools venv ## Build the images: archives in .cluster/images (local node, kind on podman: + its node image) or docker images (kind on Docker)
-	case "$$($(PY) hack/cluster.py images-recipe)" in \
+	recipe=$$($(PY) hack/cluster.py images-recipe) && case "$$recipe" in \
 	  kind-docker) bash hack/cluster/kind-images.sh ;; \
 	  kind-podman) TOOLS_DIR=$(TOOLS_DIR) bash hack/cluster/images.sh && \
 	    TOOLS_DIR=$(TOOLS_DIR) bash hack/cluster/kind-node-image.sh ;; \
@@ -100,7 +100,7 @@ free-build-caches: ## After setup on a throwaway machine (CI): delete Go, pip an
 	df -h . /tmp
 
 .PHONY: cluster-up
-cluster-up: images venv ## Start the real single-node cluster (root); prints `export KUBECONFIG=...`
+cluster-up: images venv ## Start the real single-node cluster (root), or kind (DBBENCH_CLUSTER=kind, DBBENCH_NODES=N nodes); prints `export KUBECONFIG=...`
 	$(PY) hack/cluster.py up
 
 .PHONY: cluster-down

@@ -133,6 +133,10 @@ build_go_tools() {
 }
 
 ((KIND_ONLY)) && DEBIAN_PACKAGES=()
+# kind through podman: a worker joins the control plane by its container name,
+# which podman's CNI network backend (Debian's podman 4.3) resolves only with
+# the dnsname plugin (docs/local-cluster.md, "Several nodes").
+((KIND_PODMAN)) && DEBIAN_PACKAGES+=(golang-github-containernetworking-plugin-dnsname)
 steps=("$@")
 ((${#steps[@]})) || steps=(debian go)
 for step in "${steps[@]}"; do

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from dbbench_local.cluster import (
@@ -19,6 +20,7 @@ from dbbench_local.cluster import (
     images_recipe,
     record_flavour,
 )
+from dbbench_local.kind_pools import NODES_VARIABLE, nodes_problem, requested_nodes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,6 +29,11 @@ def main(argv: list[str] | None = None) -> int:
         "command", choices=["up", "down", "status", "import-images", "flavour", "images-recipe"]
     )
     args = parser.parse_args(argv)
+    if args.command in ("up", "images-recipe"):
+        # `make cluster-up` asks for the recipe first: refused before any build.
+        problem = nodes_problem(flavour(), requested_nodes(os.environ.get(NODES_VARIABLE)))
+        if problem is not None:
+            raise RuntimeError(problem)
     if args.command == "flavour":
         print(flavour())
         return 0

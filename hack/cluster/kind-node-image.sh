@@ -19,8 +19,8 @@
 # - the control-plane images are the static binaries on an empty root
 #   (upstream: distroless); kube-proxy's is a trixie root with iptables and
 #   conntrack (upstream: distroless-iptables), with an iptables wrapper.
-# - the default CNI is kind-node/default-cni.yaml (ptp + host-local for one
-#   node) instead of kindnet, whose module the Go proxy does not serve; the
+# - the default CNI is kind-node/default-cni.yaml (ptp + host-local on each
+#   node's pod CIDR, routes to the other nodes' CIDRs) instead of kindnet, whose module the Go proxy does not serve; the
 #   default storage is kind's manifest with local-path-provisioner v0.0.30 and
 #   busybox as helper.
 # - this VM lacks CAP_SYS_RESOURCE: containerd runs with

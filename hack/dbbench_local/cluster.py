@@ -25,6 +25,7 @@ import yaml
 from dbbench_local import hostnet, node, processes
 from dbbench_local.controlplane import REPO, ControlPlane, tool
 from dbbench_local.kind import KindCluster, engine_available, kind_engine
+from dbbench_local.kind_pools import NODES_VARIABLE, nodes_problem, requested_nodes
 
 STATE = Path(os.environ.get("DBBENCH_CLUSTER_STATE", REPO / ".cluster"))
 IMAGES_DIR = Path(os.environ.get("DBBENCH_IMAGES_DIR", STATE / "images"))
@@ -103,6 +104,9 @@ class LocalCluster:
     # -- up ------------------------------------------------------------------
 
     def up(self) -> None:
+        problem = nodes_problem("local", requested_nodes(os.environ.get(NODES_VARIABLE)))
+        if problem is not None:
+            raise RuntimeError(problem)
         if self.healthy():
             # Images rebuilt since the cluster came up replace the imported ones.
             self.import_images()
@@ -408,14 +412,15 @@ def cni_enforces_policies() -> bool:
 
 def chosen() -> Cluster:
     recipe = images_recipe()
+    nodes = requested_nodes(os.environ.get(NODES_VARIABLE))
     if recipe == "kind-docker":
-        return KindCluster(STATE, "docker", images=KIND_IMAGES)
+        return KindCluster(STATE, "docker", images=KIND_IMAGES, nodes=nodes)
     if recipe == "kind-podman":
         if not KIND_NODE_IMAGE_FILE.exists():
             raise RuntimeError(f"{KIND_NODE_IMAGE_FILE} is missing: run `make images` first")
         return KindCluster(
             STATE, "podman",
             archives=tuple(IMAGES_DIR / archive for archive, _ in manifest_entries()),
-            node_image=KIND_NODE_IMAGE_FILE.read_text().strip(),
+            node_image=KIND_NODE_IMAGE_FILE.read_text().strip(), nodes=nodes,
         )  # fmt: skip
     return LocalCluster()

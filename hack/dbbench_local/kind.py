@@ -12,6 +12,9 @@ The same interface as the local node (``up``, ``down``, ``healthy``,
 
 Either way CoreDNS answers cluster names only (its ``forward`` block goes):
 tests must not send queries off the machine (docs/local-cluster.md).
+
+``DBBENCH_NODES`` nodes (default one): a control plane and workers labelled
+and tainted as node pools (``kind_pools.py``).
 """
 
 from __future__ import annotations
@@ -22,14 +25,19 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from dbbench_local.controlplane import REPO, tool
+from dbbench_local.kind_pools import KIND_NAME, HostSize, count_problem, kind_config
 
-KIND_NAME = "dbbench"
 # podman's defaults raise RLIMIT_NOFILE/NPROC, which needs CAP_SYS_RESOURCE;
 # this file drops them (dev-machine.md). Used for every podman command kind runs.
 CONTAINERS_CONF = REPO / "hack" / "cluster" / "containers.conf"
@@ -75,26 +83,43 @@ def node_exec(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[st
 @contextmanager
 def pod_route(kubeconfig: Path) -> Iterator[None]:
     """Pod IPs reachable from the host (as through the local node's bridge): a
-    route to the node's pod CIDR via the node container's address on kind's
-    network, removed on exit."""
-    engine = kind_engine()
-    fmt = "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}"
-    inspected = subprocess.run(
-        [engine, "inspect", "--format", fmt, f"{KIND_NAME}-control-plane"],
+    route to each node's pod CIDR via the node container's address on kind's
+    network (its InternalIP), removed on exit."""
+    nodes = subprocess.run(
+        [tool("kubectl"), f"--kubeconfig={kubeconfig}", "get", "nodes", "-o", "json"],
         capture_output=True, text=True, check=True, timeout=60,
-        env=podman_env() if engine == "podman" else None,
-    )  # fmt: skip
-    address = inspected.stdout.split()[0]
-    cidr = subprocess.run(
-        [tool("kubectl"), f"--kubeconfig={kubeconfig}", "get", "node",
-         f"{KIND_NAME}-control-plane", "-o", "jsonpath={.spec.podCIDR}"],
-        capture_output=True, text=True, check=True, timeout=60,
-    ).stdout.strip()  # fmt: skip
-    subprocess.run(["ip", "route", "replace", cidr, "via", address], check=True, timeout=30)
+    ).stdout  # fmt: skip
+    routes = node_routes(json.loads(nodes))
+    for cidr, address in routes:
+        subprocess.run(["ip", "route", "replace", cidr, "via", address], check=True, timeout=30)
     try:
         yield
     finally:
-        subprocess.run(["ip", "route", "del", cidr, "via", address], check=False, timeout=30)
+        for cidr, address in routes:
+            subprocess.run(["ip", "route", "del", cidr, "via", address], check=False, timeout=30)
+
+
+def node_routes(node_list: dict[str, Any]) -> list[tuple[str, str]]:
+    """(pod CIDR, InternalIP) of each node of a `kubectl get nodes -o json`
+    that has both."""
+    routes = []
+    for item in node_list["items"]:
+        cidr = item.get("spec", {}).get("podCIDR")
+        addresses = [
+            a["address"] for a in item.get("status", {}).get("addresses", [])
+            if a["type"] == "InternalIP" and ":" not in a["address"]
+        ]  # fmt: skip
+        if cidr and addresses:
+            routes.append((cidr, addresses[0]))
+    return routes
+
+
+def host_size() -> HostSize:
+    """The machine's CPUs and memory, which every kind node's kubelet reports."""
+    meminfo = Path("/proc/meminfo").read_text()
+    total = next(line for line in meminfo.splitlines() if line.startswith("MemTotal:"))
+    kib = int(total.split()[1])
+    return HostSize(cpu_millis=(os.cpu_count() or 1) * 1000, memory_mib=kib // 1024)
 
 
 def node_process_pid(name: str) -> int:
@@ -153,10 +178,24 @@ class KindCluster:
     images: tuple[str, ...] = ()  # docker: references built locally
     archives: tuple[Path, ...] = ()  # podman: OCI archives of images.sh
     node_image: str | None = None  # podman: the node image built here
+    # DBBENCH_NODES: None takes the cluster that is up as it is (one node when
+    # none is); a count that differs from the cluster that is up is refused.
+    nodes: int | None = None
 
     @property
     def kubeconfig(self) -> Path:
         return self.state / "kind-kubeconfig"
+
+    @property
+    def config_file(self) -> Path:
+        return self.state / "kind-config.yaml"
+
+    def node_names(self) -> list[str]:
+        """The node containers of the cluster (none when it is not up)."""
+        listed = self._kind("get", "nodes", "--name", KIND_NAME)
+        if listed.returncode != 0:
+            return []
+        return [n for n in listed.stdout.split() if n.startswith(f"{KIND_NAME}-")]
 
     def _env(self) -> dict[str, str]:
         return podman_env() if self.engine == "podman" else dict(os.environ)
@@ -186,21 +225,38 @@ class KindCluster:
 
     def up(self) -> None:
         self.state.mkdir(parents=True, exist_ok=True)
+        problem = count_problem(len(self.node_names()), self.nodes)
+        if problem is not None:
+            raise RuntimeError(problem)
         if self.engine == "podman":
             # kind mounts the host's /lib/modules into the node; podman refuses a
             # missing source (this VM's kernel has no modules, hence no directory).
             Path("/lib/modules").mkdir(exist_ok=True)
         if not self.healthy():
-            say(f"kind create cluster through {self.engine} (about 1-2 minutes)")
+            nodes = self.nodes or 1
+            if nodes > 1 and self.engine == "podman":
+                self._network_resolves_names()
+            self.config_file.write_text(yaml.safe_dump(kind_config(nodes, host_size())))
+            say(f"kind create cluster through {self.engine}, {nodes} node(s) (1-2 minutes for one)")
+            started = time.monotonic()
             image = ("--image", self.node_image) if self.node_image else ()
             created = self._kind(
-                "create", "cluster", "--name", KIND_NAME, *image,
+                "create", "cluster", "--name", KIND_NAME, *image, "--config", str(self.config_file),
                 "--kubeconfig", str(self.kubeconfig), "--wait", "5m",
             )  # fmt: skip
             if created.returncode != 0:
                 raise RuntimeError(f"kind create cluster failed:\n{created.stderr}")
+            # kind's --wait covers the control plane only: the workers join after it.
+            ready = self._kubectl(
+                "wait", "--for=condition=Ready", "nodes", "--all", "--timeout=300s"
+            )  # fmt: skip
+            if ready.returncode != 0:
+                raise RuntimeError(f"the kind nodes did not all become Ready:\n{ready.stderr}")
+            say(f"{nodes} node(s) Ready {time.monotonic() - started:.0f} s after kind create began")
             self._cluster_dns_only()
+        started = time.monotonic()
         self.import_images()
+        say(f"images loaded into every node in {time.monotonic() - started:.0f} s")
         say(f"up: export KUBECONFIG={self.kubeconfig}")
 
     def _cluster_dns_only(self) -> None:
@@ -229,20 +285,74 @@ class KindCluster:
             loaded = self._kind("load", "docker-image", image, "--name", KIND_NAME)
             if loaded.returncode != 0:
                 raise RuntimeError(f"kind load docker-image {image} failed:\n{loaded.stderr}")
+        nodes = self.node_names()
+        if len(nodes) > 1 and self.archives:
+            self._import_packed(nodes)
+            return
         for archive in self.archives:
             say(f"kind load image-archive {archive.name}")
             loaded = self._kind("load", "image-archive", str(archive), "--name", KIND_NAME)
             if loaded.returncode != 0:
                 raise RuntimeError(f"kind load image-archive {archive} failed:\n{loaded.stderr}")
 
+    def _import_packed(self, nodes: list[str]) -> None:
+        """Every archive into every node, as the node image preloads its own:
+        not unpacked (containerd unpacks an image when a container of
+        it is first created). `kind load` unpacks every image in every node,
+        so each node would hold each image twice on disk, packed and unpacked,
+        whether or not a pod there runs it (the machine's disk is shared)."""
+        say(f"{len(self.archives)} archives into each of {len(nodes)} nodes (not unpacked)")
+        with ThreadPoolExecutor(max_workers=len(nodes)) as pool:
+            for failure in pool.map(self._import_into, nodes):
+                if failure:
+                    raise RuntimeError(failure)
+
+    def _import_into(self, node: str) -> str | None:
+        """The archives into one node's containerd; what failed, or None."""
+        for archive in self.archives:
+            with archive.open("rb") as stream:
+                imported = subprocess.run(
+                    [self.engine, "exec", "-i", node, "ctr", "--namespace=k8s.io", "images",
+                     "import", "--all-platforms", "--no-unpack", "--digests", "-"],
+                    stdin=stream, capture_output=True, check=False, timeout=900, env=self._env(),
+                )  # fmt: skip
+            if imported.returncode != 0:
+                return f"importing {archive.name} into {node} failed:\n{imported.stderr.decode()}"
+        return None
+
     def down(self) -> None:
         deleted = self._kind("delete", "cluster", "--name", KIND_NAME)
         if deleted.returncode != 0:
             raise RuntimeError(f"kind delete cluster failed:\n{deleted.stderr}")
         self.kubeconfig.unlink(missing_ok=True)
+        self.config_file.unlink(missing_ok=True)
         if self.engine == "podman":
             self._remove_unused_network()
         say("down")
+
+    def _network_resolves_names(self) -> None:
+        """Workers join the control plane by its container name: kind's network
+        must resolve names. podman's CNI backend does so with the dnsname plugin
+        only, in networks created once it is installed (a network of an earlier
+        kind without it goes: no cluster uses it)."""
+        backend = subprocess.run(
+            ["podman", "info", "--format", "{{.Host.NetworkBackend}}"],
+            env=self._env(), capture_output=True, text=True, check=False, timeout=60,
+        ).stdout.strip()  # fmt: skip
+        plugin = any(Path(d, "dnsname").exists() for d in ("/usr/lib/cni", "/opt/cni/bin"))
+        if backend == "cni" and not plugin:
+            raise RuntimeError(
+                "several kind nodes through podman need container names resolved: install "
+                "golang-github-containernetworking-plugin-dnsname (`DBBENCH_CLUSTER=kind "
+                "make cluster-tools`)"
+            )
+        inspected = subprocess.run(
+            ["podman", "network", "inspect", KIND_NETWORK, "--format", "{{.DNSEnabled}}"],
+            env=self._env(), capture_output=True, text=True, check=False, timeout=60,
+        )  # fmt: skip
+        if inspected.returncode == 0 and inspected.stdout.strip() == "false":
+            say(f"podman network {KIND_NETWORK} resolves no names: removed, kind makes it again")
+            self._remove_unused_network()
 
     def _remove_unused_network(self) -> None:
         """kind leaves its network behind for other clusters; with none left, it goes."""
