@@ -28,7 +28,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import mysql.connector
 import psycopg
 import pytest
 import yaml
@@ -40,6 +39,7 @@ from dbbench_runner.merge import merge
 from dbbench_runner.running import run_step
 from tests.fixtures.mariadb import MariaDBServer, start_mariadb
 from tests.fixtures.postgres import PostgresServer
+from tests.integration.runner.sql_contract import fetch_all
 from tests.support.runner_files import mariadb_target, step
 
 pytestmark = pytest.mark.integration
@@ -67,16 +67,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MariaDBServer]:
         started.stop()
 
 
-def query(server: MariaDBServer, statement: str) -> list[Any]:
-    conn = mysql.connector.connect(**server.connect_args())
-    try:
-        cursor = conn.cursor()
-        cursor.execute(statement)
-        return list(cursor.fetchall()) if cursor.with_rows else []
-    finally:
-        conn.close()
-
-
 @pytest.fixture(scope="module")
 def loaded(server: MariaDBServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A database of RECORDS flat45 records; the target the phases read."""
@@ -89,7 +79,7 @@ def loaded(server: MariaDBServer, tmp_path_factory: pytest.TempPathFactory) -> d
 def reads_logged(server: MariaDBServer) -> list[float]:
     """Epoch times (as the server logged them) of every point read of the table."""
     table = generator_for(Dataset(shape="flat45", records=RECORDS)).table
-    rows = query(
+    rows = fetch_all(
         server,
         "SELECT UNIX_TIMESTAMP(event_time) FROM mysql.general_log "
         f"WHERE argument LIKE 'SELECT * FROM `{table}` WHERE %'",
@@ -98,12 +88,12 @@ def reads_logged(server: MariaDBServer) -> list[float]:
 
 
 def logged_during(server: MariaDBServer, action: Any) -> list[float]:
-    query(server, "TRUNCATE TABLE mysql.general_log")
-    query(server, "SET GLOBAL general_log = ON")
+    fetch_all(server, "TRUNCATE TABLE mysql.general_log")
+    fetch_all(server, "SET GLOBAL general_log = ON")
     try:
         action()
     finally:
-        query(server, "SET GLOBAL general_log = OFF")
+        fetch_all(server, "SET GLOBAL general_log = OFF")
     return reads_logged(server)
 
 

@@ -311,6 +311,15 @@ def test_an_insert_phases_operations_are_the_records_it_loads(
     assert len(query(mysql_server, f"SELECT 1 FROM `{database}`.flat45")) == 120
 
 
+def mysqlclient(server: MySQLServer, database: str) -> Any:
+    """A connection of the runner's default client library (mysqlclient) to `database`."""
+    args = server.connect_args()
+    return MySQLdb.connect(
+        host=args["host"], port=args["port"], user=args["user"],
+        password=args["password"], database=database,
+    )  # fmt: skip
+
+
 def one_row_table(server: MySQLServer, database: str, conn: Any) -> None:
     """`database`.t holding the one row (id 1) the digest tests select, committed."""
     query(server, f"CREATE DATABASE `{database}`", conn=conn)
@@ -326,15 +335,11 @@ def test_the_digest_counts_every_statement_once_its_session_ended(
     runner's default library) has its answer and closes its connection, then
     the digest summary is read on a connection already open. Read without
     waiting for the session to end, it was one short in 6-12% of tries."""
-    args = mysql_server.connect_args()
     reader = connect(mysql_server)
     try:
         one_row_table(mysql_server, database, reader)
         for done in range(1, 201):
-            client = MySQLdb.connect(
-                host=args["host"], port=args["port"], user=args["user"],
-                password=args["password"], database=database,
-            )  # fmt: skip
+            client = mysqlclient(mysql_server, database)
             try:
                 cursor = client.cursor()
                 cursor.execute("SELECT id FROM t WHERE id = 1")
@@ -355,7 +360,6 @@ def test_the_digest_counts_every_statement_of_sessions_running_at_once(
     same SELECT at once, thousands of times, as the runner's connections do, and
     every one is counted. Read from COUNT_STAR instead, this test failed in 3
     of 20 runs (3,998 and 3,999 of 4,000: statements says why)."""
-    args = mysql_server.connect_args()
     setup = connect(mysql_server)
     try:
         one_row_table(mysql_server, database, setup)
@@ -364,10 +368,7 @@ def test_the_digest_counts_every_statement_of_sessions_running_at_once(
     each = 2000
 
     def client() -> None:
-        conn = MySQLdb.connect(
-            host=args["host"], port=args["port"], user=args["user"],
-            password=args["password"], database=database,
-        )  # fmt: skip
+        conn = mysqlclient(mysql_server, database)
         try:
             cursor = conn.cursor()
             for _ in range(each):

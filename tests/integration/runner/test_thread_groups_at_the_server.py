@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import mysql.connector
 import pytest
 
 from dbbench_contract.summary import StepSummary
@@ -37,6 +36,7 @@ from dbbench_runner.running import run_step
 from tests.fixtures.mariadb import start_mariadb
 from tests.fixtures.mysql import MySQLRoot, start_mysql
 from tests.fixtures.postgres import PostgresServer
+from tests.integration.runner.sql_contract import SqlServer, fetch_all
 from tests.support.runner_files import step
 
 pytestmark = pytest.mark.integration
@@ -65,15 +65,9 @@ class Logged:
     recording: Callable[[], contextlib.AbstractContextManager[list[tuple[str, str]]]]
 
 
-def mysql_family(engine: str, args: dict[str, Any]) -> Logged:
+def mysql_family(engine: str, server: SqlServer) -> Logged:
     def sql(statement: str) -> list[Any]:
-        conn = mysql.connector.connect(**args)
-        try:
-            cursor = conn.cursor()
-            cursor.execute(statement)
-            return list(cursor.fetchall()) if cursor.with_rows else []
-        finally:
-            conn.close()
+        return fetch_all(server, statement)
 
     @contextlib.contextmanager
     def recording() -> Iterator[list[tuple[str, str]]]:
@@ -88,6 +82,7 @@ def mysql_family(engine: str, args: dict[str, Any]) -> Logged:
                    "WHERE command_type IN ('Query', 'Execute')")  # fmt: skip
         seen += [(str(t), a if isinstance(a, str) else bytes(a).decode()) for t, a in rows]
 
+    args = server.connect_args()
     return Logged(lambda database: {"name": engine, "engine": engine, **args,
                                     "database": database}, recording)  # fmt: skip
 
@@ -119,7 +114,7 @@ def server(
     if engine == "mariadb":
         maria = start_mariadb(tmp_path_factory.mktemp("groups"), extra_args=["--log-output=TABLE"])
         try:
-            yield mysql_family(engine, maria.connect_args())
+            yield mysql_family(engine, maria)
         finally:
             maria.stop()
     elif engine == "mysql":
@@ -127,7 +122,7 @@ def server(
         template = request.getfixturevalue("mysql_template")
         my = start_mysql(root, template=template, extra_args=["--log-output=TABLE"])
         try:
-            yield mysql_family(engine, my.connect_args())
+            yield mysql_family(engine, my)
         finally:
             my.stop()
     else:
