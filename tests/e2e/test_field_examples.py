@@ -33,6 +33,8 @@ import yaml
 from dbbench_contract.durations import parse_duration
 from dbbench_local.install import NAMESPACE, Kube
 from tests.e2e.conftest import (
+    FIELD,
+    NEWS_ONCE,
     apply_run,
     delete_run,
     results_json,
@@ -44,13 +46,11 @@ from tests.e2e.expectations import check_results
 
 pytestmark = pytest.mark.e2e
 
-FIELD = Path(__file__).resolve().parents[2] / "examples" / "field"
 # MongoDB cannot run here (no mongod image); their small variants are checked by
 # server-side dry run in tests/integration/contract/api. cache: cold runs: the e2e chart install
 # sets coldCache.allowPrivilegedPods (conftest).
 RUNNABLE_SMALL = sorted(p for p in FIELD.glob("*small*.yaml") if "mongodb" not in p.read_text())
 COLD = FIELD / "3-cold-cache-small.yaml"
-NEWS_ONCE = FIELD / "5-news-crud-with-tags-index-small.yaml"
 # Examples whose one exclusive run of the session is a fixture's (conftest).
 SESSION_RUNS = {COLD: "cold_baseline", NEWS_ONCE: "news_once"}
 # The cold example's first test waits for the run (about 5 minutes on 2 cores).

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,6 +32,7 @@ import yaml
 
 from dbbench_local.install import NAMESPACE, Kube
 from tests.e2e.conftest import (
+    FIELD,
     RUNS_NS,
     apply_run,
     database_pods,
@@ -52,7 +52,7 @@ from tests.support.pages import Page, parse
 # 2 cores): the module fixture that waits for them counts against its first test.
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(4200)]
 
-FIELD4 = Path(__file__).resolve().parents[2] / "examples/field/4-oltp-replicas-cost-small.yaml"
+FIELD4 = FIELD / "4-oltp-replicas-cost-small.yaml"
 REPLICA_READS = 3000
 
 STANDALONE = small_spec(
