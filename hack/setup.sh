@@ -18,7 +18,9 @@
 # hack/cluster/images.sh) with a step argument, so a second run takes seconds.
 # Output lines carry their lane's name; each lane also keeps its own log in
 # $SETUP_LOGS. The first lane to fail stops the others (by their PIDs) and
-# the script exits non-zero, naming it.
+# the script exits non-zero, naming it. A lane that ends without a status file
+# (a full disk cannot take even its few bytes: CI once waited out its 90
+# minutes that way) is read from its exit code instead.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -62,6 +64,9 @@ lane_fetch() {
   wait "$roots"
 }
 
+# The PID of each lane's background subshell (start_lane), by lane name.
+declare -A LANE_PIDS=()
+
 # Starts a lane in the background, in its own session (so that stopping its
 # group stops its children), its output prefixed with its name and kept in
 # its log; its PID and its exit status go to files next to it.
@@ -76,11 +81,42 @@ start_lane() {
   (
     set +e
     setsid -w bash -c "set -euo pipefail; cd '$ROOT'; echo \$\$ >'$SETUP_LOGS/$name.pid'
-      trap 'echo \$? >$status' EXIT; lane_$name" 2>&1 |
+      trap 'rc=\$?; echo \$rc >$status || :; exit \$rc' EXIT; lane_$name" 2>&1 |
       sed -u "s/^/[$name] /" | tee "$SETUP_LOGS/$name.log"
     code=${PIPESTATUS[0]}
-    [[ -s $status ]] || echo "$code" >"$status" # killed before its trap ran
+    [[ -s $status ]] || echo "$code" >"$status" 2>/dev/null # killed before its trap ran
+    exit "$code"
   ) &
+  LANE_PIDS[$name]=$!
+}
+
+# Sets LANE_STATUS to a lane's exit status once it has one, else to "": from
+# its status file, or, when its subshell has ended without one (the file could
+# not be written), from that subshell's exit code. (Not a command
+# substitution: only this shell can wait for the subshell.)
+lane_status() {
+  local name=$1 file=$SETUP_LOGS/$1.status code=0
+  LANE_STATUS=
+  if [[ -s $file ]]; then
+    LANE_STATUS=$(<"$file")
+  elif ! kill -0 "${LANE_PIDS[$name]}" 2>/dev/null; then
+    wait "${LANE_PIDS[$name]}" || code=$?
+    say "lane $name ended without writing $file (is the disk full?): exit $code" >&2
+    LANE_STATUS=$((code ? code : 1))
+  fi
+}
+
+# Waits up to $1 seconds for the lanes' subshells to end, no longer: a process
+# that left a lane's session can hold its output pipe open for ever.
+wait_lanes() {
+  local deadline=$((SECONDS + $1)) pid alive
+  while ((SECONDS < deadline)); do
+    alive=0
+    for pid in "${LANE_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    ((alive)) || return 0
+    sleep 1
+  done
+  say "lanes' output still open after $1 s; not waiting for it"
 }
 
 # Stops what is left of a lane: its whole process group (a failed lane's
@@ -104,19 +140,20 @@ main() {
   while ((${#running[@]})); do
     sleep 1
     for name in "${!running[@]}"; do
-      [[ -s $SETUP_LOGS/$name.status ]] || continue
-      status=$(<"$SETUP_LOGS/$name.status")
+      lane_status "$name"
+      status=$LANE_STATUS
+      [[ -n $status ]] || continue
       unset "running[$name]"
       if ((status)); then
         say "lane $name FAILED (exit $status); stopping the others. Its log: $SETUP_LOGS/$name.log"
         for other in "$name" "${!running[@]}"; do stop_lane "$other"; done
-        wait || true
+        wait_lanes 10
         exit "$status"
       fi
       say "lane $name: done at $((SECONDS - started)) s"
     done
   done
-  wait
+  wait_lanes 10
   trap - INT TERM
   # Their inputs are all present now: this only imports and builds images, and
   # checks that every tool is current (seconds when it is).

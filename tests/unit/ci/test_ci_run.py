@@ -1,11 +1,9 @@
 """`.ci/run` passes only when every stage ran and passed, the demo and the
-end-to-end suite included.
+end-to-end suite included, and ends itself, naming the stage, at its deadline.
 
-The real stages take most of an hour, so `make` is replaced by a bash function
-(loaded through BASH_ENV before the script runs) that records each call and
-plays the outcome a test asks for; everything else is the real script. A
-stage can also "take" minutes: the function moves bash's SECONDS forward, as
-a slow first-time build on a fresh machine would.
+The real stages take most of an hour, so `make` is replaced by a script first
+on PATH that records each call and plays the outcome a test asks for (fail,
+or take some seconds); everything else is the real script, `timeout` included.
 """
 
 from __future__ import annotations
@@ -13,23 +11,21 @@ from __future__ import annotations
 import re
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 
-STUB = r"""
-make() {
-  printf '%s\n' "$*" >>"$CI_TEST_CALLS"
-  local target
-  for target in "$@"; do
-    case " ${CI_TEST_SLOW:-} " in *" $target "*) SECONDS=$((SECONDS + 50 * 60)) ;; esac
-    case " ${CI_TEST_FAIL:-} " in
-      *" $target "*) echo "make: *** [$target] Error 2" >&2; return 2 ;;
-    esac
-  done
-  return 0
-}
+STUB = r"""#!/bin/bash
+printf '%s\n' "$*" >>"$CI_TEST_CALLS"
+for target in "$@"; do
+  case " ${CI_TEST_SLOW:-} " in *" $target "*) sleep "${CI_TEST_SLOW_SECONDS:-2}" ;; esac
+  case " ${CI_TEST_FAIL:-} " in
+    *" $target "*) echo "make: *** [$target] Error 2" >&2; exit 2 ;;
+  esac
+done
+exit 0
 """
 
 
@@ -44,15 +40,16 @@ class Outcome:
 def run_ci(
     tmp_path: Path, *, fail: str = "", slow: str = "", env: dict[str, str] | None = None
 ) -> Outcome:
-    """`bash .ci/run`, `make` stubbed: ``fail`` targets fail, ``slow`` ones take 50 minutes."""
+    """`bash .ci/run`, `make` stubbed: ``fail`` targets fail, ``slow`` ones sleep."""
     work = Path(tempfile.mkdtemp(dir=tmp_path))
-    stub = work / "stub.sh"
+    (work / "bin").mkdir()
+    stub = work / "bin" / "make"
     stub.write_text(STUB)
+    stub.chmod(0o755)
     calls = work / "calls.txt"
     calls.touch()
     env = {
-        "PATH": "/usr/bin:/bin",
-        "BASH_ENV": str(stub),
+        "PATH": f"{work / 'bin'}:/usr/bin:/bin",
         "CI_TEST_CALLS": str(calls),
         "CI_TEST_FAIL": fail,
         "CI_TEST_SLOW": slow,
@@ -111,17 +108,38 @@ def test_a_demo_whose_cluster_cannot_come_up_fails_ci(tmp_path: Path) -> None:
 
 
 def test_slow_builds_never_skip_the_demo(tmp_path: Path) -> None:
-    """50 minutes into CI the demo still runs; it is not reported as a pass without it.
+    """A slow stage before it leaves the demo to run; it is never passed without it.
 
     (Before: past 45 minutes .ci/run printed "NOT RUN: make demo" and exited 0.)
     """
-    outcome = run_ci(tmp_path, slow="test", fail="demo")
+    slow = {"CI_DEADLINE_SECONDS": "20", "CI_TEST_SLOW_SECONDS": "3"}
+    outcome = run_ci(tmp_path, slow="test", fail="demo", env=slow)
     assert outcome.status != 0, outcome.stdout + outcome.stderr
     assert "demo" in targets(outcome)
     assert "CI FAILED: make demo" in outcome.stderr
-    passing = run_ci(tmp_path, slow="test")
+    passing = run_ci(tmp_path, slow="test", env=slow)
     assert passing.status == 0, passing.stderr
     assert "demo" in targets(passing)
+
+
+def test_a_stage_still_running_at_the_deadline_is_stopped_and_named(tmp_path: Path) -> None:
+    """CI's runner kills at 90 minutes saying nothing; .ci/run stops first, naming the stage."""
+    started = time.monotonic()
+    outcome = run_ci(
+        tmp_path, slow="e2e", env={"CI_DEADLINE_SECONDS": "4", "CI_TEST_SLOW_SECONDS": "50"}
+    )
+    assert time.monotonic() - started < 30, "the hung stage was waited for"
+    assert outcome.status == 124, outcome.stdout + outcome.stderr
+    assert "CI FAILED: make e2e still running at CI's deadline (4 s)" in outcome.stderr
+    # The cluster still goes.
+    assert targets(outcome)[-1] == "cluster-down"
+
+
+def test_a_short_disk_is_said_before_anything_is_built(tmp_path: Path) -> None:
+    outcome = run_ci(tmp_path, env={"CI_DISK_NEEDED_GB": "100000000"})
+    assert outcome.status == 0, outcome.stderr
+    assert re.search(r"^WARNING: \d+ GB free here; a CI run from nothing needs about", outcome.stderr, re.M)
+    assert "WARNING" not in run_ci(tmp_path, env={"CI_DISK_NEEDED_GB": "0"}).stderr
 
 
 def test_a_failing_earlier_stage_fails_ci_without_the_demo(tmp_path: Path) -> None:

@@ -25,11 +25,16 @@ main
 """
     env = {"PATH": "/usr/bin:/bin", "SETUP_LOGS": str(tmp_path / "logs"),
            "TOOLS_DIR": str(tmp_path / "tools")}  # fmt: skip
+    # Files, not pipes: a test may leave a process holding the output open,
+    # and setup's own end is what is timed.
+    out, err = tmp_path / "stdout", tmp_path / "stderr"
     started = time.monotonic()
-    result = subprocess.run(
-        ["bash", "-c", script], env=env, capture_output=True, text=True, timeout=120, check=False
-    )
-    return result, time.monotonic() - started
+    with out.open("w") as stdout, err.open("w") as stderr:
+        code = subprocess.run(
+            ["bash", "-c", script], env=env, stdout=stdout, stderr=stderr, timeout=120, check=False
+        ).returncode
+    took = time.monotonic() - started
+    return subprocess.CompletedProcess([], code, out.read_text(), err.read_text()), took
 
 
 def test_all_lanes_run_at_once_then_the_images(tmp_path: Path) -> None:
@@ -85,3 +90,38 @@ lane_fetch() {{ :; }}
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "cwd").read_text().strip() == str(REPO)
     assert os.access(REPO / "hack" / "setup.sh", os.X_OK)
+
+
+def test_a_lane_that_cannot_write_its_status_still_ends_setup(tmp_path: Path) -> None:
+    """A full disk: the lane's status file takes no bytes (here /dev/full).
+
+    CI once ran out of disk in the go lane and setup then waited for that
+    lane's status until CI's 90 minutes were up.
+    """
+    status = tmp_path / "logs" / "go.status"
+    lanes = f"""
+lane_kube() {{ sleep 60; }}
+lane_go() {{ sleep 1; ln -sf /dev/full {status}; echo "no space left on device" >&2; exit 4; }}
+lane_fetch() {{ sleep 60; }}
+"""
+    result, took = run_setup(tmp_path, lanes)
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "lane go ended without writing" in result.stderr
+    assert "lane go FAILED (exit 4)" in result.stdout
+    assert took < 30, f"setup waited for the other lanes ({took:.0f} s)"
+
+
+def test_output_held_open_after_a_failure_is_not_waited_for(tmp_path: Path) -> None:
+    """A process that left the lane's session keeps its output pipe open."""
+    lanes = f"""
+lane_kube() {{ setsid sleep 300 & echo $! >{tmp_path / "escaped"}; sleep 1; exit 5; }}
+lane_go() {{ sleep 60; }}
+lane_fetch() {{ sleep 60; }}
+"""
+    try:
+        result, took = run_setup(tmp_path, lanes)
+    finally:
+        escaped = (tmp_path / "escaped").read_text().strip()
+        subprocess.run(["kill", escaped], check=False)
+    assert result.returncode == 5, result.stdout + result.stderr
+    assert took < 60, f"setup waited for the escaped process ({took:.0f} s)"
