@@ -138,7 +138,8 @@ def test_a_stage_still_running_at_the_deadline_is_stopped_and_named(tmp_path: Pa
 def test_a_short_disk_is_said_before_anything_is_built(tmp_path: Path) -> None:
     outcome = run_ci(tmp_path, env={"CI_DISK_NEEDED_GB": "100000000"})
     assert outcome.status == 0, outcome.stderr
-    assert re.search(r"^WARNING: \d+ GB free here; a CI run from nothing needs about", outcome.stderr, re.M)
+    warning = r"^WARNING: \d+ GB free here; a CI run from nothing needs about"
+    assert re.search(warning, outcome.stderr, re.M)
     assert "WARNING" not in run_ci(tmp_path, env={"CI_DISK_NEEDED_GB": "0"}).stderr
 
 
