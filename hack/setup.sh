@@ -14,6 +14,11 @@
 #              - the virtualenv, then the images' wheels
 #   then       images (podman imports and builds only: their inputs are ready)
 #
+# With DBBENCH_BUILD=demo (`make demo`'s first step) the lanes build only what
+# the quickstart needs on the local node: no FerretDB, dashboard validator,
+# PodMonitor CRD or MySQL root, no tests' servers or Chromium from Debian, and
+# only the images the quickstart runs (docs/local-cluster.md).
+#
 # Each step is one of the idempotent scripts (hack/tools.sh, hack/cluster-tools.sh,
 # hack/cluster/images.sh) with a step argument, so a second run takes seconds.
 # Output lines carry their lane's name; each lane also keeps its own log in
@@ -45,7 +50,11 @@ lane_kube() {
 }
 
 lane_go() {
-  step bash hack/tools.sh helm ferretdb dashboard-check podmonitor-crd
+  if [[ ${DBBENCH_BUILD:-all} == demo ]]; then
+    step bash hack/tools.sh helm
+  else
+    step bash hack/tools.sh helm ferretdb dashboard-check podmonitor-crd
+  fi
   step bash hack/cluster-tools.sh go
 }
 
@@ -53,14 +62,16 @@ lane_fetch() {
   step bash hack/tools.sh debian
   step bash hack/cluster-tools.sh debian
   # Network- and disk-bound (debootstrap, pip): they overlap each other too.
-  local mysql roots
-  step bash hack/tools.sh mysql &
-  mysql=$!
+  local mysql=() roots
+  if [[ ${DBBENCH_BUILD:-all} != demo ]]; then
+    step bash hack/tools.sh mysql &
+    mysql=("$!")
+  fi
   step bash hack/cluster/images.sh roots &
   roots=$!
   step "$MAKE" --no-print-directory venv
   step bash hack/cluster/images.sh wheels
-  wait "$mysql"
+  ((${#mysql[@]} == 0)) || wait "${mysql[0]}"
   wait "$roots"
 }
 

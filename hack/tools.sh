@@ -7,7 +7,10 @@
 #
 # Usage: hack/tools.sh [STEP...]   STEP in: debian kubernetes helm mysql ferretdb
 # dashboard-check podmonitor-crd kwok (default: all but kwok, in that order;
-# `make scale` alone needs kwok).
+# `make scale` alone needs kwok). With DBBENCH_BUILD=demo (`make demo`), only
+# what the quickstart needs on the local node: the default steps are debian,
+# kubernetes and helm, and debian installs etcd and what the virtualenv's
+# mysqlclient compiles against, not the tests' servers or Chromium.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,6 +28,11 @@ K8S_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-pro
 # chart's dashboard queries (tests/integration/chart/test_dashboard_prometheus.py).
 DEBIAN_PACKAGES=(etcd-server mariadb-server mariadb-client sysbench libmariadb-dev pkg-config
   chromium chromium-driver postgresql-15 libpq-dev prometheus)
+DEFAULT_STEPS=(debian kubernetes helm mysql ferretdb dashboard-check podmonitor-crd)
+if [[ ${DBBENCH_BUILD:-all} == demo ]]; then
+  DEBIAN_PACKAGES=(etcd-server libmariadb-dev pkg-config)
+  DEFAULT_STEPS=(debian kubernetes helm)
+fi
 # Oracle MySQL is only in Debian's unstable suite: it runs from a chroot of it.
 MYSQL_ROOT="$TOOLS_DIR/mysql-root"
 MYSQL_SUITE="sid"
@@ -214,7 +222,7 @@ _install_kwok() {
 }
 
 steps=("$@")
-((${#steps[@]})) || steps=(debian kubernetes helm mysql ferretdb dashboard-check podmonitor-crd)
+((${#steps[@]})) || steps=("${DEFAULT_STEPS[@]}")
 for step in "${steps[@]}"; do
   case "$step" in
     debian) install_debian_packages && link_etcd ;;

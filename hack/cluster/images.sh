@@ -7,6 +7,9 @@
 #   or a preparation step only: roots (the debootstrapped Debian roots),
 #   wheels (the operator's and runner's wheels); hack/setup.sh runs these
 #   while the Go tools build, so that the image builds later only assemble.
+#   With DBBENCH_BUILD=demo (`make demo`) the default is what the quickstart
+#   runs (pause busybox python-base operator runner mariadb), and roots builds
+#   only theirs; the other images are built when something asks for them.
 #
 # Output: ${DBBENCH_IMAGES_DIR:-.cluster/images}/<image>.tar and manifest.txt
 # ("<archive> <image reference>" per line). Debian root filesystems are cached
@@ -580,8 +583,10 @@ await_all() {
 build_roots() {
   spawn python-base-root python_base_root
   spawn mariadb-root debootstrap_root mariadb "" mariadb_setup
-  spawn mysql-root debootstrap_root mysql "" mysql_setup "$MYSQL_SUITE"
-  spawn postgresql-root postgresql_root
+  if [[ ${DBBENCH_BUILD:-all} != demo ]]; then
+    spawn mysql-root debootstrap_root mysql "" mysql_setup "$MYSQL_SUITE"
+    spawn postgresql-root postgresql_root
+  fi
   await_all
 }
 build_wheels() {
@@ -601,7 +606,10 @@ python_chain() {
 
 main() {
   local images=("$@")
-  ((${#images[@]})) || images=(pause busybox python-base operator runner mariadb mysql postgresql ferretdb)
+  if ((${#images[@]} == 0)); then
+    images=(pause busybox python-base operator runner mariadb)
+    [[ ${DBBENCH_BUILD:-all} == demo ]] || images+=(mysql postgresql ferretdb)
+  fi
   [[ $(id -u) == 0 ]] || die "run as root (debootstrap, chroot and podman's store need it)"
   [[ -n $APP_VERSION ]] || die "no appVersion in Chart.yaml"
   ensure_packages

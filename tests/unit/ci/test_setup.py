@@ -125,3 +125,30 @@ lane_fetch() {{ sleep 60; }}
         subprocess.run(["kill", escaped], check=False)
     assert result.returncode == 5, result.stdout + result.stderr
     assert took < 60, f"setup waited for the escaped process ({took:.0f} s)"
+
+
+def lane_steps(tmp_path: Path, build: str) -> list[str]:
+    """The steps the real go and fetch lanes run, with `step` only recording them."""
+    calls = tmp_path / f"steps-{build}"
+    script = f"""
+source {REPO / "hack" / "setup.sh"}
+step() {{ echo "$*" >>{calls}; }}
+lane_go
+lane_fetch
+"""
+    env = {"PATH": "/usr/bin:/bin", "DBBENCH_BUILD": build, "SETUP_LOGS": str(tmp_path / "logs")}
+    subprocess.run(["bash", "-c", script], env=env, check=True, timeout=60)
+    return calls.read_text().splitlines()
+
+
+def test_the_demo_builds_only_what_the_quickstart_runs(tmp_path: Path) -> None:
+    everything = lane_steps(tmp_path, "all")
+    demo = lane_steps(tmp_path, "demo")
+    assert "bash hack/tools.sh helm ferretdb dashboard-check podmonitor-crd" in everything
+    assert "bash hack/tools.sh mysql" in everything
+    assert "bash hack/tools.sh helm" in demo
+    assert not [s for s in demo if "ferretdb" in s or "mysql" in s or "dashboard" in s], demo
+    # Both build the node's own tools, the images' roots and wheels, and the venv.
+    for shared in ("bash hack/cluster-tools.sh go", "bash hack/cluster-tools.sh debian",
+                   "bash hack/cluster/images.sh roots", "bash hack/cluster/images.sh wheels"):  # fmt: skip
+        assert shared in demo and shared in everything, shared
