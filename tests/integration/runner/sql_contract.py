@@ -76,7 +76,7 @@ class SqlContract(DriverContract, VehicleSqlContract):
     def target(self, server: SqlServer, mysql_driver: str) -> Iterator[dict[str, Any]]:
         del mysql_driver  # parametrizes the test; its value is in self.settings
         database = f"c_{uuid.uuid4().hex[:12]}"
-        yield {
+        target = {
             "name": self.engine,
             "engine": self.engine,
             "host": "127.0.0.1",
@@ -85,9 +85,13 @@ class SqlContract(DriverContract, VehicleSqlContract):
             "password": server.root_password,
             "database": database,
         }
-        conn = connect(server)
+        yield target
+        self.drop_database(target)
+
+    def drop_database(self, target: dict[str, Any]) -> None:
+        conn = connect(self.server)
         try:
-            conn.cursor().execute(f"DROP DATABASE IF EXISTS `{database}`")
+            conn.cursor().execute(f"DROP DATABASE IF EXISTS `{target['database']}`")
         finally:
             conn.close()
 

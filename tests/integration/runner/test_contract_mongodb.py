@@ -52,6 +52,16 @@ class MongoDBContract(DriverContract):
     def insert_variant(self, request: pytest.FixtureRequest) -> dict[str, Any]:
         return dict(request.param)
 
+    def drop_database(self, target: dict[str, Any]) -> None:
+        import pymongo  # noqa: PLC0415
+
+        # A client of its own: the test's (self.client) is closed with its target.
+        client: Any = pymongo.MongoClient(target["uri"], serverSelectionTimeoutMS=5000)
+        try:
+            client.drop_database(target["database"])
+        finally:
+            client.close()
+
     def key_indexed(self, target: dict[str, Any], dataset: DatasetGenerator) -> bool:
         indexes = self.client[target["database"]][dataset.table].index_information()
         return any(dataset.key_column == key for i in indexes.values() for key, _ in i["key"])

@@ -78,6 +78,9 @@ class TestPostgresContract(DriverContract, VehicleSqlContract):
     def insert_variant(self, request: pytest.FixtureRequest) -> dict[str, Any]:
         return dict(request.param)
 
+    def drop_database(self, target: dict[str, Any]) -> None:
+        drop_database(self.server, target["database"])
+
     def sql(self, target: dict[str, Any], statement: str, *params: object) -> list[dict[str, Any]]:
         return pg_rows(self.server, target["database"], statement, *params)
 
