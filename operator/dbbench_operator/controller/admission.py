@@ -1,6 +1,6 @@
 """Admission of a Pending run: refused at once when it names a pool no node has
-(`specs/pool_nodes`) or its pods fit no node of their pool (`specs/node_fit`); with hardware.exclusive, it starts only when no other
-run uses its node pool.
+(`specs/pool_nodes`) or its pods fit no node of their pool (`specs/node_fit`);
+with hardware.exclusive, it starts only when no other run uses its node pool.
 
 A run's node pool is the set of nodes matching the nodeSelector of any of its
 deployed targets (a target's own `hardware.nodeSelector`, else the run's;
