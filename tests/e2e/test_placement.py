@@ -168,3 +168,64 @@ def test_an_exclusive_pool_makes_a_second_run_wait_naming_the_holder_and_not_ano
     assert ended[other]["startedAt"] < ended[holder]["completedAt"], ended
     for name in (holder, waiter, other):
         delete_run(kube, name)
+
+
+# The node lifecycle controller's grace before a silent node is Ready=Unknown
+# (node-monitor-grace-period, 50 s in Kubernetes 1.34), then the operator's next
+# pass of a running step (a few seconds), on a busy 2-core machine.
+NODE_LOST_BOUND_S = 150
+
+
+def _in_phase(kube: Kube, name: str, phase: str) -> dict[str, Any] | None:
+    status = run_status(kube, name)
+    progress = status.get("progress") or {}
+    if status.get("phase") in ("Succeeded", "Failed"):
+        raise AssertionError(f"{name} ended before its {phase} phase ran: {status}")
+    running = progress.get("phase") == phase and progress.get("stage") == "Running"
+    return status if running and (progress.get("opsPerSecond") or 0) > 0 else None
+
+
+def _node_ready(kube: Kube, node: str) -> bool:
+    found = kube.get("node", node) or {}
+    conditions = (found.get("status") or {}).get("conditions") or []
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+
+def test_a_database_node_lost_mid_phase_fails_the_run_naming_it_and_the_rest_carry_on(
+    pools: dict[str, str | None], kube: Kube
+) -> None:
+    """db-small's node paused (its container frozen) while a run reads from its
+    MariaDB: the run fails NodeLost within NODE_LOST_BOUND_S, naming the node and
+    the database pod; a run on db-large meanwhile succeeds; once the node is back,
+    deleting the failed run leaves nothing it owned. Without the operator's check
+    the runner's reads hang on the frozen server until the phase's deadline."""
+    from dbbench_local.kind_nodes import paused  # noqa: PLC0415 (kind only)
+
+    lost, after = session_name("node-lost"), session_name("after-loss")
+    (small_node,) = nodes_of(pools, DB_SMALL)
+    spec = _holding_spec(DB_SMALL, "4m", exclusive=False)
+    spec["phases"][1]["targetRate"] = 200  # paced: the cores stay free for the other run
+    with watching_pods(kube, lost) as watch:
+        apply_run(kube, lost, spec)
+        wait_for(lambda: _in_phase(kube, lost, "hold"), 420, f"{lost} reading", every=3)
+    database = sorted(p.name for p in watch.pods.values() if not p.runner)
+    assert [watch.pods[p].node for p in database] == [small_node], watch.pods
+    with paused(small_node):
+        frozen = time.monotonic()
+        status = wait_phase(kube, lost, ("Succeeded", "Failed"), NODE_LOST_BOUND_S)
+        took = time.monotonic() - frozen
+        failed = condition(status, "Failed")
+        assert failed["reason"] == "NodeLost", failed
+        assert failed["message"].startswith(
+            f"node {small_node} is not Ready (Ready=Unknown since "
+        ), failed["message"]
+        assert f"with database pod(s) {database[0]}, during step 2/2 (maria/hold/1)" in (
+            failed["message"]), failed["message"]  # fmt: skip
+        print(f"NodeLost {took:.0f} s after the pause: {failed['message']}")
+        # The remaining nodes serve the next run while db-small's node is away.
+        apply_run(kube, after, _holding_spec(DB_LARGE, "5s", exclusive=False))
+        done = wait_phase(kube, after, ("Succeeded", "Failed"), 600)
+        assert done["phase"] == "Succeeded", done.get("conditions")
+    wait_for(lambda: _node_ready(kube, small_node), 180, f"{small_node} Ready again")
+    delete_run(kube, lost)  # waits until nothing labelled with the run, nor its volume, is left
+    delete_run(kube, after)

@@ -40,7 +40,14 @@ from dbbench_operator.specs.runner_job import JobSettings, step_dir
 from dbbench_operator.specs.tokens import run_token
 from dbbench_operator.status.lifecycle import Stage
 from dbbench_operator.status.observations import TargetSeen
-from dbbench_operator.steps import cold_cache, collecting, placement, results_service, runner_jobs
+from dbbench_operator.steps import (
+    cold_cache,
+    collecting,
+    node_loss,
+    placement,
+    results_service,
+    runner_jobs,
+)
 from dbbench_operator.steps.outcome import MEASURED_TO_THE_END, failed_step, stopped_early
 from dbbench_operator.targets import provisioning, refusals, teardown
 
@@ -243,13 +250,15 @@ def _follow(ctx: Context, step: Step, here: str, base: Advance, job: dict[str, A
     state, stalls = runner_jobs.follow(run, step, job)
     degraded = runner_jobs.disturbance(run, spec, step, job)
     base = _with(base, degraded=degraded)
-    if state.failed:
+    # A lost node first: the Job's own failure it caused would not name the node.
+    lost = None if state.finished and not state.failed else (
+        node_loss.lost_node_failure(run, spec, step, job, here))  # fmt: skip
+    if lost is not None or state.failed:
         placement.record_quietly(settings, run, spec, step, job)
         # Only a runner that measured its whole phase left results worth merging.
-        partial = (
-            _partial(run, spec, step, settings) if state.reason in MEASURED_TO_THE_END else None
-        )
-        return _with(base, failure=(state.reason, state.message), collected=partial)
+        measured = lost is None and state.reason in MEASURED_TO_THE_END
+        partial = _partial(run, spec, step, settings) if measured else None
+        return _with(base, failure=lost or (state.reason, state.message), collected=partial)
     if stalls:
         waiting = _with(base, stage=Stage.RUNNING)
         described = "; ".join(s.describe() for s in stalls[:3])
