@@ -102,7 +102,7 @@ def test_field_benchmark_4_small_runs_each_target_on_its_pool_and_runners_on_the
     name = session_name("field4-pools")
     spec = _field4_on_pools()
     with watching_pods(kube, name) as watch:
-        apply_run(kube, name, spec)
+        uid = apply_run(kube, name, spec)
         status = wait_phase(kube, name, ("Succeeded", "Failed"), 1500)
     assert status["phase"] == "Succeeded", status.get("conditions")
     pods = watch.pods
@@ -121,6 +121,58 @@ def test_field_benchmark_4_small_runs_each_target_on_its_pool_and_runners_on_the
     assert used <= {*nodes_of(pools, DB_SMALL), *nodes_of(pools, DB_LARGE),
                     *nodes_of(pools, RUNNERS)}, used  # fmt: skip
     print(f"pods and nodes: {sorted((p.name, p.node) for p in pods.values())}")
+    # Each database pool is one node here: the primary/replica members share it,
+    # and the run says so for each target (condition Degraded, a Warning each).
+    shared = _shared_node_warnings(kube, uid)
+    for target, pool in (("mysql", DB_SMALL), ("postgres", DB_LARGE)):
+        members = ", ".join(by_target[target])
+        (node,) = nodes_of(pools, pool)
+        assert any(m.startswith(f"target {target}: members {members} share node {node} (")
+                   for m in shared), shared  # fmt: skip
+    assert condition(status, "Degraded")["reason"] == "MembersShareANode", status["conditions"]
+    delete_run(kube, name)
+
+
+def _shared_node_warnings(kube: Kube, uid: str) -> list[str]:
+    events = kube.get("events", "-n", RUNS_NS, f"--field-selector=involvedObject.uid={uid},"
+                      "reason=MembersShareANode") or {"items": []}  # fmt: skip
+    return [str(e["message"]) for e in events["items"] if e["type"] == "Warning"]
+
+
+def test_members_get_a_node_each_when_their_pool_has_enough(
+    pools: dict[str, str | None], kube: Kube
+) -> None:
+    """A MariaDB primary/replica target whose pool is the three workers (selected by
+    `kubernetes.io/os`, tolerating both database pools; the control plane's taint
+    keeps it off): its two members are scheduled to two distinct nodes of the
+    pool, and the run reports no shared node (compare field benchmark 4 above,
+    whose one-node pools make its members share)."""
+    name = session_name("spread")
+    spec = small_spec(
+        targets=[{"name": "maria", "engine": "mariadb", "topology": "primaryReplica",
+                  "members": 2, "settings": {"innodb_buffer_pool_size": "128M"}}],
+        dataset={"shape": "flat45", "records": 2000, "recordSize": 256},
+        phases=[{"name": "load", "type": "insert", "batchSize": 100},
+                {"name": "reads", "type": "pointReads", "operations": 1000,
+                 "readPreference": "secondaryPreferred"}],
+    )  # fmt: skip
+    tolerations = [placed({}, pool)["tolerations"][0] for pool in (DB_SMALL, DB_LARGE)]
+    spec["hardware"] = {**spec["hardware"], "nodeSelector": {"kubernetes.io/os": "linux"},
+                        "tolerations": tolerations}  # fmt: skip
+    spec["runner"] = {**spec["runner"], "nodeSelector": {POOL_LABEL: RUNNERS}}
+    with watching_pods(kube, name) as watch:
+        uid = apply_run(kube, name, spec)
+        status = wait_phase(kube, name, ("Succeeded", "Failed"), 600)
+    assert status["phase"] == "Succeeded", status.get("conditions")
+    members = {p.name: p.node for p in watch.pods.values() if not p.runner}
+    assert len(members) == 2, members
+    assert len(set(members.values())) == 2, f"members share a node: {members}"
+    workers = {*nodes_of(pools, DB_SMALL), *nodes_of(pools, DB_LARGE), *nodes_of(pools, RUNNERS)}
+    assert set(members.values()) <= workers, members
+    assert not _shared_node_warnings(kube, uid)
+    degraded = [c for c in status.get("conditions") or [] if c["type"] == "Degraded"]
+    assert not degraded, degraded
+    print(f"members and nodes: {sorted(members.items())}")
     delete_run(kube, name)
 
 

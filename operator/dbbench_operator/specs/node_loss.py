@@ -42,11 +42,11 @@ def _ready(node: Obj | None) -> str | None:
         return None  # not reported yet: a node just registered, not a lost one
     if ready.get("status") == "True":
         return None
-    words = [f"Ready={ready.get('status')}"]
+    words = f"Ready={ready.get('status')}"
     if ready.get("lastTransitionTime"):
-        words.append(f"since {ready['lastTransitionTime']}")
+        words += f" since {ready['lastTransitionTime']}"
     detail = ": ".join(str(ready[k]) for k in ("reason", "message") if ready.get(k))
-    return " ".join(words) + (f" ({detail})" if detail else "")
+    return f"{words}, {detail}" if detail else words
 
 
 def lost_nodes(

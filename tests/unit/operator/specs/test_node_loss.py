@@ -30,8 +30,8 @@ def test_a_database_pod_on_a_node_gone_unknown_fails_the_step_naming_node_pods_c
     reason, message = node_lost_failure(lost, "step 2/3 (maria/reads/1)") or ("", "")
     assert reason == NODE_LOST
     assert message == (
-        "node w2 is not Ready (Ready=Unknown since 2026-11-28T16:30:00Z (NodeStatusUnknown: "
-        "Kubelet stopped posting node status.)) with database pod(s) maria-0, during step 2/3 "
+        "node w2 is not Ready (Ready=Unknown since 2026-11-28T16:30:00Z, NodeStatusUnknown: "
+        "Kubelet stopped posting node status.) with database pod(s) maria-0, during step 2/3 "
         "(maria/reads/1): the step failed, what it measured while the node was away is not "
         "a result"
     )
