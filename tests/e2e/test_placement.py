@@ -283,3 +283,47 @@ def test_a_database_node_lost_mid_phase_fails_the_run_naming_it_and_the_rest_car
     wait_for(lambda: _node_ready(kube, small_node), 180, f"{small_node} Ready again")
     delete_run(kube, lost)  # waits until nothing labelled with the run, nor its volume, is left
     delete_run(kube, after)
+
+
+def test_a_runner_node_lost_mid_phase_fails_the_step_and_merges_nothing_of_it(
+    pools: dict[str, str | None], kube: Kube
+) -> None:
+    """The runners on db-large (selected and tolerated: the runner pool also holds
+    the operator, which pausing it would freeze), the database on db-small;
+    db-large's node paused during a paced insert phase: the run fails NodeLost
+    naming the node and the runner pod, the step's Job made one pod only (never
+    retried elsewhere, which would insert its share twice), and nothing of the
+    interrupted phase is merged into the results (no window stretched over the
+    pause). Once the node is back, deleting the run leaves nothing."""
+    from dbbench_local.kind_nodes import paused  # noqa: PLC0415 (kind only)
+
+    name = session_name("runner-lost")
+    (large_node,) = nodes_of(pools, DB_LARGE)
+    spec = _holding_spec(DB_SMALL, "4m", exclusive=False)
+    spec["phases"][1] = {"name": "writes", "type": "mix", "mix": {"insert": 1},
+                         "duration": "4m", "targetRate": 200}  # fmt: skip
+    toleration = placed({}, DB_LARGE)["tolerations"]
+    spec["runner"] = {**spec["runner"], "nodeSelector": {POOL_LABEL: DB_LARGE},
+                      "tolerations": toleration}  # fmt: skip
+    with watching_pods(kube, name) as watch:
+        apply_run(kube, name, spec)
+        wait_for(lambda: _in_phase(kube, name, "writes"), 420, f"{name} writing", every=3)
+        writers = sorted(p.name for p in watch.pods.values() if p.runner and "-step-2-" in p.name)
+        assert [watch.pods[p].node for p in writers] == [large_node], watch.pods
+        with paused(large_node):
+            frozen = time.monotonic()
+            status = wait_phase(kube, name, ("Succeeded", "Failed"), NODE_LOST_BOUND_S)
+            took = time.monotonic() - frozen
+        wait_for(lambda: _node_ready(kube, large_node), 180, f"{large_node} Ready again")
+    failed = condition(status, "Failed")
+    assert failed["reason"] == "NodeLost", failed
+    assert failed["message"].startswith(f"node {large_node} is not Ready (Ready=Unknown since "), (
+        failed["message"])  # fmt: skip
+    assert f"with runner pod(s) {writers[0]}, during step 2/2 (maria/writes/1)" in (
+        failed["message"]), failed["message"]  # fmt: skip
+    print(f"NodeLost {took:.0f} s after the pause: {failed['message']}")
+    step2 = sorted(p.name for p in watch.pods.values() if p.runner and "-step-2-" in p.name)
+    assert step2 == writers, f"the step's Job made another pod: {step2}"
+    phases = [p["name"] for t in status.get("targets") or [] for p in t.get("phases") or []]
+    assert "writes" not in phases, status["targets"]
+    delete_run(kube, name)
