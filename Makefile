@@ -116,6 +116,16 @@ E2E_WORKERS ?= 3
 e2e: cluster-up ## End-to-end runs on the local cluster: concurrent tests, then disruptive ones alone
 	E2E_WORKERS=$(E2E_WORKERS) $(PY) -m dbbench_local.e2e $(PYTEST_ARGS)
 
+# The placement suite's cluster: kind with a control plane and the pools runners,
+# db-small, db-large (hack/dbbench_local/kind_pools.py; docs/testing.md).
+PLACEMENT_NODES ?= 4
+
+.PHONY: e2e-placement
+e2e-placement: ## Placement on node pools (tests/e2e/test_placement.py) on a kind cluster of DBBENCH_NODES=4 nodes; skipped by a one-node `make e2e`
+	DBBENCH_CLUSTER=kind DBBENCH_NODES=$(PLACEMENT_NODES) $(MAKE) --no-print-directory cluster-up
+	DBBENCH_CLUSTER=kind $(PY) -m pytest -v --durations=0 -m "e2e and placement" -n 0 \
+	  tests/e2e/test_placement.py $(PYTEST_ARGS)
+
 .PHONY: setup-demo
 setup-demo: ## What `make demo` needs and no more (its first step), the slow parts overlapped as in setup
 	DBBENCH_BUILD=demo TOOLS_DIR=$(TOOLS_DIR) bash hack/setup.sh

@@ -1,6 +1,6 @@
-"""Admission of a Pending run: refused at once when its pods fit no node of
-their pool (`specs/node_fit`); with hardware.exclusive, it starts only when no other
-run uses its node pool.
+"""Admission of a Pending run: refused at once when it names a pool no node has
+(`specs/pool_nodes`) or its pods fit no node of their pool (`specs/node_fit`);
+with hardware.exclusive, it starts only when no other run uses its node pool.
 
 A run's node pool is the set of nodes matching the nodeSelector of any of its
 deployed targets (a target's own `hardware.nodeSelector`, else the run's;
@@ -29,7 +29,7 @@ from dbbench_operator.controller.inventory import INVENTORY, NodeEntry, RunEntry
 from dbbench_operator.k8s import api
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
-from dbbench_operator.specs import node_fit
+from dbbench_operator.specs import node_fit, pool_nodes
 from dbbench_operator.status.recording import read_status
 
 _lock = threading.Lock()
@@ -101,7 +101,11 @@ def _run_pool(pools: tuple[Mapping[str, str], ...], settings: OperatorSettings) 
 
 
 def misfit(spec: BenchmarkRunSpec, settings: OperatorSettings) -> tuple[str, str] | None:
-    """(reason, message) naming the field whose request no node of its pool can hold."""
+    """(reason, message) naming the field whose pool no node has (`specs/pool_nodes`),
+    or whose request no node of its pool can hold."""
+    absent = pool_nodes.missing_pool(spec, [n.as_object() for n in _all_nodes(settings)])
+    if absent is not None:
+        return absent
     checks: list[tuple[node_fit.Demand, Mapping[str, str] | None, str]] = [
         (demand, demand.pool, demand.pool_field) for demand in node_fit.database_demands(spec)
     ]

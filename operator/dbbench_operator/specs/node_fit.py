@@ -57,7 +57,7 @@ def _dump(resources: Resources | None) -> dict[str, Any] | None:
     return None if resources is None else resources.model_dump(by_alias=True, exclude_none=True)
 
 
-def _component_pool(
+def component_pool(
     spec: BenchmarkRunSpec, index: int, component: str
 ) -> tuple[dict[str, str], str] | None:
     """(nodeSelector, its field) of a sharded target's component when its own
@@ -70,7 +70,7 @@ def _component_pool(
            "routers": sharding.routers.node_selector}[component]  # fmt: skip
     if component == "routers" and sharding.routers.placement == "client":
         # The server-side router left is the operator's: on the config servers' nodes.
-        return _component_pool(spec, index, "configServers")
+        return component_pool(spec, index, "configServers")
     if own is None:
         return None
     return dict(own), f"spec.targets[{index}].sharding.{component}.nodeSelector"
@@ -85,7 +85,7 @@ def _target_demands(spec: BenchmarkRunSpec, index: int) -> list[Demand]:
 
     def demand(pods: str, field: str, resources: Mapping[str, Any] | None, part: str) -> Demand:
         path = spec.hardware_path(index, field)
-        where = _component_pool(spec, index, part) or pool
+        where = component_pool(spec, index, part) or pool
         return Demand(pods, _effective(path, resources), where[0], where[1])
 
     # Co-located shards share one node: their requests together (the target's
@@ -122,7 +122,7 @@ def node_pools(spec: BenchmarkRunSpec) -> list[dict[str, str]]:
         if target.external is None:
             pool = dict(spec.hardware_of(target).node_selector or {})
             parts = ("shards", "configServers", "routers")
-            own = [_component_pool(spec, index, part) for part in parts]
+            own = [component_pool(spec, index, part) for part in parts]
             for selector in [pool if o is None else o[0] for o in own]:
                 if selector not in pools:
                     pools.append(selector)

@@ -40,8 +40,20 @@ from dbbench_operator.specs.runner_job import JobSettings, step_dir
 from dbbench_operator.specs.tokens import run_token
 from dbbench_operator.status.lifecycle import Stage
 from dbbench_operator.status.observations import TargetSeen
-from dbbench_operator.steps import cold_cache, collecting, placement, results_service, runner_jobs
-from dbbench_operator.steps.outcome import MEASURED_TO_THE_END, failed_step, stopped_early
+from dbbench_operator.steps import (
+    cold_cache,
+    collecting,
+    node_loss,
+    placement,
+    results_service,
+    runner_jobs,
+)
+from dbbench_operator.steps.outcome import (
+    MEASURED_TO_THE_END,
+    JobState,
+    failed_step,
+    stopped_early,
+)
 from dbbench_operator.targets import provisioning, refusals, teardown
 
 ColdMark = tuple[int, tuple[str, ...]]
@@ -143,8 +155,12 @@ def _advance(ctx: Context, *, steps_done: int, cold_mark: ColdMark | None) -> Ad
     job = runner_jobs.find_job(run, step)
     seen = provisioning.ensure_target(run, spec, index, set_up=job is None)
     base = Advance(steps_done, step, target=seen, cold_mark=cold_mark)
-    if seen.failure is not None:
-        return _with(base, failure=seen.failure)
+    failure = seen.failure
+    if failure is None and job is not None and not seen.ready:
+        # A lost node makes its pods unready: a failure naming it, not a start waited out.
+        failure = _lost_node(ctx, step, here, job)
+    if failure is not None:
+        return _with(base, failure=failure)
     if not seen.ready:
         return _not_ready(ctx, base, seen, here, external=spec.targets[index].external is not None,
                           cooling_now=job is None and cold_mark is not None
@@ -238,18 +254,31 @@ def _start(ctx: Context, step: Step, here: str, base: Advance) -> Advance:
     return _with(base, stage=Stage.RUNNING, reason="StepStarted", message=f"{here}: started")
 
 
+def _lost_node(
+    ctx: Context, step: Step, here: str, job: dict[str, Any], state: JobState | None = None
+) -> tuple[str, str] | None:
+    """NodeLost when a database or runner pod of the unfinished step is on a node
+    that is not Ready (`steps/node_loss`)."""
+    if state is None:
+        state, _ = runner_jobs.follow(ctx.run, step, job)
+    if state.finished and not state.failed:
+        return None
+    return node_loss.lost_node_failure(ctx.run, ctx.spec, step, job, here)
+
+
 def _follow(ctx: Context, step: Step, here: str, base: Advance, job: dict[str, Any]) -> Advance:
     run, spec, settings = ctx.run, ctx.spec, ctx.settings
     state, stalls = runner_jobs.follow(run, step, job)
     degraded = runner_jobs.disturbance(run, spec, step, job)
     base = _with(base, degraded=degraded)
-    if state.failed:
+    # A lost node first: the Job's own failure it caused would not name the node.
+    lost = _lost_node(ctx, step, here, job, state)
+    if lost is not None or state.failed:
         placement.record_quietly(settings, run, spec, step, job)
         # Only a runner that measured its whole phase left results worth merging.
-        partial = (
-            _partial(run, spec, step, settings) if state.reason in MEASURED_TO_THE_END else None
-        )
-        return _with(base, failure=(state.reason, state.message), collected=partial)
+        measured = lost is None and state.reason in MEASURED_TO_THE_END
+        partial = _partial(run, spec, step, settings) if measured else None
+        return _with(base, failure=lost or (state.reason, state.message), collected=partial)
     if stalls:
         waiting = _with(base, stage=Stage.RUNNING)
         described = "; ".join(s.describe() for s in stalls[:3])

@@ -16,6 +16,7 @@ from dbbench_operator.k8s.pod_stalls import Stall
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.addresses import TargetAccess, topology_request
 from dbbench_operator.specs.databases import target_names
+from dbbench_operator.specs.member_spread import shared_node
 from dbbench_operator.specs.plan import Step
 from dbbench_operator.specs.runner_job import (
     DATABASE_PODS_ANNOTATION,
@@ -97,13 +98,15 @@ def follow(run: RunRef, step: Step, job: dict[str, Any]) -> tuple[JobState, tupl
 def disturbance(
     run: RunRef, spec: BenchmarkRunSpec, step: Step, job: dict[str, Any]
 ) -> tuple[str, str] | None:
-    """A database pod that restarted or was replaced since the step's Job started."""
+    """A database pod that restarted or was replaced since the step's Job started;
+    else members of a replicated target sharing a node (`specs/member_spread`)."""
     annotations = (job.get("metadata") or {}).get("annotations") or {}
     before: dict[str, list[Any]] = json.loads(annotations.get(DATABASE_PODS_ANNOTATION) or "{}")
     if not before:
         return None
     index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
-    now = pod_marks(database_pods(run, spec, index))
+    pods = database_pods(run, spec, index)
+    now = pod_marks(pods)
     for name, (uid, restarts) in sorted(before.items()):
         current = now.get(name)
         if current is None or current[0] != uid or int(str(current[1])) > int(restarts):
@@ -113,4 +116,4 @@ def disturbance(
                 f"({step.target}/{step.phase}/{step.repeat}); the errors it caused are counted "
                 "in that step's results",
             )
-    return None
+    return shared_node(step.target, spec.targets[index].topology, pods)

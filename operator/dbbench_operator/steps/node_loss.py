@@ -1,0 +1,34 @@
+"""A step whose database or runner pods sit on a lost node fails (`specs/node_loss`).
+
+Read on every pass of a running step: the target's database pods, the step Job's
+pods, and each of their nodes (one list by metadata.name each, as a step's
+nodes.json reads them). A node that cannot be read fails nothing: the next pass
+reads it again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbbench_contract.api import BenchmarkRunSpec
+from dbbench_operator.k8s import api
+from dbbench_operator.naming import RunRef
+from dbbench_operator.specs.node_loss import lost_nodes, node_lost_failure
+from dbbench_operator.specs.plan import Step
+from dbbench_operator.steps import runner_jobs
+from dbbench_operator.steps.placement import read_nodes
+
+
+def lost_node_failure(
+    run: RunRef, spec: BenchmarkRunSpec, step: Step, job: dict[str, Any], where: str
+) -> tuple[str, str] | None:
+    index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
+    database = runner_jobs.database_pods(run, spec, index)
+    uid = str((job.get("metadata") or {}).get("uid") or "")
+    runners = api.list_objects("v1", "Pod", run.namespace, {runner_jobs.JOB_UID_LABEL: uid})
+    names = [n for p in [*database, *runners] if (n := (p.get("spec") or {}).get("nodeName"))]
+    try:
+        nodes = read_nodes(names)
+    except api.KubeError:
+        return None
+    return node_lost_failure(lost_nodes(database, runners, nodes), where)
