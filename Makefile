@@ -121,10 +121,10 @@ e2e: cluster-up ## End-to-end runs on the local cluster: concurrent tests, then 
 PLACEMENT_NODES ?= 4
 
 .PHONY: e2e-placement
-e2e-placement: ## Placement on node pools (tests/e2e/test_placement.py) on a kind cluster of DBBENCH_NODES=4 nodes; skipped by a one-node `make e2e`
+e2e-placement: ## Placement on node pools (tests/e2e/test_node_pools.py) on a kind cluster of DBBENCH_NODES=4 nodes; skipped by a one-node `make e2e`
 	DBBENCH_CLUSTER=kind DBBENCH_NODES=$(PLACEMENT_NODES) $(MAKE) --no-print-directory cluster-up
 	DBBENCH_CLUSTER=kind $(PY) -m pytest -v --durations=0 -m "e2e and placement" -n 0 \
-	  tests/e2e/test_placement.py $(PYTEST_ARGS)
+	  tests/e2e/test_node_pools.py $(PYTEST_ARGS)
 
 .PHONY: setup-demo
 setup-demo: ## What `make demo` needs and no more (its first step), the slow parts overlapped as in setup

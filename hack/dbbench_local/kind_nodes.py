@@ -1,5 +1,5 @@
 """One node of a multi-node kind cluster, as a container: paused and resumed, or a
-command run in it (the placement suite, tests/e2e/test_placement.py).
+command run in it (the placement suite, tests/e2e/test_node_pools.py).
 
 `kind.node_exec` and `kind.node_process_pid` address the control plane, the one
 node of `make e2e`'s kind cluster; these take the node's name. A paused node

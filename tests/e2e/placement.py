@@ -1,4 +1,4 @@
-"""What the placement suite (tests/e2e/test_placement.py) reads of a multi-node
+"""What the placement suite (tests/e2e/test_node_pools.py) reads of a multi-node
 cluster: its pools, and where a run's pods were scheduled.
 
 The cluster is kind's `DBBENCH_NODES=4` (hack/dbbench_local/kind_pools.py): a
