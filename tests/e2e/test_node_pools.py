@@ -251,8 +251,9 @@ def test_a_database_node_lost_mid_phase_fails_the_run_naming_it_and_the_rest_car
     """db-small's node paused (its container frozen) while a run reads from its
     MariaDB: the run fails NodeLost within NODE_LOST_BOUND_S, naming the node and
     the database pod; a run on db-large meanwhile succeeds; once the node is back,
-    deleting the failed run leaves nothing it owned. Without the operator's check
-    the runner's reads hang on the frozen server until the phase's deadline."""
+    deleting the failed run leaves nothing it owned. Without the node check on
+    the not-ready path the run was not ended 150 s after the pause (its unready
+    pods read as a target not started, waited out for startupGrace)."""
     from dbbench_local.kind_nodes import paused  # noqa: PLC0415 (kind only)
 
     lost, after = session_name("node-lost"), session_name("after-loss")

@@ -3,9 +3,9 @@
 A node whose kubelet stopped answering (its container stopped or paused in a
 kind cluster, a machine powered off in a cloud) is marked Ready=Unknown by the
 node lifecycle controller once its grace has passed (node-monitor-grace-period,
-50 s by default); its pods keep their phase, and a database frozen on it makes
-the runner's calls hang rather than fail. A step with a database or runner pod on
-such a node fails at the operator's next pass, naming the node, its Ready
+50 s by default); its pods keep their phase, and the runner's calls to a
+database frozen on it may hang rather than fail. A step with a database or
+runner pod on such a node fails at the operator's next pass, naming the node, its Ready
 condition and the pods on it: what the step measured meanwhile is not a result
 of the engine. A node not found (or not yet reporting Ready) is not judged.
 """
