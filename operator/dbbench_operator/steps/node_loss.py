@@ -15,18 +15,13 @@ from dbbench_operator.k8s import api
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.node_loss import lost_nodes, node_lost_failure
 from dbbench_operator.specs.plan import Step
-from dbbench_operator.steps import runner_jobs
-from dbbench_operator.steps.placement import read_nodes
+from dbbench_operator.steps.placement import read_nodes, step_pods
 
 
 def lost_node_failure(
     run: RunRef, spec: BenchmarkRunSpec, step: Step, job: dict[str, Any], where: str
 ) -> tuple[str, str] | None:
-    index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
-    database = runner_jobs.database_pods(run, spec, index)
-    uid = str((job.get("metadata") or {}).get("uid") or "")
-    runners = api.list_objects("v1", "Pod", run.namespace, {runner_jobs.JOB_UID_LABEL: uid})
-    names = [n for p in [*database, *runners] if (n := (p.get("spec") or {}).get("nodeName"))]
+    database, runners, names = step_pods(run, spec, step, job)
     try:
         nodes = read_nodes(names)
     except api.KubeError:

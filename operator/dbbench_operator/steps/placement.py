@@ -39,16 +39,25 @@ def read_nodes(names: Iterable[str]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def read_step_nodes(
+def step_pods(
     run: RunRef, spec: BenchmarkRunSpec, step: Step, job: dict[str, Any]
-) -> StepNodes:
-    """The step's pods (the target's database members, the Job's runner pods) and
-    their nodes as the API shows them now."""
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """The step's pods as the API shows them now: the target's database members,
+    the Job's runner pods, and the names of the nodes they are on."""
     index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
     database = runner_jobs.database_pods(run, spec, index)
     uid = str((job.get("metadata") or {}).get("uid") or "")
     runners = api.list_objects("v1", "Pod", run.namespace, {runner_jobs.JOB_UID_LABEL: uid})
     names = [n for p in [*database, *runners] if (n := (p.get("spec") or {}).get("nodeName"))]
+    return database, runners, names
+
+
+def read_step_nodes(
+    run: RunRef, spec: BenchmarkRunSpec, step: Step, job: dict[str, Any]
+) -> StepNodes:
+    """The step's pods (the target's database members, the Job's runner pods) and
+    their nodes as the API shows them now."""
+    database, runners, names = step_pods(run, spec, step, job)
     try:
         nodes, error = read_nodes(names), None
     except api.KubeError as exc:
