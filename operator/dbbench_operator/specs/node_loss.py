@@ -49,6 +49,23 @@ def _ready(node: Obj | None) -> str | None:
     return f"{words}, {detail}" if detail else words
 
 
+def _pod_ready(pod: Obj) -> bool:
+    """Ready, or ended (a finished runner pod is not Ready, and needs no node)."""
+    status = pod.get("status") or {}
+    if status.get("phase") in ("Succeeded", "Failed"):
+        return True
+    conditions = status.get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def suspect_nodes(database: Sequence[Obj], runners: Sequence[Obj]) -> list[str]:
+    """The nodes worth reading: those of pods that are not Ready. The node
+    lifecycle controller marks every pod of a node it finds lost not Ready, so a
+    step whose pods are all Ready costs no node read on its passes (the check
+    runs on every pass of every running step)."""
+    return sorted({n for p in [*database, *runners] if not _pod_ready(p) and (n := _node_of(p))})
+
+
 def lost_nodes(
     database: Sequence[Obj], runners: Sequence[Obj], nodes: Mapping[str, Obj]
 ) -> list[LostNode]:

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbbench_operator.specs.node_loss import NODE_LOST, lost_nodes, node_lost_failure
+from dbbench_operator.specs.node_loss import (
+    NODE_LOST,
+    lost_nodes,
+    node_lost_failure,
+    suspect_nodes,
+)
 
 
 def pod(name: str, node: str | None) -> dict[str, Any]:
@@ -52,3 +57,18 @@ def test_ready_nodes_unreported_nodes_and_unknown_nodes_fail_nothing() -> None:
     pods = [pod("a", "ready"), pod("b", "new"), pod("c", "absent"), pod("d", None)]
     assert lost_nodes(pods, [], {"ready": node("True"), "new": node(None)}) == []
     assert node_lost_failure([], "step 1") is None
+
+
+def ready_pod(name: str, node: str, ready: str) -> dict[str, Any]:
+    return {**pod(name, node), "status": {"conditions": [{"type": "Ready", "status": ready}]}}
+
+
+def test_only_the_nodes_of_pods_that_are_not_ready_are_read() -> None:
+    """The node controller marks a lost node's pods not Ready: all Ready, no read."""
+    database = [ready_pod("maria-0", "w2", "True"), ready_pod("maria-1", "w4", "False")]
+    runners = [ready_pod("step-1-0", "w1", "True"), pod("step-1-1", "w3"), pod("step-1-2", None)]
+    assert suspect_nodes(database, runners) == ["w3", "w4"]
+    assert suspect_nodes(database[:1], runners[:1]) == []
+    finished = {**pod("step-1-3", "w5"), "status": {"phase": "Succeeded", "conditions": [
+        {"type": "Ready", "status": "False", "reason": "PodCompleted"}]}}  # fmt: skip
+    assert suspect_nodes([], [finished]) == []
