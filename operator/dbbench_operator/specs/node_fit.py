@@ -114,18 +114,25 @@ def database_demands(spec: BenchmarkRunSpec) -> list[Demand]:
     return found
 
 
+def database_selectors(spec: BenchmarkRunSpec) -> Iterator[tuple[dict[str, str], str]]:
+    """(nodeSelector, the field that sets it) of each deployed target's pods, per
+    component: a sharded target's components their own when set, else the
+    target's hardware's (its own, else the run's)."""
+    for index, target in enumerate(spec.targets):
+        if target.external is None:
+            pool = dict(spec.hardware_of(target).node_selector or {})
+            field = spec.hardware_path(index, "node_selector")
+            for part in ("shards", "configServers", "routers"):
+                yield component_pool(spec, index, part) or (pool, field)
+
+
 def node_pools(spec: BenchmarkRunSpec) -> list[dict[str, str]]:
     """The nodeSelectors of the run's database pods, one per distinct pool (the run's
     own when it deploys nothing): the nodes an exclusive run holds."""
     pools: list[dict[str, str]] = []
-    for index, target in enumerate(spec.targets):
-        if target.external is None:
-            pool = dict(spec.hardware_of(target).node_selector or {})
-            parts = ("shards", "configServers", "routers")
-            own = [component_pool(spec, index, part) for part in parts]
-            for selector in [pool if o is None else o[0] for o in own]:
-                if selector not in pools:
-                    pools.append(selector)
+    for selector, _ in database_selectors(spec):
+        if selector not in pools:
+            pools.append(selector)
     return pools or [dict(spec.hardware.node_selector or {})]
 
 

@@ -19,10 +19,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from dbbench_contract.api import BenchmarkRunSpec
-from dbbench_operator.specs.node_fit import component_pool
+from dbbench_operator.specs.node_fit import database_selectors
 
 NO_NODE_IN_POOL = "NoNodeInPool"
-_COMPONENTS = ("shards", "configServers", "routers")
 _SHOWN_VALUES = 8
 
 
@@ -30,15 +29,7 @@ def run_selectors(spec: BenchmarkRunSpec) -> Iterator[tuple[dict[str, str], str]
     """(nodeSelector, the field that sets it) of every pod kind the run deploys:
     each deployed target's (its own hardware's, else the run's; a sharded target's
     components their own when set), then the runner pods'. Empty ones are skipped."""
-    found: list[tuple[dict[str, str], str]] = []
-    for index, target in enumerate(spec.targets):
-        if target.external is not None:
-            continue
-        hardware = dict(spec.hardware_of(target).node_selector or {})
-        field = spec.hardware_path(index, "node_selector")
-        for part in _COMPONENTS:
-            own = component_pool(spec, index, part)
-            found.append((hardware, field) if own is None else own)
+    found = list(database_selectors(spec))
     if spec.runner.node_selector:
         found.append((dict(spec.runner.node_selector), "spec.runner.nodeSelector"))
     seen: list[tuple[dict[str, str], str]] = []
