@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -217,9 +218,33 @@ _MARIA_POINTS: dict[str, Callable[[Path], Callable[[Server], None]]] = {
     "install-db": lambda data: lambda s: wait_for_path(s, data / STAGING / "mysql"),
     # The temporary server up; its accounts SQL about to run.
     "temporary-server": lambda data: lambda s: wait_for_output(s, "ready for connections"),
-    # Accounts, database and grants done: the temporary server shutting down.
-    "accounts-done": lambda data: lambda s: wait_for_output(s, "Normal shutdown"),
+    # Accounts, database and grants done, the temporary server stopped: the
+    # entrypoint holds just before the mark (waiting for the server's "Normal
+    # shutdown" raced the one second left until the mark under load).
+    "accounts-done": lambda data: lambda s: wait_for_output(s, "pausing before the mark"),
 }
+# The MariaDB entrypoint has no init files to pause in: its copy under test
+# holds once, for the first start only, at the line that writes the mark.
+_MARK_LINE = ': >"$staging/$COMPLETE_MARK"\n'
+_PAUSE_BEFORE_MARK = (
+    'if [[ -e /mnt/pause ]]; then rm -f /mnt/pause; note "pausing before the mark"; sleep 600; fi\n'
+)
+
+
+def _maria_mnt(tmp_path: Path) -> Path:
+    """/mnt: the MariaDB entrypoint, pausing once before its completion mark."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    script = (maria.IMAGE.entrypoint_dir / "docker-entrypoint.sh").read_text()
+    assert script.count(_MARK_LINE) == 1, "the entrypoint's mark line moved: update _MARK_LINE"
+    indent = script[: script.index(_MARK_LINE)].rsplit("\n", 1)[1]
+    (mnt / "docker-entrypoint.sh").write_text(
+        script.replace(_MARK_LINE, _PAUSE_BEFORE_MARK + indent + _MARK_LINE)
+    )
+    (mnt / "docker-entrypoint.sh").chmod(0o755)
+    (mnt / "pause").touch()
+    mnt.chmod(0o777)  # uid 999 removes /mnt/pause
+    return mnt
 
 
 @pytest.mark.skipif(maria._SKIP is not None, reason=maria._SKIP or "")
@@ -229,12 +254,15 @@ def test_mariadb_killed_during_its_first_start_is_initialised_again(
 ) -> None:
     volume = empty_volume(tmp_path / "volume")
     port = free_port()
+    mnt = _maria_mnt(tmp_path)
+    image = replace(maria.IMAGE, entrypoint_dir=mnt)
 
     def start(log: str) -> Server:
-        return maria._start(volume, port, maria.ENV, tmp_path / log)
+        return maria._start(volume, port, maria.ENV, tmp_path / log, image)
 
     data = volume / "data"
-    second = _killed_then_restarted(start, data, _MARIA_POINTS[point](data), servers)
+    second = _killed_then_restarted(start, data, _MARIA_POINTS[point](data), servers,
+                                    mnt / "pause")  # fmt: skip
     _maria_serves(second)
     _restarted_cleanly(second, data)
 

@@ -42,7 +42,9 @@ _SKIP = root_skip_reason(ROOTS / "mariadb.stamp", "mariadb")
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")]
 
 
-def _start(volume: Path, port: int, env: Mapping[str, str], log: Path) -> Server:
+def _start(
+    volume: Path, port: int, env: Mapping[str, str], log: Path, image: ImageRoot = IMAGE
+) -> Server:
     """The chart's container command and flags (charts/mysql, engine mariadb)."""
     command = [
         "bash", "-ec", 'exec /mnt/docker-entrypoint.sh "$@" --server-id=1 --report-host=db-0.db',
@@ -51,7 +53,7 @@ def _start(volume: Path, port: int, env: Mapping[str, str], log: Path) -> Server
         "--relay-log=relay-bin", "--gtid-strict-mode=ON", "--innodb-buffer-pool-size=64M",
         f"--port={port}", "--bind-address=127.0.0.1",
     ]  # fmt: skip
-    return IMAGE.start(volume, port, env, command, log)
+    return image.start(volume, port, env, command, log)
 
 
 def _connect(port: int, user: str = "root", password: str = PASSWORD, **extra: Any) -> Any:
