@@ -110,6 +110,9 @@ def test_schema_types_every_value() -> None:
         ({"metrics": {"podMonitor": {"interval": "30s1m"}}}, "interval"),
         ({"metrics": {"podMonitor": {"interval": ""}}}, "interval"),
         ({"metrics": {"dashboard": {"labels": {"grafana_dashboard": 1}}}}, "grafana_dashboard"),
+        ({"metrics": {"prometheusRule": {"window": "6 hours"}}}, "window"),
+        ({"metrics": {"prometheusRule": {"window": ""}}}, "window"),
+        ({"metrics": {"prometheusRule": {"severity": "very bad"}}}, "severity"),
     ],
 )
 def test_schema_rejects_bad_values(values: dict[str, Any], field: str) -> None:
