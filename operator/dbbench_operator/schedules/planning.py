@@ -155,7 +155,7 @@ def run_manifest(
     """The run a scheduled time makes: the template's spec, owned by the schedule
     (deleting the schedule deletes its runs), labelled with its series."""
     labels = {
-        **spec.template.metadata.labels,
+        **spec.template.labels,
         SERIES_LABEL: schedule.name,
         SCHEDULE_LABEL: schedule.name,
     }

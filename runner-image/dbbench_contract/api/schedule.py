@@ -74,10 +74,16 @@ class TemplateMetadata(ApiModel):
 class RunTemplate(ApiModel):
     """The BenchmarkRun each scheduled time makes."""
 
-    metadata: TemplateMetadata = Field(
-        default_factory=TemplateMetadata,
+    metadata: TemplateMetadata | None = Field(
+        default=None,
         description="Labels of the runs made from the template.",
     )
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """The template's own labels (none when it sets no metadata)."""
+        return dict(self.metadata.labels) if self.metadata is not None else {}
+
     spec: BenchmarkRunSpec = Field(
         description=(
             "The runs' spec: a BenchmarkRun spec, admitted as a run's is (the same schema and "
@@ -247,9 +253,12 @@ def parse_schedule_spec(raw: Mapping[str, Any]) -> BenchmarkScheduleSpec:
         spec = BenchmarkScheduleSpec.model_validate(dict(raw))
     except ValidationError as exc:
         raise SpecError([schema_problem(e) for e in exc.errors()]) from exc
+    checked: list[tuple[ApiModel, str]] = [(spec, "spec")]
+    if spec.template.metadata is not None:
+        checked.append((spec.template.metadata, "spec.template.metadata"))
     problems = [
         Problem(f"{path}.{rule.field}", rule.message_for(model))
-        for model, path in ((spec, "spec"), (spec.template.metadata, "spec.template.metadata"))
+        for model, path in checked
         for rule in type(model).RULES
         if not rule.holds(model)
     ]

@@ -33,7 +33,8 @@ PRINTER_COLUMNS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 # The run names `<schedule>-<unix minutes>` and the series label value must stay
-# within 63 characters (CronJob limits its names to 52 for its Jobs' sake).
+# within 63 characters (CronJob limits its names to 52 for its Jobs' sake). No
+# fieldPath: the API server takes none into metadata, so the message names the field.
 NAME_FITS: dict[str, str] = {
     "rule": f"self.metadata.name.size() <= {MAX_SCHEDULE_NAME}",
     "message": (
@@ -41,7 +42,6 @@ NAME_FITS: dict[str, str] = {
         "(<schedule>-<unix minutes>) and their dbbench.io/series label fit in 63; use a "
         "shorter name"
     ),
-    "fieldPath": ".metadata.name",
     "reason": "FieldValueInvalid",
 }
 
