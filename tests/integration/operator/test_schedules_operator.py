@@ -52,6 +52,7 @@ SCHEDULES: dict[str, dict[str, Any]] = {
     "s-succeeded": {"successfulRunsHistoryLimit": 1, "failedRunsHistoryLimit": 5,
                     "template": template(startupGrace="5s")},
     "s-zone": {"timeZone": "Mars/Olympus", "template": template()},
+    "s-cron": {"schedule": "61 * * * *", "template": template()},
     "s-template": {"template": template(results={"claimName": "elsewhere"})},
 }  # fmt: skip
 
@@ -145,6 +146,7 @@ def test_one_minute_schedules_make_runs_by_their_policies_and_limits(
         finish_as_succeeded(kube_cluster, succeeded1)
         # -- refused schedules: a condition and an Event naming the field, no runs ----
         for name, reason, field in (("s-zone", "TimeZoneInvalid", "spec.timeZone"),
+                                    ("s-cron", "ScheduleInvalid", "spec.schedule"),
                                     ("s-template", "TemplateInvalid",
                                      "spec.template.spec.results.claimName")):  # fmt: skip
             accepted = condition({"status": status_of(kube_cluster, name)}, "Accepted")
@@ -180,7 +182,7 @@ def test_one_minute_schedules_make_runs_by_their_policies_and_limits(
         # suspend: no run at either time, and no next time shown.
         assert names(kube_cluster, "s-suspended") == []
         assert "nextScheduleTime" not in status_of(kube_cluster, "s-suspended")
-        for refused in ("s-zone", "s-template"):
+        for refused in ("s-zone", "s-cron", "s-template"):
             assert names(kube_cluster, refused) == []
         # -- the series' latest verdict: the ChangePoint condition of its latest run --
         change = {"type": "ChangePoint", "status": "True", "reason": "Regression",
