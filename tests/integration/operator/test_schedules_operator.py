@@ -206,4 +206,10 @@ def test_one_minute_schedules_make_runs_by_their_policies_and_limits(
                              "-p", json.dumps({"spec": {"suspend": True}}))  # fmt: skip
         wait_for(lambda: "nextScheduleTime" not in status_of(kube_cluster, "s-forbid"), 30,
                  "a suspended schedule to show no next time")  # fmt: skip
+        # Deleting a schedule deletes its runs (their owner) and is not held up by kopf's
+        # finalizer.
+        kube_cluster.kubectl("delete", "bs", "s-forbid", "-n", NS, "--wait=false")
+        wait_for(lambda: get_json(kube_cluster, "bs", "s-forbid", "-n", NS) is None, 30,
+                 "the schedule to go")  # fmt: skip
+        wait_for(lambda: not names(kube_cluster, "s-forbid"), 60, "its run to go with it")
     assert runner.exception is None

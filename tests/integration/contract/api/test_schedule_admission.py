@@ -7,6 +7,7 @@ same model; the status and printer columns work."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -130,3 +131,17 @@ def test_status_and_printer_columns(cluster: Any) -> None:
             assert shown in row, (shown, row)
     finally:
         cluster.kubectl("delete", "bs", "nightly", "-n", NAMESPACE, "--wait=false", check=False)
+
+
+def test_kubectl_explain_teaches_the_schedule(cluster: Any) -> None:
+    # The CRD's OpenAPI is published asynchronously after it is Established.
+    deadline = time.monotonic() + 30
+    while True:
+        result = cluster.kubectl("explain", "bs.spec.concurrencyPolicy", check=False)
+        if result.returncode == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert result.returncode == 0, result.stderr
+    assert "Replace deletes the active run" in " ".join(result.stdout.split())
+    template = cluster.kubectl("explain", "bs.spec.template.spec.phases").stdout
+    assert "Steps run in order against each target" in " ".join(template.split())
