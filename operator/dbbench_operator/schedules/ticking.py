@@ -109,15 +109,17 @@ def _act(ref: ScheduleRef, spec: BenchmarkScheduleSpec, p: Plan, post: Post) -> 
             when = p.start.strftime("%Y-%m-%dT%H:%M:%SZ")
             post("Normal", "RunStarted", f"created BenchmarkRun {manifest['metadata']['name']} "
                                          f"for {when}")  # fmt: skip
-    if p.skipped is not None:
-        with _told_lock:
-            told = _told_skipped.get(ref.uid) == p.skipped
+    with _told_lock:
+        told = p.skipped is not None and _told_skipped.get(ref.uid) == p.skipped
+        if p.skipped is None:
+            _told_skipped.pop(ref.uid, None)
+        else:
             _told_skipped[ref.uid] = p.skipped
-        if not told:
-            post("Normal", "RunAlreadyActive",
-                 f"not starting the run of {p.skipped:%Y-%m-%dT%H:%M:%SZ}: {', '.join(p.active)} "
-                 "is still active (concurrencyPolicy: Forbid); it starts when that run ends, "
-                 "within startingDeadlineSeconds, unless a later time comes first")  # fmt: skip
+    if p.skipped is not None and not told:
+        post("Normal", "RunAlreadyActive",
+             f"not starting the run of {p.skipped:%Y-%m-%dT%H:%M:%SZ}: {', '.join(p.active)} "
+             "is still active (concurrencyPolicy: Forbid); it starts when that run ends, "
+             "within startingDeadlineSeconds, unless a later time comes first")  # fmt: skip
 
 
 def tick(body: Mapping[str, Any], now: datetime, settings: OperatorSettings, post: Post) -> None:
