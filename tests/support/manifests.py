@@ -19,6 +19,8 @@ CRD_FILE = REPO / "crds" / "benchmarkruns.dbbench.io.yaml"
 SCHEDULE_CRD_FILE = REPO / "crds" / "benchmarkschedules.dbbench.io.yaml"
 SCHEDULE_EXAMPLES = sorted((REPO / "examples" / "schedules").glob("*.yaml"))
 INVALID_SCHEDULES = sorted((REPO / "tests" / "data" / "schedules" / "invalid").glob("*.yaml"))
+# Stored by the API server, refused by the operator (and `dbbench check`).
+REFUSED_SCHEDULES = sorted((REPO / "tests" / "data" / "schedules" / "refused").glob("*.yaml"))
 
 
 def load(path: Path) -> dict[str, Any]:

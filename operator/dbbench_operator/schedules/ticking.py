@@ -19,14 +19,12 @@ from dbbench_contract.api.schedule import (
     SERIES_LABEL,
     BenchmarkScheduleSpec,
     BenchmarkScheduleStatus,
+    operator_problems,
     parse_schedule_spec,
-    template_problems,
-    zone_problem,
 )
 from dbbench_contract.api.schedule_crd import KIND as SCHEDULE_KIND
 from dbbench_contract.api.status import Condition
 from dbbench_operator.k8s import api
-from dbbench_operator.schedules import timing
 from dbbench_operator.schedules.planning import (
     Plan,
     RunView,
@@ -66,8 +64,7 @@ def admit(
         spec = parse_schedule_spec(raw)
     except SpecError as exc:
         return None, list(exc.problems)
-    problems = [p for p in (timing.cron_problem(spec.schedule), zone_problem(spec)) if p]
-    problems += template_problems(spec, results_claim)
+    problems = operator_problems(spec, results_claim)
     return (None, problems) if problems else (spec, [])
 
 

@@ -5,7 +5,11 @@ startingDeadlineSeconds, suspend, history limits).
 The template's ``spec`` is a ``BenchmarkRunSpec``: its schema and CEL rules come
 with it into the CRD, so the API server refuses a template as it refuses a run;
 ``template_problems`` is the operator's side (the run's semantic checks and the
-results claim), reported with the template's field paths.
+results claim), reported with the template's field paths, and `cron_problem` /
+`zone_problem` what croniter and the time zone database cannot read
+(`operator_problems`: all three, as the operator and `dbbench check` run them).
+croniter is needed by the operator and the CLI, which import this module; the
+runner and the results service do not.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from datetime import datetime
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from croniter import CroniterError, croniter
 from pydantic import Field, ValidationError
 
 from .base import ApiModel, Problem, Rule, SpecError, StatusModel
@@ -281,6 +286,28 @@ def template_problems(spec: BenchmarkScheduleSpec, results_claim: str) -> list[P
         return [_prefixed(p) for p in exc.problems]
     found = [*check(run_spec), *results_claim_problems(run_spec, results_claim)]
     return [_prefixed(p) for p in found]
+
+
+def cron_problem(expression: str) -> Problem | None:
+    """What croniter (the operator's cron parser) cannot read: a minute of 61, an
+    unknown month name... The CEL rule only checks the expression's shape."""
+    try:
+        croniter(expression)
+    except (CroniterError, ValueError, KeyError) as exc:
+        return Problem(
+            "spec.schedule",
+            f"{expression!r} is not a valid cron expression ({exc}); fields are minute 0-59, "
+            "hour 0-23, day-of-month 1-31, month 1-12 or JAN-DEC, day-of-week 0-6 or SUN-SAT",
+        )
+    return None
+
+
+def operator_problems(spec: BenchmarkScheduleSpec, results_claim: str) -> list[Problem]:
+    """What the operator refuses a schedule the API server stored with: its cron
+    expression and zone as croniter and the time zone database read them, and its
+    template as a run's spec is checked."""
+    found = [p for p in (cron_problem(spec.schedule), zone_problem(spec)) if p is not None]
+    return [*found, *template_problems(spec, results_claim)]
 
 
 def zone_problem(spec: BenchmarkScheduleSpec) -> Problem | None:

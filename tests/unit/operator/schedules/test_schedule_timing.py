@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from dbbench_operator.schedules.timing import cron_problem, due_time, next_time
+from dbbench_contract.api.schedule import cron_problem
+from dbbench_operator.schedules.timing import due_time, next_time
 
 
 def utc(*parts: int) -> datetime:
