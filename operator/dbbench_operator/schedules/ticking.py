@@ -76,7 +76,12 @@ def _accepted(old: BenchmarkScheduleStatus, problems: list[Problem], now: dateti
         "; ".join(str(p) for p in problems)[:_MESSAGE_LIMIT] or "schedule and template admitted"
     )
     before = next((c for c in old.conditions if c.type == ACCEPTED), None)
-    since = before.last_transition_time if before and before.status == status else now
+    # Seconds, as Kubernetes writes condition times.
+    since = (
+        before.last_transition_time
+        if before and before.status == status
+        else now.replace(microsecond=0)
+    )
     return Condition(type=ACCEPTED, status=status, reason=reason, message=message,
                      last_transition_time=since, observed_generation=generation)  # fmt: skip
 
