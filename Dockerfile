@@ -13,7 +13,9 @@
 #       --platform manylinux_2_17_x86_64 \
 #       'setuptools>=75' kopf==1.45.2 kubernetes==37.0.2 pymongo==4.20.0 \
 #       mysql-connector-python==26.10.0 psycopg==3.3.8 psycopg-binary==3.3.8 \
-#       pydantic==2.14.3 PyYAML==6.0.3 prometheus-client==0.26.0
+#       pydantic==2.14.3 PyYAML==6.0.3 prometheus-client==0.26.0 croniter==7.0.0 \
+#       tzdata==2026.6
+#   (hack/cluster/images.sh reads the list from pyproject.toml's [operator] extra)
 #   make tools     # .tools/bin/helm: a static helm the operator runs to render charts/
 #   docker build --build-arg BASE_IMAGE=python:3.13-slim-trixie -t dbbench/operator:0.1.0 .
 #

@@ -1,4 +1,5 @@
-"""`dbbench check FILE...`: every admission check of BenchmarkRun manifests, with
+"""`dbbench check FILE...`: every admission check of BenchmarkRun (and BenchmarkSchedule)
+manifests, with
 no cluster: what `kubectl apply` (the CRD's schema and CEL rules) and then the
 operator (its semantic checks) would refuse, with their messages and field
 paths. Made for a user's own CI, before applying.
@@ -20,6 +21,7 @@ import yaml
 from dbbench_contract.api.admission import DEFAULT_RESULTS_CLAIM, check_manifest
 
 KIND = "BenchmarkRun"
+KINDS = (KIND, "BenchmarkSchedule")
 
 
 def _documents(path: str) -> list[Any]:
@@ -28,12 +30,13 @@ def _documents(path: str) -> list[Any]:
 
 
 def check_file(path: str, results_claim: str = DEFAULT_RESULTS_CLAIM) -> tuple[list[str], bool]:
-    """(lines to print, whether every BenchmarkRun in the file would be admitted)."""
+    """(lines to print, whether every BenchmarkRun and BenchmarkSchedule in the file
+    would be admitted)."""
     try:
         docs = _documents(path)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         return [f"{path}: error: {' '.join(str(exc).split())}"], False
-    runs = [(i, d) for i, d in enumerate(docs) if not isinstance(d, dict) or d.get("kind") == KIND]
+    runs = [(i, d) for i, d in enumerate(docs) if not isinstance(d, dict) or d.get("kind") in KINDS]
     if not runs:
         return [f"{path}: error: no {KIND} in the file"], False
     lines, ok = [], True

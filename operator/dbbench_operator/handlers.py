@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from datetime import UTC, datetime
 from typing import Any
 
 import kopf
 
+from dbbench_contract.api.schedule_crd import PLURAL as SCHEDULE_PLURAL
 from dbbench_operator.controller import admission, heap
 from dbbench_operator.controller.alarms import ALARMS
 from dbbench_operator.controller.inventory import INVENTORY
@@ -23,6 +25,7 @@ from dbbench_operator.controller.metrics import METRICS
 from dbbench_operator.controller.reconciling import deleted, needs_pass
 from dbbench_operator.controller.run_loop import drive
 from dbbench_operator.naming import GROUP, PLURAL, RUN_UID_LABEL, VERSION, RunRef
+from dbbench_operator.schedules import ticking
 from dbbench_operator.settings import OperatorSettings
 
 # Whether the children's watches exist is decided when kopf loads this module
@@ -170,3 +173,21 @@ def run_deleted(*, meta: kopf.Meta, spec: kopf.Spec, **_: Any) -> None:
     """Remove what no owner reference reaches (cache-drop Jobs in the operator's
     namespace); kopf keeps the run's finalizer, and retries, until this returns."""
     deleted(RunRef.from_meta(meta), spec, OperatorSettings.from_env())
+
+
+# A schedule is looked at this often: a run starts at most this many seconds after
+# its time (it is named after the time itself), and history limits and the status
+# follow its runs as quickly.
+SCHEDULE_TICK_S = 10.0
+
+
+@kopf.timer(GROUP, VERSION, SCHEDULE_PLURAL, interval=SCHEDULE_TICK_S, initial_delay=0)
+def schedule_tick(*, body: kopf.Body, logger: kopf.Logger, **_: Any) -> None:
+    """Start the schedule's due run, apply its concurrency policy and history limits,
+    and report its status (`schedules/ticking`)."""
+
+    def post(kind: str, reason: str, message: str) -> None:
+        kopf.event(body, type=kind, reason=reason, message=message)
+        logger.info("%s: %s", reason, message)
+
+    ticking.tick(body, datetime.now(UTC), OperatorSettings.from_env(), post)

@@ -24,6 +24,9 @@ _KINDS: dict[str, tuple[str, str, str, str]] = {}
 for _names, _entry in (
     (("benchmarkrun", "benchmarkruns", "br"),
      ("/apis/dbbench.io/v1alpha1", "benchmarkruns", "dbbench.io/v1alpha1", "BenchmarkRun")),
+    (("benchmarkschedule", "benchmarkschedules", "bs"),
+     ("/apis/dbbench.io/v1alpha1", "benchmarkschedules", "dbbench.io/v1alpha1",
+      "BenchmarkSchedule")),
     (("secret", "secrets"), ("/api/v1", "secrets", "v1", "Secret")),
     (("configmap", "configmaps"), ("/api/v1", "configmaps", "v1", "ConfigMap")),
     (("pod", "pods"), ("/api/v1", "pods", "v1", "Pod")),

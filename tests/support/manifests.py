@@ -16,6 +16,11 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
 INVALID = sorted((REPO / "tests" / "data" / "invalid").glob("*.yaml"))
 CRD_FILE = REPO / "crds" / "benchmarkruns.dbbench.io.yaml"
+SCHEDULE_CRD_FILE = REPO / "crds" / "benchmarkschedules.dbbench.io.yaml"
+SCHEDULE_EXAMPLES = sorted((REPO / "examples" / "schedules").glob("*.yaml"))
+INVALID_SCHEDULES = sorted((REPO / "tests" / "data" / "schedules" / "invalid").glob("*.yaml"))
+# Stored by the API server, refused by the operator (and `dbbench check`).
+REFUSED_SCHEDULES = sorted((REPO / "tests" / "data" / "schedules" / "refused").glob("*.yaml"))
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -57,15 +62,24 @@ def crd_and_namespace(kube_cluster: Any, namespace: str, manager: str) -> Iterat
         kube_cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
 
 
-def wait_established(cluster: Any, timeout: float = 60) -> None:
+def wait_established(
+    cluster: Any, timeout: float = 60, crd: str = "benchmarkruns.dbbench.io"
+) -> None:
     # Polled rather than `kubectl wait`: that fails while status.conditions is still unset.
     query = '{.status.conditions[?(@.type=="Established")].status}'
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        result = cluster.kubectl(
-            "get", "crd", "benchmarkruns.dbbench.io", "-o", f"jsonpath={query}", check=False
-        )
+        result = cluster.kubectl("get", "crd", crd, "-o", f"jsonpath={query}", check=False)
         if result.stdout.strip() == "True":
             return
         time.sleep(0.5)
-    raise AssertionError("the BenchmarkRun CRD did not become Established")
+    raise AssertionError(f"the CRD {crd} did not become Established")
+
+
+def install_schedule_crd(cluster: Any, manager: str) -> None:
+    """The BenchmarkSchedule CRD, applied server-side as `manager`, Established."""
+    cluster.kubectl(
+        "apply", "--server-side", "--force-conflicts", f"--field-manager={manager}",
+        "-f", str(SCHEDULE_CRD_FILE),
+    )  # fmt: skip
+    wait_established(cluster, crd="benchmarkschedules.dbbench.io")

@@ -63,7 +63,12 @@ RULES: tuple[Rule, ...] = (
     Rule("", "nodes", ("list", "watch"), "cluster",
          "kopf watches nodes: admission reads node pools from memory, not from a list "
          "per pass", "kopf"),
-    Rule("", "events", ("create",), "runs", "kopf posts the run's Events", "kopf"),
+    Rule("", "events", ("create",), "runs", "kopf posts the runs' and schedules' Events", "kopf"),
+    Rule("dbbench.io", "benchmarkschedules", ("list", "watch", "patch"), "runs",
+         "kopf watches schedules (a timer each) and patches its finalizer on them", "kopf"),
+    Rule("dbbench.io", "benchmarkschedules/finalizers", ("update",), "runs",
+         "a schedule's runs carry blockOwnerDeletion: OwnerReferencesPermissionEnforcement "
+         "(OpenShift) checks this on every run a schedule creates", "admission"),
     Rule("dbbench.io", "benchmarkruns/finalizers", ("update",), "runs",
          "children carry blockOwnerDeletion: the OwnerReferencesPermissionEnforcement "
          "admission plugin (OpenShift) checks this on every child created", "admission"),
@@ -75,6 +80,11 @@ RULES: tuple[Rule, ...] = (
          "admitting: which runs hold a node pool"),
     Rule("dbbench.io", "benchmarkruns/status", ("patch",), "runs",
          "each pass's status patch (written by the run's own loop, `controller/run_loop`)"),
+    Rule("dbbench.io", "benchmarkruns", ("create", "delete"), "runs",
+         "schedules: a run per scheduled time; runs beyond the history limits, and the active "
+         "run with concurrencyPolicy Replace, deleted"),
+    Rule("dbbench.io", "benchmarkschedules/status", ("patch",), "runs",
+         "a schedule's status: last and next time, active runs, latest verdict, Accepted"),
     Rule("", "secrets", ("create", "get", "patch"), "runs",
          "the run's credentials Secret (created once, its owner checked, an older Secret "
          "given the results token); reading an external target's uriSecretRef"),

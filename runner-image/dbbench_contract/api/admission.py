@@ -1,4 +1,5 @@
-"""Every admission check of a BenchmarkRun manifest, offline: `check_manifest`.
+"""Every admission check of a BenchmarkRun or BenchmarkSchedule manifest, offline:
+`check_manifest`.
 
 What `kubectl create -f` then the operator would say, in their order:
 
@@ -15,7 +16,9 @@ What `kubectl create -f` then the operator would say, in their order:
 Pure: the CRD schema comes from the models (`build_crd`, which `crds/` is
 generated from and checked against). `dbbench check` is its command line;
 tests run the same files through the real kube-apiserver and the operator
-and compare the field paths and messages.
+and compare the field paths and messages. A BenchmarkSchedule goes through the
+same steps with its own CRD; step 4 is `schedule.operator_problems` (its cron
+expression, zone and template, as the operator's tick checks them).
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ from .apiserver import (
 from .base import Problem, SpecError
 from .cel_rules import rule_errors
 from .crd import API_VERSION, KIND, build_crd
+from .schedule import operator_problems as schedule_problems
+from .schedule import parse_schedule_spec
+from .schedule_crd import KIND as SCHEDULE_KIND
+from .schedule_crd import build_schedule_crd
 from .semantics import check, results_claim_problems
 from .spec import parse_spec
 
@@ -59,6 +66,13 @@ def crd_schema() -> Schema:
     return schema
 
 
+@lru_cache(maxsize=1)
+def schedule_crd_schema() -> Schema:
+    """The BenchmarkSchedule's openAPIV3Schema, as `crds/` holds it."""
+    schema: Schema = build_schedule_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    return schema
+
+
 def _json_like(value: Any) -> Any:
     """What kubectl sends for a YAML value: JSON, where an integral float is an integer
     (sigs.k8s.io/yaml marshals 1.0 as 1) and dates are strings."""
@@ -73,10 +87,11 @@ def _json_like(value: Any) -> Any:
     return str(value)
 
 
-def api_server_problems(doc: Mapping[str, Any]) -> list[Problem]:
-    """What the API server refuses a create of `doc` with (steps 1-3 above)."""
+def api_server_problems(doc: Mapping[str, Any], schema: Schema | None = None) -> list[Problem]:
+    """What the API server refuses a create of `doc` with (steps 1-3 above); `schema`:
+    its CRD's (the BenchmarkRun's unless given)."""
     body = _json_like(dict(doc))
-    schema = crd_schema()
+    schema = schema or crd_schema()
     unknown = list(unknown_fields(body, schema))
     if unknown:
         return [Problem(path, f'unknown field "{path}"') for path in unknown]
@@ -113,6 +128,8 @@ def check_manifest(
     """
     if not isinstance(doc, Mapping):
         return [Problem("<document>", "is not an object (a BenchmarkRun manifest)")]
+    if doc.get("kind") == SCHEDULE_KIND and doc.get("apiVersion") == API_VERSION:
+        return _schedule_problems(doc, results_claim)
     if doc.get("kind") != KIND or doc.get("apiVersion") != API_VERSION:
         shown = f"{doc.get('apiVersion')}/{doc.get('kind')}"
         return [Problem("apiVersion", f"{shown} is not {API_VERSION}/{KIND}")]
@@ -121,3 +138,16 @@ def check_manifest(
         return problems
     stored = defaulted(_json_like(dict(doc)), crd_schema())
     return operator_problems(stored["spec"], results_claim)
+
+
+def _schedule_problems(doc: Mapping[str, Any], results_claim: str) -> list[Problem]:
+    """A BenchmarkSchedule: its CRD at the API server, then the operator's tick."""
+    problems = api_server_problems(doc, schedule_crd_schema())
+    if problems:
+        return problems
+    stored = defaulted(_json_like(dict(doc)), schedule_crd_schema())
+    try:
+        spec = parse_schedule_spec(stored["spec"])
+    except SpecError as exc:
+        return list(exc.problems)
+    return schedule_problems(spec, results_claim)

@@ -72,7 +72,8 @@ def cel_value(value: Any, schema: Schema) -> celtypes.Value:
 
 def _failure(rule: Mapping[str, Any], node: Schema, path: str, self_value: Any) -> FieldError:
     field_path = str(rule.get("fieldPath") or "").lstrip(".")
-    where = f"{path}.{field_path}" if field_path else path
+    # A rule on the object itself, with no fieldPath: the API server names no field.
+    where = (f"{path}.{field_path}" if field_path else path) or "<nil>"
     message = rule.get("message") or f"failed rule: {rule['rule']}"
     if rule.get("messageExpression"):
         try:

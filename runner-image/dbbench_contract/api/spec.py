@@ -396,7 +396,7 @@ def _loc_path(loc: tuple[int | str, ...]) -> str:
     return path
 
 
-def _schema_problem(error: ErrorDetails) -> Problem:
+def schema_problem(error: ErrorDetails) -> Problem:
     """A pydantic error worded as the API server words the same refusal."""
     loc = tuple(error["loc"])
     if error["type"] == DUPLICATE_VALUE:
@@ -452,7 +452,7 @@ def parse_spec(body_spec: Mapping[str, Any]) -> BenchmarkRunSpec:
     try:
         spec = BenchmarkRunSpec.model_validate(dict(body_spec))
     except ValidationError as exc:
-        raise SpecError([_schema_problem(e) for e in exc.errors()]) from exc
+        raise SpecError([schema_problem(e) for e in exc.errors()]) from exc
     problems = rule_problems(spec)
     if problems:
         raise SpecError(problems)

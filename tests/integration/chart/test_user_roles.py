@@ -1,4 +1,4 @@
-"""Aggregated roles under real RBAC: namespace editors run benchmarks,
+"""Aggregated roles under real RBAC: namespace editors run benchmarks and schedule them,
 viewers read them, and neither reaches the operator's Secrets."""
 
 from __future__ import annotations
@@ -102,4 +102,46 @@ def test_namespace_users_get_benchmarkruns_through_aggregated_roles(
             assert "forbidden" in result.stderr.lower(), f"{what}: {result.stderr}"
     finally:
         deleted = as_user(alice, "delete", "br", "alice-run", "-n", TEAM_A, "--wait=false")
+        assert deleted.returncode == 0, deleted.stderr
+
+
+def test_namespace_users_get_benchmarkschedules_through_aggregated_roles(
+    kube_cluster: ControlPlane, scoped: Release, tmp_path: Path
+) -> None:
+    kubectl = kube_cluster.kubectl
+    users = {}
+    for user, role in (("carol", "edit"), ("dave", "view")):
+        kubectl("create", "serviceaccount", user, "-n", TEAM_A)
+        kubectl("create", "rolebinding", f"{user}-{role}", f"--clusterrole={role}",
+                f"--serviceaccount={TEAM_A}:{user}", "-n", TEAM_A)  # fmt: skip
+        users[user] = kube_cluster.service_account_kubeconfig(TEAM_A, user, tmp_path / user)
+
+    def as_user(who: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return kubectl(*args, check=False, input=stdin, kubeconfig=users[who])
+
+    def allowed(who: str, verb: str) -> bool:
+        result = as_user(who, "auth", "can-i", verb, "benchmarkschedules.dbbench.io", "-n", TEAM_A)
+        return result.stdout.strip() == "yes"
+
+    wait_until(lambda: allowed("carol", "create") and allowed("dave", "list"), "role aggregation")
+    schedule = yaml.safe_load((CHART / "examples" / "schedules" / "nightly.yaml").read_text())
+    schedule["metadata"] = {"name": "carol-nightly", "namespace": TEAM_A}
+    schedule["spec"]["suspend"] = True  # no operator is needed to see the rights
+    created = as_user("carol", "apply", "-f", "-", stdin=yaml.safe_dump(schedule))
+    assert created.returncode == 0, created.stderr
+    try:
+        assert as_user("dave", "get", "bs", "carol-nightly", "-n", TEAM_A).returncode == 0
+        schedule["metadata"]["name"] = "dave-nightly"
+        denied = [
+            ("dave creates a schedule",
+             as_user("dave", "apply", "-f", "-", stdin=yaml.safe_dump(schedule))),
+            ("carol writes status",
+             as_user("carol", "patch", "bs", "carol-nightly", "-n", TEAM_A,
+                     "--subresource=status", "--type=merge", "-p", '{"status": {"active": []}}')),
+        ]  # fmt: skip
+        for what, result in denied:
+            assert result.returncode != 0, f"{what}: allowed"
+            assert "forbidden" in result.stderr.lower(), f"{what}: {result.stderr}"
+    finally:
+        deleted = as_user("carol", "delete", "bs", "carol-nightly", "-n", TEAM_A, "--wait=false")
         assert deleted.returncode == 0, deleted.stderr

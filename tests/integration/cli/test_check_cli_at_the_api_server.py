@@ -22,8 +22,18 @@ from kubernetes.client.rest import ApiException
 
 from dbbench_contract.api import GROUP, PLURAL, VERSION
 from dbbench_operator.controller.reconciling import parse, results_claim_problems
+from dbbench_operator.schedules.ticking import admit
 from dbbench_operator.settings import OperatorSettings
-from tests.support.manifests import INVALID, REPO, crd_and_namespace, load
+from tests.support.manifests import (
+    INVALID,
+    INVALID_SCHEDULES,
+    REFUSED_SCHEDULES,
+    REPO,
+    SCHEDULE_EXAMPLES,
+    crd_and_namespace,
+    install_schedule_crd,
+    load,
+)
 from tests.unit.cli.test_check_cli import (
     EXAMPLES,
     REFUSED,
@@ -38,16 +48,20 @@ NAMESPACE = "dbbench-check-test"
 @pytest.fixture(scope="module")
 def cluster(kube_cluster: Any) -> Iterator[Any]:
     with crd_and_namespace(kube_cluster, NAMESPACE, "dbbench-check-test") as cluster:
+        install_schedule_crd(cluster, "dbbench-check-test")
         yield cluster
 
 
 def server_refusals(api: client.CustomObjectsApi, path: Path) -> list[tuple[str, str]]:
     """What the API server says to a create of the file (dry run, strict field
-    validation), then, if it stores it, what the operator's admission says."""
+    validation), then, if it stores it, what the operator's admission says (a run's
+    first pass, or a schedule's tick)."""
+    doc = load(path)
+    schedule = doc.get("kind") == "BenchmarkSchedule"
     try:
         stored = api.create_namespaced_custom_object(
-            GROUP, VERSION, NAMESPACE, PLURAL, load(path), dry_run="All",
-            field_validation="Strict",
+            GROUP, VERSION, NAMESPACE, "benchmarkschedules" if schedule else PLURAL, doc,
+            dry_run="All", field_validation="Strict",
         )  # fmt: skip
     except ApiException as exc:
         status = json.loads(exc.body)
@@ -58,6 +72,9 @@ def server_refusals(api: client.CustomObjectsApi, path: Path) -> list[tuple[str,
         unknown = re.findall(r'unknown field "([^"]+)"', status["message"])
         assert unknown, status
         return [(field, f'unknown field "{field}"') for field in unknown]
+    if schedule:
+        _, refusals = admit(stored["spec"], OperatorSettings().results_claim)
+        return [(p.field, p.message) for p in refusals]
     spec, problems = parse(stored["spec"])
     problems = (*problems, *results_claim_problems(spec, OperatorSettings()))
     return [(p.field, p.message) for p in problems]
@@ -78,3 +95,20 @@ def test_dbbench_check_says_what_the_api_server_and_the_operator_say(cluster: An
             differences.append((str(path), {"api server/operator": expected, "dbbench check": got}))
     assert differences == []
     assert refused == len(INVALID) + len(REFUSED) + len(WORDING)
+
+
+@pytest.mark.integration
+def test_dbbench_check_says_what_they_say_of_schedules(cluster: Any) -> None:
+    api = client.CustomObjectsApi(cluster.api_client())
+    paths = [p.relative_to(REPO) for p in (*INVALID_SCHEDULES, *REFUSED_SCHEDULES,
+                                           *SCHEDULE_EXAMPLES)]  # fmt: skip
+    offline = dbbench_check(*paths).stdout
+    differences, refused = [], 0
+    for path in paths:
+        expected = sorted(server_refusals(api, REPO / path))
+        got = sorted(cli_refusals(offline, path))
+        refused += bool(expected)
+        if got != expected:
+            differences.append((str(path), {"api server/operator": expected, "dbbench check": got}))
+    assert differences == []
+    assert refused == len(INVALID_SCHEDULES) + len(REFUSED_SCHEDULES)

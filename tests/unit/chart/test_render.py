@@ -155,7 +155,7 @@ RESULTS_READER_RULES = {
 }
 
 
-def test_aggregated_roles_add_only_benchmarkruns_and_reading_results() -> None:
+def test_aggregated_roles_add_only_runs_schedules_and_reading_results() -> None:
     manifests = render()
     edit, view = role_named(manifests, "edit"), role_named(manifests, "view")
     edit_labels = edit["metadata"]["labels"]
@@ -164,36 +164,34 @@ def test_aggregated_roles_add_only_benchmarkruns_and_reading_results() -> None:
     assert "rbac.authorization.k8s.io/aggregate-to-view" not in edit_labels
     assert view["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-view"] == "true"
     assert not any(k.endswith(("-admin", "-edit")) for k in view["metadata"]["labels"])
-    # Nothing but BenchmarkRuns and reading the results browser flows into the
+    # Nothing but BenchmarkRuns, BenchmarkSchedules and reading the results browser flows into the
     # built-in roles: the built-in edit role gains no Secrets, pods or operator
     # objects through us, and services/proxy only on the browser's Service.
+    writing = {"get", "list", "watch", "create", "update", "patch", "delete"}
+    reading = {"get", "list", "watch"}
     assert rule_table(edit, BROWSER_ONLY) == {
-        ("dbbench.io", "benchmarkruns"): {
-            "get",
-            "list",
-            "watch",
-            "create",
-            "update",
-            "patch",
-            "delete",
-        },
-        ("dbbench.io", "benchmarkruns/status"): {"get", "list", "watch"},
+        ("dbbench.io", "benchmarkruns"): writing,
+        ("dbbench.io", "benchmarkschedules"): writing,
+        ("dbbench.io", "benchmarkruns/status"): reading,
+        ("dbbench.io", "benchmarkschedules/status"): reading,
         **RESULTS_READER_RULES,
     }
-    assert rule_table(view, BROWSER_ONLY) == {
-        ("dbbench.io", "benchmarkruns"): {"get", "list", "watch"},
-        ("dbbench.io", "benchmarkruns/status"): {"get", "list", "watch"},
-        **RESULTS_READER_RULES,
-    }
+    viewing = dict.fromkeys(
+        [
+            ("dbbench.io", "benchmarkruns"),
+            ("dbbench.io", "benchmarkruns/status"),
+            ("dbbench.io", "benchmarkschedules"),
+            ("dbbench.io", "benchmarkschedules/status"),
+        ],
+        reading,
+    )
+    assert rule_table(view, BROWSER_ONLY) == {**viewing, **RESULTS_READER_RULES}
     reader = one(manifests, "Role")
     assert reader["metadata"]["name"] == "dbbench-results-reader"
     assert rule_table(reader, BROWSER_ONLY) == RESULTS_READER_RULES
     # Without the browser there is nothing to read through: no proxy rights at all.
     off = render({"results": {"browser": {"enabled": False}}})
-    assert rule_table(role_named(off, "view")) == {
-        ("dbbench.io", "benchmarkruns"): {"get", "list", "watch"},
-        ("dbbench.io", "benchmarkruns/status"): {"get", "list", "watch"},
-    }
+    assert rule_table(role_named(off, "view")) == viewing
     assert by_kind(off, "Role") == []
     without = render({"rbac": {"aggregateToDefaultRoles": False}})
     assert {r["metadata"]["name"] for r in by_kind(without, "ClusterRole")} == {

@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from dbbench_contract.api.apiserver import go_float
-from tests.support.manifests import INVALID, REPO, expected_message
+from tests.support.manifests import (
+    INVALID,
+    INVALID_SCHEDULES,
+    REFUSED_SCHEDULES,
+    REPO,
+    SCHEDULE_EXAMPLES,
+    expected_message,
+)
 
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml")) + sorted(
     (REPO / "examples" / "field").glob("*.yaml")
@@ -65,6 +72,23 @@ def test_every_refused_manifest_is_refused_with_its_message(corpus: str, least: 
     assert f"0 OK, {len(paths)} refused" in result.stdout
 
 
+def test_schedules_are_checked_as_the_api_server_and_the_operator_would() -> None:
+    """A BenchmarkSchedule: its CRD's refusals, then the operator's (cron values, time
+    zone, the template as a run); the example passes."""
+    paths = [p.relative_to(REPO) for p in (*INVALID_SCHEDULES, *REFUSED_SCHEDULES)]
+    assert len(INVALID_SCHEDULES) >= 10
+    assert len(REFUSED_SCHEDULES) >= 5
+    result = dbbench_check(*paths)
+    assert result.returncode == 1
+    for path in paths:
+        lines = [f"{f}: {m}" for f, m in cli_refusals(result.stdout, path)]
+        assert any(expected_message(REPO / path) in line for line in lines), (path, lines)
+    examples = [p.relative_to(REPO) for p in SCHEDULE_EXAMPLES]
+    passed = dbbench_check(*examples)
+    assert passed.returncode == 0, passed.stdout
+    assert all(f"{p}: OK" in passed.stdout.splitlines() for p in examples), passed.stdout
+
+
 def test_the_results_claim_is_the_installations(tmp_path: Path) -> None:
     path = REPO / "tests" / "data" / "refused" / "results-claim-other.yaml"
     assert dbbench_check(path).returncode == 1
@@ -82,7 +106,7 @@ def test_unreadable_files_and_other_kinds_are_errors(tmp_path: Path) -> None:
     assert result.returncode == 1
     out = result.stdout
     assert f"{broken}: error: " in out
-    assert f"{secret}: error: no BenchmarkRun in the file" in out
+    assert f"{secret}: error: no BenchmarkRun in the file" in out  # nor a BenchmarkSchedule
     assert f"{tmp_path / 'missing.yaml'}: error: " in out
     assert f"{both}#2: OK" in out
 

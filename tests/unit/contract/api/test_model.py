@@ -377,6 +377,9 @@ def test_gen_crd_check_fails_on_a_stale_file(
     stale.write_text(gen.render().replace("shortNames:\n    - br", "shortNames:\n    - bench"))
     monkeypatch.setattr(gen, "REPO", tmp_path)
     monkeypatch.setattr(gen, "CRD_PATH", stale)
+    schedules = tmp_path / "crds" / "benchmarkschedules.dbbench.io.yaml"
+    schedules.write_text(gen.render(gen.build_schedule_crd))
+    monkeypatch.setattr(gen, "SCHEDULE_CRD_PATH", schedules)
     assert gen.main(["--check"]) == 1
     assert "run `make crd`" in capsys.readouterr().err
     assert gen.main([]) == 0
