@@ -79,6 +79,7 @@ def build_run_summary(
     ending = ending or Ending()
     return rs.RunSummary(
         api_version=API_VERSION,
+        series=run.series,
         run=rs.RunMeta(
             namespace=run.namespace,
             name=run.name,
