@@ -28,6 +28,7 @@ from typing import Any, BinaryIO
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from dbbench_contract.tokens import token_matches
+from dbbench_results.history.index import HistoryIndex, SqliteIndex
 from dbbench_results.limits import Limits, Quotas, RefusedError, check_free_space, check_size
 from dbbench_results.limits import free_bytes as claim_free_bytes
 from dbbench_results.metering import ResultsMetrics
@@ -55,11 +56,15 @@ class Config:
     store: Store
     key: bytes
     limits: Limits = field(default_factory=Limits)
+    # None: the SQLite index on the claim (history.index).
+    history: HistoryIndex | None = None
     quotas: Quotas = field(init=False)
     metrics: ResultsMetrics = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "quotas", Quotas(self.limits))
+        if self.history is None:
+            object.__setattr__(self, "history", SqliteIndex(self.store.root))
         object.__setattr__(self, "metrics", ResultsMetrics(self.store.root))
 
 
@@ -175,6 +180,7 @@ class Handler(BaseHTTPRequestHandler):
             self._deadline(limits.request_timeout_s)
         self.config.metrics.uploaded("stored", written)
         if is_run_summary(path):
+            self._index(run_dir)
             render_in_background(run_dir)
         return HTTPStatus.CREATED, {"path": str(path), "bytes": written}
 
@@ -198,6 +204,19 @@ class Handler(BaseHTTPRequestHandler):
             self.config.quotas.forget(self.config.store.run_dir(run))
             self.config.metrics.merged(outcome, time.monotonic() - started)
         return merged
+
+    def _index(self, run_dir: Path) -> None:
+        """Add the run to its series' index before answering, so the operator's
+        next question (the run's verdict) sees it. The index is a cache of the
+        files: failing to add never fails the upload (the report is written and
+        the index rebuilt from the files later)."""
+        assert self.config.history is not None
+        try:
+            added = self.config.history.add_run(run_dir)
+        except Exception:
+            log.exception("history index: %s not added", run_dir)
+            return
+        log.info("history index: %s added (%d points)", run_dir, added)
 
     # -- helpers ----------------------------------------------------------------
 
