@@ -19,10 +19,13 @@ from dbbench_contract.api.status import Latency
 from dbbench_contract.layout import SUMMARY
 from dbbench_contract.run_summary import RunSummary
 from dbbench_contract.summary import StepSummary
+from dbbench_contract.tokens import run_token
+from dbbench_local.results_service import ResultsService
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.plan import plan
 from dbbench_operator.specs.runner_job import step_dir
 from dbbench_operator.steps.collecting import build_run_summary
+from tests.fixtures.results_service import request
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "merge"
 SPEC: dict[str, Any] = {
@@ -83,3 +86,22 @@ def write_run(root: Path, namespace: str, series: str | None, index: int,
                                  completed_at=ended, status_targets=[])  # fmt: skip
     (run_dir / SUMMARY).write_text(json.dumps(document.to_wire(), indent=1))
     return document
+
+
+def upload(service: ResultsService, source: Path, namespace: str, index: int,
+           factor: float, series: str | None = "nightly") -> Path:  # fmt: skip
+    """Write a run of the series under `source`, upload its files (summary.json
+    last, as the operator does); the run's directory on the service's claim."""
+    summary = write_run(source, namespace, series, index, factor)
+    run = summary.run
+    run_dir = source / run.namespace / run.name / run.uid
+    token = run_token(service.key, run.namespace, run.name, run.uid)
+    files = sorted(p for p in run_dir.rglob("*") if p.is_file() and p.name != "report.html")
+    first = [p for p in files if p != run_dir / "summary.json"]
+    for path in [*first, run_dir / "summary.json"]:
+        status, body = request(
+            service, "PUT", f"/v1/runs/{run.namespace}/{run.name}/{run.uid}/files/"
+            f"{path.relative_to(run_dir)}", body=path.read_bytes(), token=token,
+        )  # fmt: skip
+        assert status == 201, body
+    return service.root / run.namespace / run.name / run.uid

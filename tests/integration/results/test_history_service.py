@@ -16,28 +16,9 @@ from dbbench_contract.tokens import run_token, series_token
 from dbbench_local.results_service import ResultsService, running_results_service
 from dbbench_results.history.index import SqliteIndex, series_from_files
 from tests.fixtures.results_service import request
-from tests.support.series_runs import write_run
+from tests.support.series_runs import upload
 
 pytestmark = pytest.mark.integration
-
-
-def upload(service: ResultsService, source: Path, namespace: str, index: int,
-           factor: float, series: str | None = "nightly") -> Path:  # fmt: skip
-    """Write a run of the series under `source`, upload its files (summary.json
-    last, as the operator does); the run's directory on the service's claim."""
-    summary = write_run(source, namespace, series, index, factor)
-    run = summary.run
-    run_dir = source / run.namespace / run.name / run.uid
-    token = run_token(service.key, run.namespace, run.name, run.uid)
-    files = sorted(p for p in run_dir.rglob("*") if p.is_file() and p.name != "report.html")
-    first = [p for p in files if p != run_dir / "summary.json"]
-    for path in [*first, run_dir / "summary.json"]:
-        status, body = request(
-            service, "PUT", f"/v1/runs/{run.namespace}/{run.name}/{run.uid}/files/"
-            f"{path.relative_to(run_dir)}", body=path.read_bytes(), token=token,
-        )  # fmt: skip
-        assert status == 201, body
-    return service.root / run.namespace / run.name / run.uid
 
 
 def wait_for(path: Path, seconds: float = 120) -> bool:
