@@ -3,7 +3,10 @@
 
 --significance and --min-runs judge each run against its series (change
 points, docs/results.md): the chart values results.history.significance and
-results.history.minRuns.
+results.history.minRuns. The series index is SQLite on the claim, or the
+PostgreSQL database named by the DSN in DBBENCH_RESULTS_HISTORY_DSN (the chart
+sets it from results.history.postgres.existingSecret; never a flag, which `ps`
+would show).
 
 --metrics-port serves /metrics (uploads, merges, the claim's usage) apart
 from the API (docs/metrics.md); 0, the default, serves none.
@@ -22,7 +25,7 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-from dbbench_results.history.answer import add_judging_flags, judging_from
+from dbbench_results.history.answer import add_judging_flags, history_index, judging_from
 from dbbench_results.limits import Limits
 from dbbench_results.server import Config, make_server
 from dbbench_results.store import Store
@@ -91,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     key = args.key_file.read_bytes().strip()
     if len(key) < 16:
         raise SystemExit(f"{args.key_file}: the service key must be at least 16 bytes")
-    config = Config(Store(args.root), key, limits_from(args), judging=judging_from(args))
+    store = Store(args.root)
+    config = Config(store, key, limits_from(args), history=history_index(store.root),
+                    judging=judging_from(args))  # fmt: skip
     server = make_server(args.host, args.port, config)
     if args.metrics_port:
         config.metrics.serve(args.host, args.metrics_port)

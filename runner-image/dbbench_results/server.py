@@ -34,7 +34,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from dbbench_contract.tokens import series_token_matches, token_matches
 from dbbench_results.history.answer import check_names, history
 from dbbench_results.history.changes import Judging
-from dbbench_results.history.index import HistoryIndex, SqliteIndex
+from dbbench_results.history.index import HistoryIndex, SqliteIndex, series_from_files
 from dbbench_results.limits import Limits, Quotas, RefusedError, check_free_space, check_size
 from dbbench_results.limits import free_bytes as claim_free_bytes
 from dbbench_results.metering import ResultsMetrics
@@ -225,7 +225,11 @@ class Handler(BaseHTTPRequestHandler):
         self._token(series_token_matches, "series token", "this series", namespace, series)
         assert self.config.history is not None
         self._deadline(None)  # the service's own work, bounded by the socket timeout
-        points = self.config.history.series(namespace, series)
+        try:
+            points = self.config.history.series(namespace, series)
+        except Exception:  # the index is a cache: the files answer (slower) when it cannot
+            log.exception("history index: series %s/%s read from the files", namespace, series)
+            points = series_from_files(self.config.store.root, namespace, series)
         return history(points, namespace, series, self.config.judging, run).to_wire()
 
     def _index(self, run_dir: Path) -> None:

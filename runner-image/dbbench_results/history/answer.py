@@ -21,7 +21,12 @@ from dbbench_results.history.changes import (
     run_order,
     verdict,
 )
-from dbbench_results.history.index import INDEX_DIR, SQLITE_NAME, series_from_files
+from dbbench_results.history.index import (
+    INDEX_DIR,
+    SQLITE_NAME,
+    HistoryIndex,
+    series_from_files,
+)
 from dbbench_results.paths import PathRefusedError
 
 log = logging.getLogger(__name__)
@@ -54,10 +59,30 @@ def history(
     )  # fmt: skip
 
 
+DSN_ENV = "DBBENCH_RESULTS_HISTORY_DSN"
+
+
+def history_index(root: Path, *, read_only: bool = False) -> HistoryIndex | None:
+    """The PostgreSQL index when DBBENCH_RESULTS_HISTORY_DSN names one; None: SQLite."""
+    dsn = os.environ.get(DSN_ENV, "").strip()
+    if not dsn:
+        return None
+    from dbbench_results.history.postgres_index import PostgresIndex  # noqa: PLC0415 - psycopg
+
+    return PostgresIndex(dsn, root, read_only=read_only)
+
+
 def read_only_series(root: Path, namespace: str, series: str) -> list[SeriesPoint]:
     """The series for the browser, whose claim is mounted read-only: the service's
-    SQLite index opened read-only, or the files themselves when it cannot be read
-    (missing, damaged, being replaced)."""
+    index (PostgreSQL when named; else its SQLite file opened read-only), or the
+    files themselves when it cannot be read (missing, damaged, unreachable)."""
+    index = history_index(root, read_only=True)
+    if index is not None:
+        try:
+            return index.series(namespace, series)
+        except Exception as exc:  # noqa: BLE001 - any failure: the files answer
+            log.warning("history index not readable (%s): reading the files", exc)
+            return series_from_files(root, namespace, series)
     path = root / INDEX_DIR / SQLITE_NAME
     if path.is_file():
         try:

@@ -56,7 +56,7 @@ class HistoryIndex(Protocol):
         ...
 
 
-def _rows(points: Sequence[SeriesPoint]) -> Iterator[tuple[object, ...]]:
+def rows_of(points: Sequence[SeriesPoint]) -> Iterator[tuple[object, ...]]:
     for p in points:
         yield (p.namespace, p.series, p.run, p.uid, p.ended_at, p.target, p.phase, p.repeat,
                p.operation_type, p.model_dump_json(by_alias=True))  # fmt: skip
@@ -86,7 +86,7 @@ class SqliteIndex:
         def write(db: sqlite3.Connection) -> int:
             with db:
                 db.execute("DELETE FROM points WHERE namespace = ? AND uid = ?", (ns, uid))
-                db.executemany(_INSERT, _rows(points))
+                db.executemany(_INSERT, rows_of(points))
             return len(points)
 
         return self._use(write)
@@ -154,7 +154,7 @@ class SqliteIndex:
                         if summary is None:
                             continue
                         points = list(points_of(summary, run_dir))
-                        db.executemany(_INSERT, _rows(points))
+                        db.executemany(_INSERT, rows_of(points))
                         count, runs = count + len(points), runs + 1
             temp.replace(self.path)
         finally:
