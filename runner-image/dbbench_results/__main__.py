@@ -88,6 +88,14 @@ def limits_from(args: argparse.Namespace) -> Limits:
     )
 
 
+def _warm(config: Config) -> None:
+    assert config.history is not None
+    try:
+        config.history.series("", "")
+    except Exception:  # the index is a cache: uploads and the files go on without it
+        logging.exception("history index not usable at start")
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     args = _parser().parse_args(argv)
@@ -98,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     config = Config(store, key, limits_from(args), history=history_index(store.root),
                     judging=judging_from(args))  # fmt: skip
     server = make_server(args.host, args.port, config)
+    # Check (and, missing or damaged, build) the series index now rather than in
+    # the first summary's upload: on a large claim a build reads every run.
+    threading.Thread(target=_warm, args=(config,), name="history-index", daemon=True).start()
     if args.metrics_port:
         config.metrics.serve(args.host, args.metrics_port)
 

@@ -4,6 +4,7 @@ a real service, real files over HTTP, its SQLite index on the claim."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -48,8 +49,12 @@ def test_stored_runs_are_indexed_and_a_damaged_index_is_rebuilt(tmp_path: Path) 
 
 def test_a_run_is_stored_and_reported_while_the_index_cannot_be_used(tmp_path: Path) -> None:
     with running_results_service(tmp_path / "service") as service:
-        # Nothing can make the index: its directory's name is taken by a file.
-        (service.root / ".index").write_bytes(b"in the way")
+        # Nothing can make the index: its directory's name is taken by a file
+        # (after the service built it at start).
+        index_dir = service.root / ".index"
+        assert wait_for(index_dir / "history.sqlite3", 30), "no index built at start"
+        shutil.rmtree(index_dir)
+        index_dir.write_bytes(b"in the way")
         run_dir = upload(service, tmp_path / "source", "bench", 0, 1.0)
         assert (run_dir / "summary.json").is_file()
         assert wait_for(run_dir / "report.html"), "no report while the index is unusable"
