@@ -1,5 +1,12 @@
 """python -m dbbench_results --root DIR --key-file FILE [--host H] [--port P]
-[--metrics-port M] [limits]
+[--metrics-port M] [--significance P] [--min-runs N] [limits]
+
+--significance and --min-runs judge each run against its series (change
+points, docs/results.md): the chart values results.history.significance and
+results.history.minRuns. The series index is SQLite on the claim, or the
+PostgreSQL database named by the DSN in DBBENCH_RESULTS_HISTORY_DSN (the chart
+sets it from results.history.postgres.existingSecret; never a flag, which `ps`
+would show).
 
 --metrics-port serves /metrics (uploads, merges, the claim's usage) apart
 from the API (docs/metrics.md); 0, the default, serves none.
@@ -18,6 +25,7 @@ import threading
 from pathlib import Path
 from types import FrameType
 
+from dbbench_results.history.answer import add_judging_flags, history_index, judging_from
 from dbbench_results.limits import Limits
 from dbbench_results.server import Config, make_server
 from dbbench_results.store import Store
@@ -54,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
         default=int(_env_default("METRICS_PORT", 0)),
         help="serve /metrics on this port (0: none)",
     )
+    add_judging_flags(parser)
     for flag, kind, default, chart_value in _LIMITS:
         env = flag.upper().replace("-", "_")
         parser.add_argument(
@@ -79,14 +88,27 @@ def limits_from(args: argparse.Namespace) -> Limits:
     )
 
 
+def _warm(config: Config) -> None:
+    assert config.history is not None
+    try:
+        config.history.series("", "")
+    except Exception:  # the index is a cache: uploads and the files go on without it
+        logging.exception("history index not usable at start")
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     args = _parser().parse_args(argv)
     key = args.key_file.read_bytes().strip()
     if len(key) < 16:
         raise SystemExit(f"{args.key_file}: the service key must be at least 16 bytes")
-    config = Config(Store(args.root), key, limits_from(args))
+    store = Store(args.root)
+    config = Config(store, key, limits_from(args), history=history_index(store.root),
+                    judging=judging_from(args))  # fmt: skip
     server = make_server(args.host, args.port, config)
+    # Check (and, missing or damaged, build) the series index now rather than in
+    # the first summary's upload: on a large claim a build reads every run.
+    threading.Thread(target=_warm, args=(config,), name="history-index", daemon=True).start()
     if args.metrics_port:
         config.metrics.serve(args.host, args.metrics_port)
 
@@ -96,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    logging.info("serving %s on %s:%d, %s", config.store.root, args.host, args.port, config.limits)
+    logging.info("serving %s on %s:%d, %s, %s", config.store.root, args.host, args.port,
+                 config.limits, config.judging)  # fmt: skip
     server.serve_forever()
     server.server_close()
     return 0

@@ -210,7 +210,7 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
         return replace(obs, blocked=admission.blocker(run, spec, settings)), {}, ()
     progress = p.status.progress
     if p.phase is RunPhase.COLLECTING:
-        return _collect(p, obs, spec, steps), {}, ()
+        return _collect(p, obs, spec, steps)
     started = p.status.started_at or p.now
     left = spec.timeout.seconds - (p.now - started).total_seconds()
     ctx = Context(
@@ -224,16 +224,21 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
     return _observed(obs, moved, p.status), extra, (*events, *_stall_event(moved, p.status))
 
 
-def _collect(p: Pass, obs: Observation, spec: BenchmarkRunSpec, steps: list[Step]) -> Observation:
-    """The run's summary.json written, or the failed step that keeps it from
+def _collect(
+    p: Pass, obs: Observation, spec: BenchmarkRunSpec, steps: list[Step]
+) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
+    """The run's summary.json written and the run judged against its series (the
+    ChangePoint condition and its Event), or the failed step that keeps it from
     succeeding (a run never ends Succeeded with a failed step)."""
     failed = collecting.write_run_summary(
         p.settings, p.run, spec, steps, started_at=p.status.started_at, now=p.now,
         status_targets=p.status.targets,
     )  # fmt: skip
     if failed is not None:
-        return replace(obs, failure=failed)
-    return replace(obs, steps_done=len(steps), collected=True)
+        return replace(obs, failure=failed), {}, ()
+    judged = collecting.judge_run(p.settings, p.run)
+    collected = replace(obs, steps_done=len(steps), collected=True, change_point=judged.condition)
+    return collected, {}, (judged.event,)
 
 
 def _condition(status: BenchmarkRunStatus, kind: str) -> Condition | None:
