@@ -113,6 +113,8 @@ def trend_chart(
         if lines:
             axes.legend(loc="best", fontsize=7)
         svg = _svg(figure)
+    # Links open in place, as every other link of the browser (matplotlib adds a target).
+    svg = svg.replace(' target="_blank"', "")
     for gid, (tooltip, attrs) in tips.items():
         svg = _annotate(svg, gid, tooltip, attrs)
     return svg
