@@ -64,6 +64,11 @@ class Mark:
     attrs: Mapping[str, str]
 
 
+def _days(moment: datetime) -> float:
+    """Matplotlib's date axis unit: days since its epoch, 1970-01-01 UTC (the default)."""
+    return moment.timestamp() / 86400.0
+
+
 def _annotate(svg: str, gid: str, tooltip: str, attrs: Mapping[str, str]) -> str:
     """The artist's group gets its tooltip and data attributes (ids are ours: [a-z0-9-])."""
     extra = "".join(f' data-{k}="{escape(v)}"' for k, v in attrs.items())
@@ -82,7 +87,7 @@ def trend_chart(
         colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         for i, line in enumerate(lines):
             colour = colours[i % len(colours)]
-            xs = [p.x for p in line.points]
+            xs = [_days(p.x) for p in line.points]
             axes.plot(xs, [p.mean for p in line.points], "-", color=colour, label=line.label,
                       linewidth=1.3)  # fmt: skip
             if any(p.high > p.low for p in line.points):
@@ -90,14 +95,14 @@ def trend_chart(
                                   color=colour, alpha=0.18, linewidth=0)  # fmt: skip
             for j, point in enumerate(line.points):
                 gid = f"{key}-l{i}-p{j}"
-                axes.plot([point.x], [point.mean], "o", color=colour, markersize=3.5,
+                axes.plot([_days(point.x)], [point.mean], "o", color=colour, markersize=3.5,
                           url=point.href, gid=gid)  # fmt: skip
                 tips[gid] = (point.tooltip, {"point": "", **point.attrs})
         for k, mark in enumerate(marks):
             point = lines[mark.line].points[mark.point]
             shape, colour = _MARKS[mark.kind]
             gid = f"{key}-m{k}"
-            axes.plot([point.x], [point.mean], shape, color=colour, markersize=9,
+            axes.plot([_days(point.x)], [point.mean], shape, color=colour, markersize=9,
                       markeredgecolor="white", zorder=5, url=mark.href, gid=gid)  # fmt: skip
             tips[gid] = (mark.tooltip, {"mark": mark.kind, **mark.attrs})
         for kind in dict.fromkeys(m.kind for m in marks):  # legend entries for the marks
@@ -105,9 +110,10 @@ def trend_chart(
             axes.plot([], [], shape, color=colour, markersize=7, label=kind)
         axes.set_title(title)
         axes.set_ylabel(title.split(" over ", 1)[0])
-        locator = mdates.AutoDateLocator(maxticks=6)
+        dates: Any = mdates  # its locators and formatters are not typed
+        locator = dates.AutoDateLocator(maxticks=6)
         axes.xaxis.set_major_locator(locator)
-        axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        axes.xaxis.set_major_formatter(dates.ConciseDateFormatter(locator))
         axes.yaxis.set_major_formatter(_MS if ms else EngFormatter(sep=""))
         axes.set_ylim(bottom=0)
         if lines:

@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -25,8 +25,15 @@ from tests.support.browser_server import browser_server
 from tests.support.chromium import chromium, console_errors, wait_for_title
 
 pytestmark = pytest.mark.integration
-LABELS = {"opsPerSecond": "ops/s", "recordsPerSecond": "records/s", "p50Ms": "p50 (ms)",
-          "p95Ms": "p95 (ms)", "p99Ms": "p99 (ms)", "p999Ms": "p99.9 (ms)", "errors": "errors"}
+LABELS = {
+    "opsPerSecond": "ops/s",
+    "recordsPerSecond": "records/s",
+    "p50Ms": "p50 (ms)",
+    "p95Ms": "p95 (ms)",
+    "p99Ms": "p99 (ms)",
+    "p999Ms": "p99.9 (ms)",
+    "errors": "errors",
+}
 DIGITS = {m: 1 if m in ("opsPerSecond", "recordsPerSecond", "errors") else 3 for m in METRICS}
 # What the page reads out of the DOM: every annotated SVG group (points and
 # marks, their tooltip and link) and every table cell with its row's data.
@@ -101,8 +108,8 @@ def check_marks(groups: list[dict[str, Any]], index: SeriesHistory) -> None:
     assert sorted((g["data"]["run"], g["data"]["metric"], g["data"]["phase"]) for g in marks) \
         == sorted((c.run, c.metric, c.phase) for c in changes)  # fmt: skip
     for c in changes:
-        g = next(g for g in marks if (g["data"]["metric"], g["data"]["phase"]) == (c.metric,
-                                                                                 c.phase))  # fmt: skip
+        g = next(g for g in marks
+                 if (g["data"]["metric"], g["data"]["phase"]) == (c.metric, c.phase))  # fmt: skip
         assert g["data"]["mark"] == c.direction.lower()
         pct = (c.after - c.before) / c.before * 100
         assert g["title"] == (
@@ -146,9 +153,10 @@ def check_tables(cells: list[dict[str, Any]], index: SeriesHistory) -> None:
             assert cell["text"] == str(len(line))
         else:
             metric, _, end = key.partition(".")
-            values = by_run(line, metric)  # type: ignore[arg-type]
+            values = by_run(line, cast(Metric, metric))
             if not values:
-                assert cell["value"] is None and cell["text"] == "—"
+                assert cell["value"] is None
+                assert cell["text"] == "—"
             else:
                 got = values[row["run"]]
                 want = {"": sum(got) / len(got), "min": min(got), "max": max(got)}[end]

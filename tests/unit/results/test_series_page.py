@@ -146,7 +146,8 @@ def test_the_change_is_marked_at_its_run_and_compared_with_the_run_before() -> N
     # The legend table: the same change points, each before -> after exact.
     page = parse(html)
     assert len([c for c in page.cells if c.table == "changes" and c.key == "before"]) == len(
-        answer.change_points)
+        answer.change_points
+    )
     row = {"run": f"nightly-{STEP_AT}", "phase": "reads", "metric": "opsPerSecond", "op": "all"}
     assert page.find("changes", "direction", **row).text == "Regression"
     for key, value in (("before", ops.before), ("after", ops.after), ("changePercent", pct)):
@@ -166,8 +167,8 @@ def test_an_improvement_is_marked_apart_and_links_in_tables() -> None:
     marks = [g for g in svg_groups(html) if "mark" in g]
     assert marks
     assert {g["mark"] for g in marks} == {"improvement"}
-    assert "<b class=\"improvement\">Improvement</b>" in html
-    assert "href=\"../../runs/bench/nightly-8/uid-8/\"" in html  # the changes table's run
+    assert '<b class="improvement">Improvement</b>' in html
+    assert 'href="../../runs/bench/nightly-8/uid-8/"' in html  # the changes table's run
     assert "<form method='get' action='../../compare'>" in html
     assert "value='bench/nightly-0/uid-0'" in html
 
