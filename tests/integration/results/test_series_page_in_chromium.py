@@ -172,6 +172,13 @@ def test_every_number_on_the_series_page_is_the_index(
     url, index = served
     with chromium(tmp_path / "profile") as driver:
         driver.get(url + "/")
+        links = {
+            r.get_attribute("data-run"): [a.get_attribute("href") for a in r.find_elements(
+                By.CSS_SELECTOR, "[data-key=series] a")]
+            for r in driver.find_elements(By.CSS_SELECTOR, "table[data-table=runs] tbody tr")
+        }  # fmt: skip
+        assert links == {f"{NS}/nightly-{i}": [f"{url}/series/{NS}/nightly"] for i in range(RUNS)} \
+            | {f"{NS}/weekly-20": [f"{url}/series/{NS}/weekly"], f"{NS}/lone-21": []}  # fmt: skip
         series = f"table[data-table=series] tr[data-series='{NS}/nightly']"
         driver.find_element(By.CSS_SELECTOR, series).find_element(By.LINK_TEXT, "nightly").click()
         wait_for_title(driver, f"dbbench series: {NS}/nightly")
