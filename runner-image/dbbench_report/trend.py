@@ -9,6 +9,7 @@ after rendering, a ``<title>`` (the browser's native tooltip: no script) and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -69,12 +70,19 @@ def _days(moment: datetime) -> float:
     return moment.timestamp() / 86400.0
 
 
-def _annotate(svg: str, gid: str, tooltip: str, attrs: Mapping[str, str]) -> str:
-    """The artist's group gets its tooltip and data attributes (ids are ours: [a-z0-9-])."""
-    extra = "".join(f' data-{k}="{escape(v)}"' for k, v in attrs.items())
-    opening = f'<g id="{gid}">'
-    assert svg.count(opening) == 1, gid
-    return svg.replace(opening, f'<g id="{gid}"{extra}><title>{escape(tooltip)}</title>')
+def _annotate(svg: str, key: str, tips: Mapping[str, tuple[str, Mapping[str, str]]]) -> str:
+    """Each of our artists' groups gets its tooltip and data attributes, in one pass
+    (a series' chart holds a group per run and line)."""
+
+    def opening(match: re.Match[str]) -> str:
+        gid = match[1]
+        tooltip, attrs = tips[gid]
+        extra = "".join(f' data-{k}="{escape(v)}"' for k, v in attrs.items())
+        return f'<g id="{gid}"{extra}><title>{escape(tooltip)}</title>'
+
+    annotated, found = re.subn(rf'<g id="({re.escape(key)}-(?:l\d+-p|m)\d+)">', opening, svg)
+    assert found == len(tips), (key, found, len(tips))
+    return annotated
 
 
 def trend_chart(
@@ -111,7 +119,7 @@ def trend_chart(
         axes.set_title(title)
         axes.set_ylabel(title.split(" over ", 1)[0])
         dates: Any = mdates  # its locators and formatters are not typed
-        locator = dates.AutoDateLocator(maxticks=6)
+        locator = dates.AutoDateLocator(minticks=3, maxticks=7)
         axes.xaxis.set_major_locator(locator)
         axes.xaxis.set_major_formatter(dates.ConciseDateFormatter(locator))
         axes.yaxis.set_major_formatter(_MS if ms else EngFormatter(sep=""))
@@ -121,6 +129,4 @@ def trend_chart(
         svg = _svg(figure)
     # Links open in place, as every other link of the browser (matplotlib adds a target).
     svg = svg.replace(' target="_blank"', "")
-    for gid, (tooltip, attrs) in tips.items():
-        svg = _annotate(svg, gid, tooltip, attrs)
-    return svg
+    return _annotate(svg, key, tips)
