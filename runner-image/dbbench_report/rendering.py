@@ -37,6 +37,7 @@ figure.chart{margin:.3rem 0}figure.chart svg{width:100%;height:auto}
 figcaption{font-size:.75rem;color:#57606a}b.flag{color:#b00}
 .noise.within-noise{color:#9a6700}.noise.beyond-noise{color:#1a7f37;font-weight:600}
 .noise.1-repeat{color:#57606a}
+b.regression{color:#cf222e}b.improvement{color:#1a7f37}
 """
 
 SECTIONS = (

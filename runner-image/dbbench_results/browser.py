@@ -1,12 +1,13 @@
 """The results browser: a read-only web view of the results root.
 
-    GET /                                         runs with their status, links to reports
+    GET /                                         runs (status, series), links to reports
     GET /runs/<ns>/<run>/<uid>/                   the run's report.html (rendered if absent)
     GET /runs/<ns>/<run>/<uid>/files/<path>       one result file
     GET /compare?run=<ns>/<run>/<uid>&run=...     two or more runs compared (dbbench compare's page)
     GET /api/runs                                 the runs, as JSON
     GET /api/runs/<ns>/<run>/<uid>/files          the run's files, as JSON (for `dbbench fetch`)
     GET /api/runs/<ns>/<run>/<uid>/archive        every file of the run as one tar.gz stream
+    GET /series/<ns>/<series>[?op=<type>]         a series' page: each metric over its runs
     GET /api/series/<ns>/<series>[?run=<name>]    a series' history, as the service answers it
     GET /healthz
 
@@ -27,8 +28,6 @@ import os
 import re
 import signal
 import threading
-from dataclasses import dataclass
-from html import escape
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -36,25 +35,17 @@ from types import FrameType
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from pydantic import ValidationError
-
-from dbbench_contract.layout import POD_PREFIX, SUMMARY
-from dbbench_contract.run_summary import RunSummary
 from dbbench_report import REPORT, ResultsError, read_run, render
 from dbbench_report.compare_page import compare_page
 from dbbench_report.comparing import compare
+from dbbench_results import browser_series
 from dbbench_results.archive import ARCHIVE_TYPE, run_files, write_archive
-from dbbench_results.history.answer import (
-    add_judging_flags,
-    check_names,
-    history,
-    judging_from,
-    read_only_series,
-)
+from dbbench_results.history.answer import add_judging_flags, judging_from
 from dbbench_results.history.changes import Judging
 from dbbench_results.limits import Limits
 from dbbench_results.paths import PathRefusedError, RunId, relative
 from dbbench_results.pool import BoundedHTTPServer
+from dbbench_results.run_list import index_page, scan
 from dbbench_results.store import CHUNK
 
 log = logging.getLogger(__name__)
@@ -64,94 +55,6 @@ _REPORT = re.compile(r"^/runs" + _RUN + r"/?$")
 _FILE = re.compile(r"^/runs" + _RUN + r"/files/(?P<path>.+)$")
 _FILES = re.compile(r"^/api/runs" + _RUN + r"/files$")
 _ARCHIVE = re.compile(r"^/api/runs" + _RUN + r"/archive$")
-_SERIES = re.compile(r"^/api/series/(?P<ns>[^/]+)/(?P<series>[^/]+)$")
-
-
-@dataclass(frozen=True)
-class RunEntry:
-    namespace: str
-    name: str
-    uid: str
-    status: str
-    steps_done: int
-    steps_total: int | None
-    completed: str | None
-
-    @property
-    def href(self) -> str:
-        return f"/runs/{self.namespace}/{self.name}/{self.uid}/"
-
-
-def _steps_done(run_dir: Path) -> int:
-    return sum(
-        1 for p in run_dir.glob(f"*/*/*/{SUMMARY}") if not p.parent.name.startswith(POD_PREFIX)
-    )
-
-
-def _read_run_summary(path: Path) -> RunSummary | None:
-    try:
-        return RunSummary.from_json(path.read_bytes())
-    except (OSError, ValidationError):
-        return None
-
-
-def _entry(run: RunId, run_dir: Path) -> RunEntry:
-    summary = _read_run_summary(run_dir / SUMMARY)
-    if summary is None:
-        return RunEntry(run.namespace, run.name, run.uid, "in progress",
-                        _steps_done(run_dir), None, None)  # fmt: skip
-    results = [s.result for s in summary.steps]
-    failed = [r for r in results if r is None or r.status != "succeeded"]
-    status = "finished" if not failed else f"finished, {len(failed)} step(s) not succeeded"
-    if summary.run.phase == "Failed":
-        status = f"failed ({summary.run.reason or 'see the run'})"
-    return RunEntry(run.namespace, run.name, run.uid, status,
-                    sum(r is not None for r in results), len(summary.steps),
-                    summary.run.completed_at)  # fmt: skip
-
-
-def scan(root: Path) -> list[RunEntry]:
-    """Every run under the root: finished (its summary.json is there) or in progress."""
-    entries = []
-    for run_dir in sorted(root.glob("*/*/*")):
-        try:
-            run = RunId.parse(*run_dir.relative_to(root).parts)
-        except PathRefusedError:
-            continue
-        if run_dir.is_dir():
-            entries.append(_entry(run, run_dir))
-    return entries
-
-
-def index_page(entries: list[RunEntry]) -> str:
-    """The runs; finished ones can be ticked and compared (a plain GET form: the
-    action is relative, so it also works behind the API server's service proxy)."""
-
-    def tick(e: RunEntry) -> str:
-        if e.steps_total is None:
-            return "<td></td>"
-        value = escape(f"{e.namespace}/{e.name}/{e.uid}")
-        return f"<td><input type='checkbox' name='run' value='{value}'></td>"
-
-    rows = "".join(
-        f"<tr data-run='{escape(e.namespace)}/{escape(e.name)}'>{tick(e)}"
-        f"<td>{escape(e.namespace)}</td>"
-        f"<td><a href='{escape(e.href)}'>{escape(e.name)}</a></td><td>{escape(e.uid)}</td>"
-        f"<td data-key='status'>{escape(e.status)}</td>"
-        f"<td>{e.steps_done}{'' if e.steps_total is None else f' / {e.steps_total}'}</td>"
-        f"<td>{escape(e.completed or '')}</td></tr>"
-        for e in entries
-    )
-    return (
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>dbbench results"
-        "</title><style>body{font-family:system-ui,sans-serif;margin:1.5rem}table{border-"
-        "collapse:collapse}td,th{border:1px solid #ddd;padding:.2rem .5rem}</style></head>"
-        "<body><h1>dbbench results</h1><form method='get' action='compare'>"
-        "<table data-table='runs'><thead><tr><th>compare</th><th>namespace</th>"
-        "<th>run</th><th>uid</th><th>status</th><th>steps</th><th>completed</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table><p><button type='submit'>Compare the ticked runs"
-        "</button> (two or more)</p></form></body></html>\n"
-    )
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -183,8 +86,9 @@ class Handler(BaseHTTPRequestHandler):
         if match := _ARCHIVE.match(unquote(urlsplit(self.path).path)):
             self._archive(match, head=head)
             return
+        path = unquote(urlsplit(self.path).path)
         try:
-            status, body, kind = self._route(unquote(urlsplit(self.path).path))
+            status, body, kind = self._route(path)
         except PathRefusedError as exc:
             status, body, kind = HTTPStatus.BAD_REQUEST, f"path refused: {exc}\n", "text/plain"
         except ResultsError as exc:
@@ -196,7 +100,8 @@ class Handler(BaseHTTPRequestHandler):
             self._send_file(body, kind, head=head)
             return
         data = body if isinstance(body, bytes) else body.encode()
-        self._send(status, data, kind, head=head)
+        extra = browser_series.headers(path) if status == HTTPStatus.OK else None
+        self._send(status, data, kind, head=head, extra=extra)
 
     def _send_file(self, path: Path, kind: str, *, head: bool) -> None:
         """A result file in chunks: files reach results.maxUploadMB, the container's
@@ -287,12 +192,9 @@ class Handler(BaseHTTPRequestHandler):
             return HTTPStatus.OK, render(read_run(run_dir)), "text/html"
         if match := _FILES.match(path):
             return HTTPStatus.OK, json.dumps(self._list(self._run_dir(match))), "application/json"
-        if match := _SERIES.match(path):
-            return (
-                HTTPStatus.OK,
-                json.dumps(self._series(match["ns"], match["series"])),
-                ("application/json"),
-            )
+        if series := browser_series.route(self.root, self.judging, path,
+                                          urlsplit(self.path).query):  # fmt: skip
+            return series
         if match := _FILE.match(path):
             run_dir = self._run_dir(match)
             file = self._confined(run_dir / relative(match["path"]))
@@ -316,12 +218,6 @@ class Handler(BaseHTTPRequestHandler):
             run = RunId.parse(*parts)
             runs.append(read_run(self._confined(self.root / run.namespace / run.name / run.uid)))
         return compare_page(runs, compare(runs))
-
-    def _series(self, namespace: str, series: str) -> dict[str, Any]:
-        run = next(iter(parse_qs(urlsplit(self.path).query).get("run") or []), None)
-        check_names(namespace, series, run)
-        points = read_only_series(self.root, namespace, series)
-        return history(points, namespace, series, self.judging, run).to_wire()
 
     @staticmethod
     def _list(run_dir: Path) -> list[str]:

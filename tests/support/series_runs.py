@@ -4,6 +4,8 @@ and the run's summary.json written by the operator's own `build_run_summary`.
 
 `factor` scales a run's speed: throughput times it, latencies divided by it,
 so a step in the factors is a step in every metric, each in its direction.
+With `repeats` > 1 the reads phase runs that often, repeat r at the factor
+times (1 - spread) for odd r and (1 + spread) for even r: a range to shade.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ SPEC: dict[str, Any] = {
     ],
 }
 START = datetime(2026, 11, 1, tzinfo=UTC)
+SPREAD = 0.03
 
 
 def _latency(latency: Latency, factor: float) -> Latency:
@@ -62,19 +65,21 @@ def _scaled(summary: StepSummary, factor: float) -> StepSummary:
     })  # fmt: skip
 
 
-def write_run(root: Path, namespace: str, series: str | None, index: int,
-              factor: float, name: str | None = None) -> RunSummary:  # fmt: skip
+def write_run(root: Path, namespace: str, series: str | None, index: int, factor: float,
+              name: str | None = None, repeats: int = 1) -> RunSummary:  # fmt: skip
     """Run number `index` of the series (ended `index` hours after START), its
     files under `root`; returns its summary."""
     run = RunRef(name=name or f"{series or 'lone'}-{index}", namespace=namespace,
                  uid=f"00000000-0000-4000-8000-{index:012d}", series=series)  # fmt: skip
-    spec = parse_spec(SPEC)
+    spec = parse_spec(SPEC if repeats == 1 else {**SPEC, "repeats": repeats})
     steps = plan(spec)
     sources = {"load": DATA / "load" / SUMMARY, "reads": DATA / "reads" / SUMMARY}
     run_dir = root / namespace / run.name / run.uid
     merged = {}
     for step in steps:
-        summary = _scaled(StepSummary.from_json(sources[step.phase].read_bytes()), factor)
+        jitter = 1.0 if repeats == 1 else 1 + SPREAD * (1 if step.repeat % 2 == 0 else -1)
+        summary = _scaled(StepSummary.from_json(sources[step.phase].read_bytes()),
+                          factor * jitter)  # fmt: skip
         merged[step.index] = summary
         path = run_dir / step_dir(step) / SUMMARY
         # The step's other files (series, histograms, environment) as merged,
@@ -89,10 +94,10 @@ def write_run(root: Path, namespace: str, series: str | None, index: int,
 
 
 def upload(service: ResultsService, source: Path, namespace: str, index: int,
-           factor: float, series: str | None = "nightly") -> Path:  # fmt: skip
+           factor: float, series: str | None = "nightly", repeats: int = 1) -> Path:  # fmt: skip
     """Write a run of the series under `source`, upload its files (summary.json
     last, as the operator does); the run's directory on the service's claim."""
-    summary = write_run(source, namespace, series, index, factor)
+    summary = write_run(source, namespace, series, index, factor, repeats=repeats)
     run = summary.run
     run_dir = source / run.namespace / run.name / run.uid
     token = run_token(service.key, run.namespace, run.name, run.uid)

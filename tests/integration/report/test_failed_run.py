@@ -24,7 +24,7 @@ from dbbench_operator.specs.plan import plan
 from dbbench_operator.specs.runner_job import step_dir
 from dbbench_operator.status.recording import read_status
 from dbbench_operator.steps import collecting
-from dbbench_results.browser import scan
+from dbbench_results.run_list import scan
 from tests.fixtures.result_sets import ResultSets
 from tests.fixtures.results_service import request
 
