@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dbbench_contract.api import API_VERSION, GROUP, KIND, PLURAL, VERSION
+from dbbench_contract.api.expectations import SERIES_LABEL
 
 __all__ = ["GROUP", "PLURAL", "VERSION", "RunRef", "adopt", "child_name", "run_labels"]
 
@@ -43,14 +44,18 @@ class RunRef:
     namespace: str
     uid: str
     generation: int = 1
+    # The run's dbbench.io/series label: the series its figures belong to (None: none).
+    series: str | None = None
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any]) -> RunRef:
+        labels = meta.get("labels") or {}
         return cls(
             name=str(meta["name"]),
             namespace=str(meta["namespace"]),
             uid=str(meta.get("uid", "")),
             generation=int(meta.get("generation", 1)),
+            series=labels.get(SERIES_LABEL) or None,
         )
 
 

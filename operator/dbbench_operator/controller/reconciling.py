@@ -20,6 +20,8 @@ from typing import Any
 
 from dbbench_contract.api import BenchmarkRunSpec, BenchmarkRunStatus, SpecError, parse_spec
 from dbbench_contract.api.base import Problem
+from dbbench_contract.api.expectation_checks import series_problems
+from dbbench_contract.api.expectations import SERIES_LABEL
 from dbbench_contract.api.semantics import check
 from dbbench_contract.api.semantics import results_claim_problems as claim_problems
 from dbbench_contract.api.status import Condition
@@ -41,6 +43,8 @@ from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.plan import Step, plan
 from dbbench_operator.specs.tokens import results_prefix
+from dbbench_operator.status import expectations
+from dbbench_operator.status.expectations import Measured
 from dbbench_operator.status.lifecycle import (
     RECONCILED,
     TERMINAL,
@@ -51,6 +55,7 @@ from dbbench_operator.status.lifecycle import (
     timeout_decision,
 )
 from dbbench_operator.status.recording import (
+    as_patch,
     cold_mark_of,
     conform,
     progress_block,
@@ -153,6 +158,9 @@ def reconcile(
 ) -> Outcome:
     spec, problems = parse(raw_spec)
     problems = (*problems, *results_claim_problems(spec, settings))
+    if spec is not None:
+        labels = {SERIES_LABEL: run.series} if run.series else {}
+        problems = (*problems, *series_problems(spec, labels))
     status = read_status(raw_status)  # the one reading of the stored status
     p = Pass(run, status, now, settings, spec, problems, current_phase(status))
     if p.phase in TERMINAL:
@@ -210,7 +218,7 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
         return replace(obs, blocked=admission.blocker(run, spec, settings)), {}, ()
     progress = p.status.progress
     if p.phase is RunPhase.COLLECTING:
-        return _collect(p, obs, spec, steps), {}, ()
+        return _collect(p, obs, spec, steps)
     started = p.status.started_at or p.now
     left = spec.timeout.seconds - (p.now - started).total_seconds()
     ctx = Context(
@@ -224,16 +232,35 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
     return _observed(obs, moved, p.status), extra, (*events, *_stall_event(moved, p.status))
 
 
-def _collect(p: Pass, obs: Observation, spec: BenchmarkRunSpec, steps: list[Step]) -> Observation:
+def _collect(
+    p: Pass, obs: Observation, spec: BenchmarkRunSpec, steps: list[Step]
+) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
     """The run's summary.json written, or the failed step that keeps it from
-    succeeding (a run never ends Succeeded with a failed step)."""
-    failed = collecting.write_run_summary(
-        p.settings, p.run, spec, steps, started_at=p.status.started_at, now=p.now,
-        status_targets=p.status.targets,
-    )  # fmt: skip
+    succeeding (a run never ends Succeeded with a failed step), or the missed
+    expectations that fail it (onMiss: Fail); the expectations judged either way."""
+    merged = collecting.merged_steps(p.settings, p.run, steps)
+    failed = collecting.first_failed(steps, merged)
     if failed is not None:
-        return replace(obs, failure=failed)
-    return replace(obs, steps_done=len(steps), collected=True)
+        return replace(obs, failure=failed), {}, ()
+    measured = [Measured(s.target, s.phase, s.repeat, merged[s.index]) for s in steps]
+    # The series' index (GET /v1/series/...) is not read yet: tolerances are NotJudged.
+    outcomes = expectations.judge(spec, measured, recent=None)
+    judged = expectations.condition(bool(spec.expectations), outcomes)
+    obs = replace(obs, expectations=judged)
+    extra = {"expectations": [as_patch(o) for o in outcomes] or None}
+    if expectations.fails_run(outcomes):
+        return replace(obs, failure=(expectations.EXPECTATIONS_MISSED, judged.message)), extra, ()
+    done = collecting.write_run_summary(
+        p.settings, p.run, spec, steps, started_at=p.status.started_at, now=p.now,
+        status_targets=p.status.targets, succeeded=merged,
+    )  # fmt: skip
+    if done is not None:
+        return replace(obs, failure=done), extra, ()
+    events: tuple[Event, ...] = ()
+    if spec.expectations:
+        kind = "Warning" if judged.reason == expectations.MISSED else "Normal"
+        events = ((kind, f"Expectations{judged.reason}", judged.message),)
+    return replace(obs, steps_done=len(steps), collected=True), extra, events
 
 
 def _condition(status: BenchmarkRunStatus, kind: str) -> Condition | None:

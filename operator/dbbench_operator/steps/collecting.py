@@ -128,6 +128,7 @@ def write_run_summary(
     now: datetime,
     status_targets: Sequence[TargetResult],
     ending: Ending | None = None,
+    succeeded: Mapping[int, StepSummary] | None = None,
 ) -> tuple[str, str] | None:
     """Upload the run's summary.json (the service renders the report from it).
 
@@ -135,10 +136,11 @@ def write_run_summary(
     run lists what it merged, up to the step it was at, and the rest without a
     result. A run about to succeed with a step whose merged summary failed does
     not: nothing is written, and the (reason, message) naming that step is
-    returned for the run to fail on (its failed summary is written then)."""
+    returned for the run to fail on (its failed summary is written then).
+    `succeeded`: the merged summaries, when the caller has read them already."""
     if ending is None or ending.phase == "Succeeded":
-        merged = {s.index: results_service.step_summary(settings, run, step_dir(s)) for s in steps}
-        failed = next((f for s in steps if (f := failed_step(s, merged[s.index]))), None)
+        merged = dict(succeeded or merged_steps(settings, run, steps))
+        failed = first_failed(steps, merged)
         if failed is not None:
             return failed
     else:
@@ -155,6 +157,20 @@ def write_run_summary(
         settings, run, SUMMARY, json.dumps(document.to_wire(), indent=1).encode()
     )
     return None
+
+
+def merged_steps(
+    settings: OperatorSettings, run: RunRef, steps: Sequence[Step]
+) -> dict[int, StepSummary]:
+    """Every step's merged summary, by step index (a missing one is an error)."""
+    return {s.index: results_service.step_summary(settings, run, step_dir(s)) for s in steps}
+
+
+def first_failed(
+    steps: Sequence[Step], merged: Mapping[int, StepSummary]
+) -> tuple[str, str] | None:
+    """(reason, message) naming the first step whose merged summary failed."""
+    return next((f for s in steps if (f := failed_step(s, merged[s.index]))), None)
 
 
 def ending_of(status: BenchmarkRunStatus) -> Ending:
