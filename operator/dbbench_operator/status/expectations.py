@@ -24,6 +24,7 @@ from dbbench_contract.api.expectations import (
     PERCENTILES,
     Expectation,
     ExpectationOutcome,
+    describe,
     latency_ms,
 )
 from dbbench_contract.api.spec import BenchmarkRunSpec
@@ -222,30 +223,6 @@ def missed(outcomes: Sequence[ExpectationOutcome]) -> list[ExpectationOutcome]:
 def fails_run(outcomes: Sequence[ExpectationOutcome]) -> bool:
     """A missed bound of an expectation whose onMiss is Fail."""
     return any(o.on_miss == "Fail" for o in missed(outcomes))
-
-
-def _number(value: float | None, unit: str) -> str:
-    if value is None:
-        return "-"
-    if unit == "fraction":
-        return f"{value:.4g}"
-    return f"{value:.4g} {unit}"
-
-
-def describe(o: ExpectationOutcome) -> str:
-    """One outcome in words: where, the bound, the measured figure, by how much."""
-    where = f"expectations[{o.expectation}] {o.target}/{o.phase}"
-    if o.operation:
-        where += f"/{o.operation}"
-    if o.verdict == "NotJudged":
-        return f"{where} {o.bound}: not judged ({o.message})"
-    sign = ">=" if o.bound in ("minOpsPerSecond", "tolerance.opsPerSecond") else "<="
-    text = (f"{where} {o.bound} {sign} {_number(o.limit, o.unit)}: measured "
-            f"{_number(o.measured, o.unit)} (repeat {o.repeat})")  # fmt: skip
-    if o.by_percent is not None:
-        word = "missed by" if o.verdict == "Missed" else "held by"
-        text += f", {word} {abs(o.by_percent):g}%"
-    return text
 
 
 def condition(stated: bool, outcomes: Sequence[ExpectationOutcome]) -> Condition:

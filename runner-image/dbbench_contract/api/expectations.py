@@ -245,3 +245,28 @@ class ExpectationOutcome(StatusModel):
     )
     on_miss: OnMiss = Field(default="Fail", description="The expectation's onMiss.")
     message: str | None = Field(default=None, max_length=512, description="Why it was not judged.")
+
+
+def _number(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit == "fraction":
+        return f"{value:.4g}"
+    return f"{value:.4g} {unit}"
+
+
+def describe(o: ExpectationOutcome) -> str:
+    """One outcome in words: where, the bound, the measured figure, by how much (the
+    Expectations condition's message, and `dbbench wait`)."""
+    where = f"expectations[{o.expectation}] {o.target}/{o.phase}"
+    if o.operation:
+        where += f"/{o.operation}"
+    if o.verdict == "NotJudged":
+        return f"{where} {o.bound}: not judged ({o.message})"
+    sign = ">=" if o.bound in ("minOpsPerSecond", "tolerance.opsPerSecond") else "<="
+    text = (f"{where} {o.bound} {sign} {_number(o.limit, o.unit)}: measured "
+            f"{_number(o.measured, o.unit)} (repeat {o.repeat})")  # fmt: skip
+    if o.by_percent is not None:
+        word = "missed by" if o.verdict == "Missed" else "held by"
+        text += f", {word} {abs(o.by_percent):g}%"
+    return text
