@@ -91,7 +91,7 @@ def _ended(cluster: ControlPlane, name: str) -> dict[str, Any]:
 
 
 def _claim(service: ResultsService, run: dict[str, Any]) -> Path:
-    return service.root / NS / run["metadata"]["name"] / run["metadata"]["uid"]
+    return Path(service.root) / NS / str(run["metadata"]["name"]) / str(run["metadata"]["uid"])
 
 
 def _measured(run: dict[str, Any], service: ResultsService) -> StepSummary:
