@@ -43,7 +43,7 @@ from dbbench_cli.fetching import fetch, results_claim, run_prefix
 from dbbench_cli.kube import Api, CliError, Run, connect, finished_run, get_run, list_runs
 from dbbench_cli.results_access import Endpoint, UrlEndpoint, locate
 from dbbench_cli.waiting import UNREADABLE, wait
-from dbbench_contract.durations import parse_duration
+from dbbench_contract.durations import Duration
 from dbbench_report import ResultsError, read_run, write_report
 from dbbench_report.compare_page import compare_page
 from dbbench_report.comparing import compare, table
@@ -112,7 +112,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _seconds(text: str) -> float:
     try:
-        return parse_duration(text)
+        return Duration.parse(text).seconds
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 

@@ -99,6 +99,19 @@ def parse(raw_spec: Mapping[str, Any]) -> tuple[BenchmarkRunSpec | None, tuple[P
     return spec, tuple(check(spec))
 
 
+def admitted(
+    raw_spec: Mapping[str, Any], settings: OperatorSettings, labels: Mapping[str, str] | None
+) -> tuple[BenchmarkRunSpec | None, tuple[Problem, ...]]:
+    """The typed spec and every problem the operator refuses a run with: the spec's
+    own, the results claim, and what needs the run's labels (a tolerance's series)."""
+    spec, problems = parse(raw_spec)
+    if spec is None:
+        return spec, problems
+    return spec, (
+        *problems, *results_claim_problems(spec, settings), *series_problems(spec, labels),
+    )  # fmt: skip
+
+
 def current_phase(status: Mapping[str, Any] | BenchmarkRunStatus) -> RunPhase:
     return RunPhase(read_status(status).phase or RunPhase.PENDING)
 
@@ -156,11 +169,8 @@ def reconcile(
     now: datetime,
     settings: OperatorSettings,
 ) -> Outcome:
-    spec, problems = parse(raw_spec)
-    problems = (*problems, *results_claim_problems(spec, settings))
-    if spec is not None:
-        labels = {SERIES_LABEL: run.series} if run.series else {}
-        problems = (*problems, *series_problems(spec, labels))
+    labels = {SERIES_LABEL: run.series} if run.series else {}
+    spec, problems = admitted(raw_spec, settings, labels)
     status = read_status(raw_status)  # the one reading of the stored status
     p = Pass(run, status, now, settings, spec, problems, current_phase(status))
     if p.phase in TERMINAL:
