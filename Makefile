@@ -3,6 +3,8 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 VENV ?= .venv
+# Apache Otava: the results service's change-point detection (docs/decisions.md).
+OTAVA := apache-otava==0.8.0
 PY := $(VENV)/bin/python
 TOOLS_DIR ?= $(CURDIR)/.tools
 export PATH := $(TOOLS_DIR)/bin:$(CURDIR)/$(VENV)/bin:$(PATH)
@@ -16,10 +18,12 @@ PY_SOURCES := operator runner-image client tests hack
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	@# Otava's analysis alone (numpy + scipy, above); its CLI's dependencies stay out.
+	$(PY) -m pip install --quiet --no-deps $(OTAVA)
 	touch $@
 
 .PHONY: venv

@@ -15,6 +15,10 @@
                                          verdict; exit 0 only when it Succeeded and no
                                          expectation was missed (1 failed, 2 expectation
                                          missed, 3 timed out, 4 run unreadable)
+  dbbench history SERIES [-n NS]         a series' runs (label dbbench.io/series=SERIES):
+                                         ops/s and p99 per run, target, phase and
+                                         operation type, the change points found and
+                                         the newest run's verdict
   dbbench check FILE... [--results-claim C]
                                          every admission check, offline (no cluster):
                                          the CRD's schema and CEL rules, then the
@@ -37,6 +41,9 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import quote
+
+from pydantic import ValidationError
 
 from dbbench_cli import tables
 from dbbench_cli.fetching import fetch, results_claim, run_prefix
@@ -44,6 +51,7 @@ from dbbench_cli.kube import Api, CliError, Run, connect, finished_run, get_run,
 from dbbench_cli.results_access import Endpoint, UrlEndpoint, locate
 from dbbench_cli.waiting import UNREADABLE, wait
 from dbbench_contract.durations import Duration
+from dbbench_contract.history import SeriesHistory
 from dbbench_report import ResultsError, read_run, write_report
 from dbbench_report.compare_page import compare_page
 from dbbench_report.comparing import compare, table
@@ -98,6 +106,9 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", default="24h", type=_seconds,
         help="give up after this long, e.g. 90m or 1h (default 24h): exit 3",
     )  # fmt: skip
+    history = commands.add_parser("history", help="a series' runs and change points",
+                                  parents=[common])  # fmt: skip
+    history.add_argument("series", help="the dbbench.io/series label's value")
     checking = commands.add_parser(
         "check", help="admission checks of manifests, offline (no cluster)"
     )
@@ -128,13 +139,29 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def endpoint(args: argparse.Namespace, api: Api, run: Run) -> Endpoint:
-    """--url when given, else the results browser's Service through the API server."""
+def endpoint(args: argparse.Namespace, api: Api | None, run: Run | None) -> Endpoint:
+    """--url when given, else the results browser's Service through the API server
+    (the one holding the run's claim, when there is a run)."""
     if args.url:
         if not args.url.startswith(("http://", "https://")):
             raise CliError(f"--url {args.url!r}: give http://HOST:PORT of the results browser")
         return UrlEndpoint(args.url)
-    return locate(api, results_claim(run), args.results_namespace)
+    assert api is not None
+    return locate(api, None if run is None else results_claim(run), args.results_namespace)
+
+
+def _history(args: argparse.Namespace) -> str:
+    """The series from the results browser (it answers from the service's index)."""
+    api = None
+    if not (args.url and args.namespace):  # the context's namespace, or the browser's Service
+        api = connect(args.kubeconfig, args.namespace)
+    namespace = args.namespace or (api.namespace if api else "default")
+    path = f"api/series/{quote(namespace)}/{quote(args.series)}"
+    data = endpoint(args, api, None).get(path)
+    try:
+        return tables.history_table(SeriesHistory.from_json(data))
+    except ValidationError as exc:
+        raise CliError(f"{path}: the browser's answer is not a series' history: {exc}") from exc
 
 
 def _fetch(args: argparse.Namespace, api: Api, name: str, out: Path) -> Path:
@@ -172,6 +199,8 @@ def run(args: argparse.Namespace) -> str:
         return f"wrote {write_report(args.dir)}\n"
     if args.command == "compare":
         return _compare(args)
+    if args.command == "history":
+        return _history(args)
     api = connect(args.kubeconfig, args.namespace)
     if args.command == "list":
         return tables.runs_table(list_runs(api, args.all_namespaces))

@@ -1,4 +1,4 @@
-"""Plain-text tables of runs and their status (pure)."""
+"""Plain-text tables of runs and their status, and of a series' history (pure)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dbbench_cli.kube import Run
+from dbbench_contract.history import ChangePoint, SeriesHistory, SeriesPoint
 from dbbench_contract.run_summary import not_found_cell
 
 
@@ -64,3 +65,41 @@ def run_table(run: Run) -> str:
             ])  # fmt: skip
     table = render(rows) if len(rows) > 1 else "(no results yet)\n"
     return "\n".join(head) + "\n\n" + table
+
+
+def _change_cell(changes: Sequence[ChangePoint]) -> str:
+    return "; ".join(f"{c.direction} {c.metric} {c.before:.4g}->{c.after:.4g}" for c in changes)
+
+
+def history_table(history: SeriesHistory) -> str:
+    """`dbbench history`: one row per run, target, phase and operation type (a run's
+    repeats averaged), the change points starting there, and the newest verdict."""
+    groups: dict[tuple[str, str, str, str], list[SeriesPoint]] = {}
+    for point in history.points:  # in run order
+        groups.setdefault((point.uid, point.target, point.phase, point.operation_type),
+                          []).append(point)  # fmt: skip
+    marks: dict[tuple[str, str, str, str], list[ChangePoint]] = {}
+    for change in history.change_points:
+        key = (change.uid, change.target, change.phase, change.operation_type)
+        marks.setdefault(key, []).append(change)
+    rows = [["RUN", "ENDED", "TARGET", "PHASE", "OP TYPE", "REPEATS", "OPS/S", "P99 MS", "CHANGE"]]
+    for key, points in groups.items():
+        first = points[0]
+        ops = sum(p.ops_per_second for p in points) / len(points)
+        p99 = sum(p.p99_ms for p in points) / len(points)
+        rows.append([
+            first.run, first.ended_at, first.target, first.phase, first.operation_type,
+            str(len(points)), f"{ops:,.1f}", f"{p99:.3f}", _change_cell(marks.get(key, [])),
+        ])  # fmt: skip
+    head = (f"series {history.namespace}/{history.series}: {history.runs} runs, "
+            f"{len(history.change_points)} change points (significance "
+            f"{history.significance:g}, judged from {history.min_runs} runs)\n")  # fmt: skip
+    if len(rows) == 1:
+        return head + "no runs of this series are indexed (label runs dbbench.io/series=NAME)\n"
+    verdict = history.verdict
+    tail = (
+        ""
+        if verdict is None
+        else (f"newest run {verdict.run}: {verdict.reason}: {verdict.message}\n")
+    )
+    return head + render(rows) + tail

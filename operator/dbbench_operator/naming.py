@@ -17,11 +17,11 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dbbench_contract.api import API_VERSION, GROUP, KIND, PLURAL, VERSION
-from dbbench_contract.api.expectations import SERIES_LABEL
+from dbbench_contract.history import SERIES_LABEL
 
 __all__ = ["GROUP", "PLURAL", "VERSION", "RunRef", "adopt", "child_name", "run_labels"]
 
@@ -44,18 +44,20 @@ class RunRef:
     namespace: str
     uid: str
     generation: int = 1
-    # The run's dbbench.io/series label: the series its figures belong to (None: none).
-    series: str | None = None
+    # The run's series (its dbbench.io/series label) as this pass read it: what
+    # the run's summary.json records and its ChangePoint verdict is asked for.
+    # Not part of the identity: a label edited mid-run names the same run.
+    series: str | None = field(default=None, compare=False)
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any]) -> RunRef:
-        labels = meta.get("labels") or {}
+        series = (meta.get("labels") or {}).get(SERIES_LABEL)
         return cls(
             name=str(meta["name"]),
             namespace=str(meta["namespace"]),
             uid=str(meta.get("uid", "")),
             generation=int(meta.get("generation", 1)),
-            series=labels.get(SERIES_LABEL) or None,
+            series=str(series) if series else None,
         )
 
 

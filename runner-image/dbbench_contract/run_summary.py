@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import field_serializer
+from pydantic import Field, field_serializer
 
 from dbbench_contract.api.spec import BenchmarkRunSpec
 from dbbench_contract.api.status import Latency, Lookups, PhaseResult, StorageUsage
@@ -61,6 +61,11 @@ class RunSummary(StoredModel):
 
     api_version: str
     kind: Literal["BenchmarkRunSummary"] = RUN_SUMMARY_KIND
+    # The run's series (its dbbench.io/series label when it ended): the results
+    # service indexes its figures under it (dbbench_contract.history). None: the
+    # run belongs to no series (and summaries written before the field); not
+    # written then, so a run without a series writes the file as before.
+    series: str | None = Field(default=None, exclude_if=lambda series: series is None)
     run: RunMeta
     spec: BenchmarkRunSpec
     steps: tuple[StepEntry, ...] = ()

@@ -1,5 +1,9 @@
 """python -m dbbench_results --root DIR --key-file FILE [--host H] [--port P]
-[--metrics-port M] [limits]
+[--metrics-port M] [--significance P] [--min-runs N] [limits]
+
+--significance and --min-runs judge each run against its series (change
+points, docs/results.md): the chart values results.history.significance and
+results.history.minRuns.
 
 --metrics-port serves /metrics (uploads, merges, the claim's usage) apart
 from the API (docs/metrics.md); 0, the default, serves none.
@@ -18,6 +22,7 @@ import threading
 from pathlib import Path
 from types import FrameType
 
+from dbbench_results.history.answer import add_judging_flags, judging_from
 from dbbench_results.limits import Limits
 from dbbench_results.server import Config, make_server
 from dbbench_results.store import Store
@@ -54,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
         default=int(_env_default("METRICS_PORT", 0)),
         help="serve /metrics on this port (0: none)",
     )
+    add_judging_flags(parser)
     for flag, kind, default, chart_value in _LIMITS:
         env = flag.upper().replace("-", "_")
         parser.add_argument(
@@ -85,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     key = args.key_file.read_bytes().strip()
     if len(key) < 16:
         raise SystemExit(f"{args.key_file}: the service key must be at least 16 bytes")
-    config = Config(Store(args.root), key, limits_from(args))
+    config = Config(Store(args.root), key, limits_from(args), judging=judging_from(args))
     server = make_server(args.host, args.port, config)
     if args.metrics_port:
         config.metrics.serve(args.host, args.metrics_port)
@@ -96,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    logging.info("serving %s on %s:%d, %s", config.store.root, args.host, args.port, config.limits)
+    logging.info("serving %s on %s:%d, %s, %s", config.store.root, args.host, args.port,
+                 config.limits, config.judging)  # fmt: skip
     server.serve_forever()
     server.server_close()
     return 0

@@ -7,6 +7,7 @@
     GET /api/runs                                 the runs, as JSON
     GET /api/runs/<ns>/<run>/<uid>/files          the run's files, as JSON (for `dbbench fetch`)
     GET /api/runs/<ns>/<run>/<uid>/archive        every file of the run as one tar.gz stream
+    GET /api/series/<ns>/<series>[?run=<name>]    a series' history, as the service answers it
     GET /healthz
 
 Nothing else: every other method is 405, every other path 404. Paths are the
@@ -43,6 +44,14 @@ from dbbench_report import REPORT, ResultsError, read_run, render
 from dbbench_report.compare_page import compare_page
 from dbbench_report.comparing import compare
 from dbbench_results.archive import ARCHIVE_TYPE, run_files, write_archive
+from dbbench_results.history.answer import (
+    add_judging_flags,
+    check_names,
+    history,
+    judging_from,
+    read_only_series,
+)
+from dbbench_results.history.changes import Judging
 from dbbench_results.limits import Limits
 from dbbench_results.paths import PathRefusedError, RunId, relative
 from dbbench_results.pool import BoundedHTTPServer
@@ -55,6 +64,7 @@ _REPORT = re.compile(r"^/runs" + _RUN + r"/?$")
 _FILE = re.compile(r"^/runs" + _RUN + r"/files/(?P<path>.+)$")
 _FILES = re.compile(r"^/api/runs" + _RUN + r"/files$")
 _ARCHIVE = re.compile(r"^/api/runs" + _RUN + r"/archive$")
+_SERIES = re.compile(r"^/api/series/(?P<ns>[^/]+)/(?P<series>[^/]+)$")
 
 
 @dataclass(frozen=True)
@@ -149,6 +159,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     root: Path  # set on the subclass made by `make_server`
     limits: Limits
+    judging: Judging
     server: BoundedHTTPServer
 
     def handle_one_request(self) -> None:
@@ -276,6 +287,12 @@ class Handler(BaseHTTPRequestHandler):
             return HTTPStatus.OK, render(read_run(run_dir)), "text/html"
         if match := _FILES.match(path):
             return HTTPStatus.OK, json.dumps(self._list(self._run_dir(match))), "application/json"
+        if match := _SERIES.match(path):
+            return (
+                HTTPStatus.OK,
+                json.dumps(self._series(match["ns"], match["series"])),
+                ("application/json"),
+            )
         if match := _FILE.match(path):
             run_dir = self._run_dir(match)
             file = self._confined(run_dir / relative(match["path"]))
@@ -300,6 +317,12 @@ class Handler(BaseHTTPRequestHandler):
             runs.append(read_run(self._confined(self.root / run.namespace / run.name / run.uid)))
         return compare_page(runs, compare(runs))
 
+    def _series(self, namespace: str, series: str) -> dict[str, Any]:
+        run = next(iter(parse_qs(urlsplit(self.path).query).get("run") or []), None)
+        check_names(namespace, series, run)
+        points = read_only_series(self.root, namespace, series)
+        return history(points, namespace, series, self.judging, run).to_wire()
+
     @staticmethod
     def _list(run_dir: Path) -> list[str]:
         if not run_dir.is_dir():
@@ -310,10 +333,13 @@ class Handler(BaseHTTPRequestHandler):
         log.info("%s " + format, self.address_string(), *args)
 
 
-def make_server(host: str, port: int, root: Path) -> BoundedHTTPServer:
+def make_server(
+    host: str, port: int, root: Path, judging: Judging | None = None
+) -> BoundedHTTPServer:
     # The results service's defaults: bounded threads, a deadline per request.
     limits = Limits(workers=8, queue=32)
-    attributes = {"root": Path(root), "limits": limits, "timeout": limits.request_timeout_s}
+    attributes = {"root": Path(root), "limits": limits, "timeout": limits.request_timeout_s,
+                  "judging": judging or Judging()}  # fmt: skip
     handler = type("BrowserHandler", (Handler,), attributes)
     return BoundedHTTPServer((host, port), handler, workers=limits.workers, waiting=limits.queue)
 
@@ -327,9 +353,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, required=True, help="results root (read-only)")
     parser.add_argument("--host", default="0.0.0.0")  # noqa: S104 - a Service fronts it
     parser.add_argument("--port", type=int, default=8081)
+    add_judging_flags(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    server = make_server(args.host, args.port, args.root)
+    server = make_server(args.host, args.port, args.root, judging_from(args))
 
     def stop(signum: int, frame: FrameType | None) -> None:
         del signum, frame

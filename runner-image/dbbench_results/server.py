@@ -5,8 +5,11 @@
     GET  /v1/runs/<ns>/<run>/<uid>/files/<path>                       read one file
     POST /v1/runs/<ns>/<run>/<uid>/steps/<target>/<phase>/<repeat>/merge?pods=N
     GET  /v1/runs/<ns>/<run>/<uid>/steps/<target>/<phase>/<repeat>/progress?pods=N
+    GET  /v1/series/<ns>/<series>[?run=<name>]                       a series' history
 
-Every /v1 request carries ``Authorization: Bearer <run token>``. Answers are
+Every /v1/runs request carries ``Authorization: Bearer <run token>``; a series
+spans runs, so /v1/series takes the series token (both derived from the
+service key: dbbench_contract.tokens). Answers are
 JSON; errors are ``{"error": "...", "limit": "<chart value>"}`` with a status
 that says what to fix (`limits` names each limit). Files are read and written
 in chunks: neither direction holds a whole file in memory.
@@ -20,6 +23,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
@@ -27,7 +31,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from dbbench_contract.tokens import token_matches
+from dbbench_contract.tokens import series_token_matches, token_matches
+from dbbench_results.history.answer import check_names, history
+from dbbench_results.history.changes import Judging
+from dbbench_results.history.index import HistoryIndex, SqliteIndex
 from dbbench_results.limits import Limits, Quotas, RefusedError, check_free_space, check_size
 from dbbench_results.limits import free_bytes as claim_free_bytes
 from dbbench_results.metering import ResultsMetrics
@@ -45,6 +52,7 @@ _STEP = re.compile(
     _RUN
     + r"/steps/(?P<target>[^/]+)/(?P<phase>[^/]+)/(?P<repeat>[^/]+)/(?P<action>merge|progress)$"
 )
+_SERIES = re.compile(r"/v1/series/(?P<ns>[^/]+)/(?P<series>[^/]+)$")
 MAX_PODS = 1024
 # Merges load histograms and use a core each: two at a time on the service's budget.
 _merges = threading.BoundedSemaphore(2)
@@ -55,11 +63,16 @@ class Config:
     store: Store
     key: bytes
     limits: Limits = field(default_factory=Limits)
+    # None: the SQLite index on the claim (history.index).
+    history: HistoryIndex | None = None
+    judging: Judging = field(default_factory=Judging)
     quotas: Quotas = field(init=False)
     metrics: ResultsMetrics = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "quotas", Quotas(self.limits))
+        if self.history is None:
+            object.__setattr__(self, "history", SqliteIndex(self.store.root))
         object.__setattr__(self, "metrics", ResultsMetrics(self.store.root))
 
 
@@ -139,6 +152,8 @@ class Handler(BaseHTTPRequestHandler):
                 return HTTPStatus.OK, self._merge(run, directory, pods)
             if match["action"] == "progress" and method == "GET":
                 return HTTPStatus.OK, step_progress(directory, pods).to_wire()
+        elif (match := _SERIES.match(url.path)) and method == "GET":
+            return HTTPStatus.OK, self._series(match, parse_qs(url.query))
         self._discard_body()
         raise HttpError(HTTPStatus.NOT_FOUND, f"no such endpoint: {method} {url.path}")
 
@@ -175,6 +190,7 @@ class Handler(BaseHTTPRequestHandler):
             self._deadline(limits.request_timeout_s)
         self.config.metrics.uploaded("stored", written)
         if is_run_summary(path):
+            self._index(run_dir)
             render_in_background(run_dir)
         return HTTPStatus.CREATED, {"path": str(path), "bytes": written}
 
@@ -199,19 +215,48 @@ class Handler(BaseHTTPRequestHandler):
             self.config.metrics.merged(outcome, time.monotonic() - started)
         return merged
 
+    def _series(self, match: re.Match[str], query: dict[str, list[str]]) -> dict[str, Any]:
+        namespace, series = unquote(match["ns"]), unquote(match["series"])
+        runs = query.get("run", [])
+        if len(runs) > 1:
+            raise HttpError(HTTPStatus.BAD_REQUEST, "run: give ?run=<name> at most once")
+        run = runs[0] if runs else None
+        check_names(namespace, series, run)
+        self._token(series_token_matches, "series token", "this series", namespace, series)
+        assert self.config.history is not None
+        self._deadline(None)  # the service's own work, bounded by the socket timeout
+        points = self.config.history.series(namespace, series)
+        return history(points, namespace, series, self.config.judging, run).to_wire()
+
+    def _index(self, run_dir: Path) -> None:
+        """Add the run to its series' index before answering, so the operator's
+        next question (the run's verdict) sees it. The index is a cache of the
+        files: failing to add never fails the upload (the report is written and
+        the index rebuilt from the files later)."""
+        assert self.config.history is not None
+        try:
+            added = self.config.history.add_run(run_dir)
+        except Exception:
+            log.exception("history index: %s not added", run_dir)
+            return
+        log.info("history index: %s added (%d points)", run_dir, added)
+
     # -- helpers ----------------------------------------------------------------
 
     def _authorized(self, match: re.Match[str]) -> RunId:
         run = RunId.parse(unquote(match["ns"]), unquote(match["name"]), unquote(match["uid"]))
+        self._token(token_matches, "run token", "this run's results", *run.prefix.parts)
+        return run
+
+    def _token(self, matches: Callable[..., bool], kind: str, opens: str, *names: str) -> None:
         header = self.headers.get("Authorization", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token:
             self._discard_body()
-            raise HttpError(HTTPStatus.UNAUTHORIZED, "send Authorization: Bearer <run token>")
-        if not token_matches(self.config.key, run.namespace, run.name, run.uid, token.strip()):
+            raise HttpError(HTTPStatus.UNAUTHORIZED, f"send Authorization: Bearer <{kind}>")
+        if not matches(self.config.key, *names, token.strip()):
             self._discard_body()
-            raise HttpError(HTTPStatus.FORBIDDEN, "the token does not open this run's results")
-        return run
+            raise HttpError(HTTPStatus.FORBIDDEN, f"the token does not open {opens}")
 
     def _discard_body(self) -> None:
         # A refused upload's body is not read: close rather than drain it.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import astuple, dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +25,7 @@ from dbbench_operator.naming import RunRef
 from dbbench_operator.redaction import driver_error, scrub
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.status.lifecycle import (
+    CHANGE_POINT,
     RECONCILED,
     Condition,
     Decision,
@@ -71,6 +72,9 @@ class Outcome:
     # The API server was busy (429, 5xx, no answer): back off, this long if it said so.
     busy: bool = False
     retry_after: float | None = None
+    # Regression or Improvement: the run's verdict found a change point at it
+    # (counted on /metrics once the status carrying it is written).
+    change_point: str | None = None
 
 
 def merged(p: Pass, existing: Sequence[Mapping[str, Any]], *condition: str) -> list[dict[str, Any]]:
@@ -121,7 +125,10 @@ def conclude(
     after = read_status(without_none({**as_patch(p.status), **status}))
     cleaned = clean_up(p, p.spec if started else None, decision.phase, after)
     status.update(cleaned.status)
-    return Outcome(status, (*events, *decision_events(decision), *cleaned.events))
+    change = next((c.reason for c in decision.conditions
+                   if c.type == CHANGE_POINT and c.status == "True"), None)  # fmt: skip
+    return Outcome(status, (*events, *decision_events(decision), *cleaned.events),
+                   change_point=cleaned.change_point or change)  # fmt: skip
 
 
 def ended(p: Pass) -> Outcome:
@@ -159,11 +166,19 @@ def clean_up(
 
 
 def summarized(p: Pass, spec: BenchmarkRunSpec, status: BenchmarkRunStatus) -> Outcome:
-    """A failed run's summary.json and report (tried again on later passes for a while)."""
+    """A failed run's summary.json and report (tried again on later passes for a
+    while), and its verdict against its series (its succeeded steps are indexed)."""
     done, warning = collecting.summarize_ended(p.settings, p.run, spec, status, p.now)
     if not done:
         return Outcome()
-    return Outcome({"cleanedUp": True}, () if warning is None else (("Warning", *warning),))
+    if warning is None:
+        judged = collecting.judge_run(p.settings, p.run)
+    else:
+        judged = collecting.Judged("NotJudged", "the run's summary.json was not stored")
+    conditions = merged(p, [as_patch(c) for c in status.conditions], *astuple(judged.condition))
+    events = (judged.event,) if warning is None else (("Warning", *warning), judged.event)
+    return Outcome({"cleanedUp": True, "conditions": conditions}, events,
+                   change_point=judged.change)  # fmt: skip
 
 
 # -- failed passes ---------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The operator's /metrics: runs by phase, reconcile pass durations and failed passes.
+"""The operator's /metrics: runs by phase, reconcile pass durations, failed passes,
+and the change points found at runs (their series' verdicts).
 
 Its own registry (with the process collector: the operator's CPU and memory),
 served by prometheus_client's HTTP server on a thread beside kopf. Runs by
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 RUNS = "dbbench_operator_runs"
 RECONCILE_DURATION = "dbbench_operator_reconcile_duration_seconds"
 FAILED_PASSES = "dbbench_operator_reconcile_errors"
+CHANGE_POINTS = "dbbench_operator_change_points"
 # A pass is a few API calls, or a database's setup (seconds), bounded by
 # passDeadline (minutes).
 PASS_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
@@ -90,12 +92,22 @@ class OperatorMetrics:
         )
         for reason in PASS_FAILURE_REASONS:
             self.failed_passes.labels(reason)
+        self.change_points = Counter(
+            CHANGE_POINTS,
+            "Runs whose verdict against their series found a change point at them "
+            "(the ChangePoint condition): direction Regression or Improvement",
+            ["namespace", "series", "direction"],
+            registry=self.registry,
+        )
         self._serving: int | None = None
 
     def passed(self, seconds: float, failed_reason: str | None) -> None:
         self.pass_seconds.observe(seconds)
         if failed_reason is not None:
             self.failed_passes.labels(failed_reason).inc()
+
+    def change_point(self, namespace: str, series: str, direction: str) -> None:
+        self.change_points.labels(namespace, series, direction).inc()
 
     def serve(self, port: int, addr: str = "0.0.0.0") -> None:  # noqa: S104 - a pod's port
         """Serve /metrics on a daemon thread for the life of the process (once: kopf

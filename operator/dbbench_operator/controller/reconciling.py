@@ -21,10 +21,10 @@ from typing import Any
 from dbbench_contract.api import BenchmarkRunSpec, BenchmarkRunStatus, SpecError, parse_spec
 from dbbench_contract.api.base import Problem
 from dbbench_contract.api.expectation_checks import series_problems
-from dbbench_contract.api.expectations import SERIES_LABEL
 from dbbench_contract.api.semantics import check
 from dbbench_contract.api.semantics import results_claim_problems as claim_problems
 from dbbench_contract.api.status import Condition
+from dbbench_contract.history import SERIES_LABEL
 from dbbench_operator import deadlines
 from dbbench_operator.controller import admission
 from dbbench_operator.controller.concluding import (
@@ -245,16 +245,18 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
 def _collect(
     p: Pass, obs: Observation, spec: BenchmarkRunSpec, steps: list[Step]
 ) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
-    """The run's summary.json written, or the failed step that keeps it from
-    succeeding (a run never ends Succeeded with a failed step), or the missed
-    expectations that fail it (onMiss: Fail); the expectations judged either way."""
+    """The run's expectations judged on its merged steps, then its summary.json
+    written and the run judged against its series (the ChangePoint condition and
+    its Event); or the failed step that keeps it from succeeding (a run never
+    ends Succeeded with a failed step), or the missed expectations that fail it
+    (onMiss: Fail; its failed summary is written and judged on the way out)."""
     merged = collecting.merged_steps(p.settings, p.run, steps)
     failed = collecting.first_failed(steps, merged)
     if failed is not None:
         return replace(obs, failure=failed), {}, ()
     measured = [Measured(s.target, s.phase, s.repeat, merged[s.index]) for s in steps]
-    # The series' index (GET /v1/series/...) is not read yet: tolerances are NotJudged.
-    outcomes = expectations.judge(spec, measured, recent=None)
+    recent = collecting.recent_figures(p.settings, p.run, spec)
+    outcomes = expectations.judge(spec, measured, recent)
     judged = expectations.condition(bool(spec.expectations), outcomes)
     obs = replace(obs, expectations=judged)
     extra = {"expectations": [as_patch(o) for o in outcomes] or None}
@@ -270,7 +272,10 @@ def _collect(
     if spec.expectations:
         kind = "Warning" if judged.reason == expectations.MISSED else "Normal"
         events = ((kind, f"Expectations{judged.reason}", judged.message),)
-    return replace(obs, steps_done=len(steps), collected=True), extra, events
+    verdict = collecting.judge_run(p.settings, p.run)
+    collected = replace(obs, steps_done=len(steps), collected=True,
+                        change_point=verdict.condition)  # fmt: skip
+    return collected, extra, (*events, verdict.event)
 
 
 def _condition(status: BenchmarkRunStatus, kind: str) -> Condition | None:

@@ -136,6 +136,8 @@ def one_pass(
         log.warning("status of %s/%s not written: %s", run.namespace, run.name, exc)
         busy = exc.transient or outcome.busy
         return replace(outcome, events=(), busy=busy, retry_after=exc.retry_after), None
+    if outcome.change_point is not None:
+        METRICS.change_point(run.namespace, run.series or "", outcome.change_point)
     return outcome, dict(patched.get("status") or {})
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from dbbench_contract.api.expectations import (
+    OPERATION_TYPES,
     PERCENTILES,
     Expectation,
     ExpectationOutcome,
@@ -29,6 +30,7 @@ from dbbench_contract.api.expectations import (
 )
 from dbbench_contract.api.spec import BenchmarkRunSpec
 from dbbench_contract.api.status import Latency
+from dbbench_contract.history import ALL_OPERATIONS, Metric, SeriesHistory, SeriesPoint
 from dbbench_contract.summary import StepSummary
 from dbbench_operator.status.lifecycle import Condition
 
@@ -191,6 +193,41 @@ def _tolerances(
             continue
         yield judged(where, bound, unit, limit=limit, repeats=usable, value=metric(name),
                      floor=floor)  # fmt: skip
+
+
+# The index's names of the figures a tolerance compares (dbbench_contract.history).
+_INDEXED: dict[str, Metric] = {
+    "opsPerSecond": "opsPerSecond", "p50": "p50Ms", "p95": "p95Ms", "p99": "p99Ms",
+    "p99.9": "p999Ms",
+}  # fmt: skip
+
+
+def recent_of(history: SeriesHistory, uid: str) -> Recent:
+    """The series' figures per (target, phase, operation, metric), one per earlier
+    run in run order: a run's repeats averaged (as the change points take them).
+    The judged run (`uid`) is left out. An operation type a run has no point of
+    is its step's own (`all`) figure when the step ran that type alone (the index
+    keeps per-type points only for steps of several types)."""
+    by_run: dict[str, dict[tuple[str, str, str], list[SeriesPoint]]] = {}
+    for point in history.points:
+        if point.uid != uid:
+            key = (point.target, point.phase, point.operation_type)
+            by_run.setdefault(point.uid, {}).setdefault(key, []).append(point)
+    recent: dict[RecentKey, list[float]] = {}
+    for steps in by_run.values():  # dicts keep the points' run order
+        for (target, phase, kind), points in steps.items():
+            operations = [kind] if kind != ALL_OPERATIONS else [""]
+            if kind == ALL_OPERATIONS and not any(
+                k[:2] == (target, phase) and k[2] != ALL_OPERATIONS for k in steps
+            ):
+                operations += sorted(OPERATION_TYPES)  # a one-type step: its own figures
+            for name, metric in _INDEXED.items():
+                values = [v for p in points if (v := p.value(metric)) is not None]
+                if values:
+                    for operation in operations:
+                        key4 = (target, phase, operation, name)
+                        recent.setdefault(key4, []).append(statistics.fmean(values))
+    return recent
 
 
 def judge(

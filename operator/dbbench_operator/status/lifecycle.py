@@ -38,6 +38,9 @@ DEGRADED = "Degraded"  # something disturbed a measurement (a database pod resta
 RUNNER_SATURATED = "RunnerSaturated"  # a step's runner pods were CPU-bound
 RECONCILED = "Reconciled"  # the last pass worked (False: it failed and will be retried)
 SUCCEEDED = "Succeeded"
+# The run judged against its series once its summary is stored: Regression,
+# Improvement, NoChange or NotJudged (docs/api.md, docs/results.md).
+CHANGE_POINT = "ChangePoint"
 FAILED = "Failed"
 
 
@@ -72,6 +75,7 @@ class Observation:
     collected: bool = False
     # The Expectations condition, once the run's last step is collected and judged.
     expectations: Condition | None = None
+    change_point: Condition | None = None  # the run's verdict, once its summary is stored
 
 
 @dataclass(frozen=True)
@@ -199,11 +203,13 @@ def _collecting(obs: Observation) -> Decision:
     if not obs.collected:
         return _stay(RunPhase.COLLECTING, "Collecting", "writing the run's summary")
     message = "all steps done and results collected"
+    judged = () if obs.change_point is None else (obs.change_point,)
     return Decision(
         RunPhase.SUCCEEDED,
         (
             Condition(SUCCEEDED, "True", "Completed", message),
             Condition(PROGRESSING, "False", "Completed", message),
+            *judged,
         ),
         event=("Completed", message),
     )

@@ -12,6 +12,7 @@ from datetime import datetime
 from dbbench_contract import run_summary as rs
 from dbbench_contract.api import API_VERSION, BenchmarkRunSpec, BenchmarkRunStatus
 from dbbench_contract.api.status import TargetResult
+from dbbench_contract.history import SERIES_LABEL
 from dbbench_contract.layout import SUMMARY
 from dbbench_contract.summary import StepSummary
 from dbbench_operator import deadlines
@@ -20,6 +21,8 @@ from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.plan import Step, plan
 from dbbench_operator.specs.runner_job import step_dir
 from dbbench_operator.specs.table_state import TableState, table_state
+from dbbench_operator.status.expectations import Recent, recent_of
+from dbbench_operator.status.lifecycle import CHANGE_POINT, Condition
 from dbbench_operator.status.recording import stamp
 from dbbench_operator.steps import results_service
 from dbbench_operator.steps.outcome import failed_step
@@ -79,6 +82,7 @@ def build_run_summary(
     ending = ending or Ending()
     return rs.RunSummary(
         api_version=API_VERSION,
+        series=run.series,
         run=rs.RunMeta(
             namespace=run.namespace,
             name=run.name,
@@ -227,3 +231,69 @@ def summarize_ended(
             f"the run's summary.json and report were not written in {waited:.0f}s: {exc}"[:600],
         )
     return True, None
+
+
+# -- the run judged against its series ------------------------------------------------
+
+# The condition's status: True when a change point starts at the run.
+_CHANGE_STATUS = {"Regression": "True", "Improvement": "True", "NoChange": "False"}
+CONDITION_MESSAGE = 600
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The run's ChangePoint verdict: its condition, its Event, and its series."""
+
+    reason: str
+    message: str
+    series: str | None = None
+
+    @property
+    def condition(self) -> Condition:
+        status = _CHANGE_STATUS.get(self.reason, "Unknown")
+        return Condition(CHANGE_POINT, status, self.reason, self.message[:CONDITION_MESSAGE])
+
+    @property
+    def event(self) -> tuple[str, str, str]:
+        kind = "Warning" if self.reason == "Regression" else "Normal"
+        return kind, self.reason, self.message[:CONDITION_MESSAGE]
+
+    @property
+    def change(self) -> str | None:
+        """Regression or Improvement: a change point at this run (the operator counts it)."""
+        return self.reason if self.reason in ("Regression", "Improvement") else None
+
+
+def judge_run(settings: OperatorSettings, run: RunRef) -> Judged:
+    """Ask the results service for the run's verdict, its summary being stored.
+    Never raises: a run without a series, or a service that cannot answer, is
+    NotJudged with the reason (the run's own outcome does not depend on it)."""
+    if run.series is None:
+        return Judged("NotJudged", f"the run has no {SERIES_LABEL} label: it belongs to no series")
+    try:
+        verdict = results_service.series_verdict(settings, run, run.series)
+    except results_service.ResultsServiceError as exc:
+        log.warning("verdict on %s/%s not given: %s", run.namespace, run.name, exc)
+        return Judged("NotJudged", f"the results service did not judge the run: {exc}",
+                      run.series)  # fmt: skip
+    if verdict is None or (verdict.uid is not None and verdict.uid != run.uid):
+        return Judged("NotJudged", f"the run has no figures in series {run.series!r}'s index "
+                      "(no succeeded step)", run.series)  # fmt: skip
+    return Judged(verdict.reason, verdict.message, run.series)
+
+
+def recent_figures(
+    settings: OperatorSettings, run: RunRef, spec: BenchmarkRunSpec
+) -> Recent | None:
+    """The series' recent figures a tolerance compares the run with; None when no
+    expectation has a tolerance, the run has no series, or the service cannot say
+    (its tolerances are then NotJudged: never raises)."""
+    if run.series is None or not any(e.tolerance for e in spec.expectations or ()):
+        return None
+    try:
+        history = results_service.series_history(settings, run.namespace, run.series)
+    except results_service.ResultsServiceError as exc:
+        log.warning("series %s/%s not read for %s's tolerances: %s", run.namespace,
+                    run.series, run.name, exc)  # fmt: skip
+        return None
+    return recent_of(history, run.uid)

@@ -2,7 +2,8 @@
 
 The service owns the results claim: the operator asks it to merge a step's
 pods, reads the merged summary and the pods' progress, and writes the run's
-summary.json. Every call is bounded in time; failures raise
+summary.json, and asks for the run's verdict against its series. Every call is
+bounded in time; failures raise
 ``ResultsServiceError`` naming the request (never the token).
 """
 
@@ -15,15 +16,18 @@ from urllib.parse import quote
 
 from pydantic import ValidationError
 
+from dbbench_contract.history import SeriesHistory, Verdict
 from dbbench_contract.layout import SUMMARY
 from dbbench_contract.progress import StepProgress
 from dbbench_contract.summary import StepSummary
 from dbbench_contract.wire import StoredModel
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
-from dbbench_operator.specs.tokens import results_prefix, run_token
+from dbbench_operator.specs.tokens import results_prefix, run_token, series_token
 
 TIMEOUT_S = 60.0
+# The verdict is asked for in the pass that ends the run: it must not hold it long.
+VERDICT_TIMEOUT_S = 20.0
 M = TypeVar("M", bound=StoredModel)
 
 
@@ -44,16 +48,32 @@ def _call(
     body: bytes | None = None,
     timeout: float = TIMEOUT_S,
 ) -> bytes:
+    """A call on the run's own results (its run token)."""
+    where = f"runs/{quote(results_prefix(run))}/{path}"
+    token = run_token(settings.results_key, run)
+    return _request(settings, method, where, token, path, body=body, timeout=timeout)
+
+
+def _request(
+    settings: OperatorSettings,
+    method: str,
+    where: str,
+    token: str,
+    path: str,
+    *,
+    body: bytes | None = None,
+    timeout: float = TIMEOUT_S,
+) -> bytes:
     if not settings.results_url:
         raise ResultsServiceError(
             "DBBENCH_RESULTS_URL is not set: the operator cannot reach the results service"
         )
-    url = f"{settings.results_url.rstrip('/')}/v1/runs/{quote(results_prefix(run))}/{path}"
+    url = f"{settings.results_url.rstrip('/')}/v1/{where}"
     request = urllib.request.Request(  # noqa: S310 - the chart's own http Service
         url,
         data=body,
         method=method,
-        headers={"Authorization": f"Bearer {run_token(settings.results_key, run)}"},
+        headers={"Authorization": f"Bearer {token}"},
     )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
@@ -112,3 +132,24 @@ def stored_step_summary(
         return step_summary(settings, run, step_dir)
     except NotStoredError:
         return None
+
+
+def series_verdict(settings: OperatorSettings, run: RunRef, series: str) -> Verdict | None:
+    """The verdict on the run against its series (the service's index as it is
+    now); None when the service's answer has none (the run is not indexed)."""
+    where = f"series/{quote(run.namespace)}/{quote(series)}?run={quote(run.name)}"
+    token = series_token(settings.results_key, run.namespace, series)
+    path = f"series {series}"
+    answer = _parsed(SeriesHistory, path, _request(settings, "GET", where, token, path,
+                                                   timeout=VERDICT_TIMEOUT_S))  # fmt: skip
+    return answer.verdict
+
+
+def series_history(settings: OperatorSettings, namespace: str, series: str) -> SeriesHistory:
+    """The series' index as it is now (its points in run order), not asking for a
+    verdict: what a tolerance compares a run with before its summary is stored."""
+    where = f"series/{quote(namespace)}/{quote(series)}"
+    token = series_token(settings.results_key, namespace, series)
+    path = f"series {series}"
+    return _parsed(SeriesHistory, path, _request(settings, "GET", where, token, path,
+                                                 timeout=VERDICT_TIMEOUT_S))  # fmt: skip

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+from dbbench_contract.history import SERIES_LABEL
+
 from .base import Problem
-from .expectations import SERIES_LABEL
 from .phases import Phase
 from .spec import BenchmarkRunSpec
 

@@ -15,7 +15,7 @@ the run.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field
 
@@ -26,6 +26,7 @@ OperationType = Literal[
     "insert", "read", "update", "scan", "readModifyWrite",
     "indexedEquality", "twoFieldProjection", "sortSkip", "scan100",
 ]  # fmt: skip
+OPERATION_TYPES: frozenset[str] = frozenset(get_args(OperationType))
 # The percentiles a step summary computes (`api.status.Latency`), as written in
 # maxLatency's keys, and the Latency attribute of each.
 PERCENTILES = {"p50": "p50", "p95": "p95", "p99": "p99", "p99.9": "p999", "max": "max"}
@@ -36,7 +37,6 @@ DEFAULT_TOLERANCE_METRICS: tuple[TolerancedMetric, ...] = ("opsPerSecond", "p99"
 LATENCY_PATTERN = r"^[0-9]{1,9}(us|ms|s)$"
 _LATENCY_UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 LatencyBound = Annotated[str, Field(pattern=LATENCY_PATTERN, max_length=12)]
-SERIES_LABEL = "dbbench.io/series"
 _PERCENTILE_LIST = "[" + ", ".join(f"'{k}'" for k in PERCENTILES) + "]"
 
 

@@ -65,6 +65,7 @@ def _apply(cluster: ControlPlane, name: str, uri: str, expectations: list[dict[s
 
 def _play(cluster: ControlPlane, name: str, uri: str, tmp_path: Path) -> None:
     """The step's one runner pod, on an empty collection; then the Job complete."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     job: dict[str, Any] = wait_for(lambda: get_json(cluster, "job", f"{name}-step-1", "-n", NS),
                                    90, "the step's runner Job")  # fmt: skip
     config_map = get_json(cluster, "configmap", f"{name}-step-1", "-n", NS) or {}
@@ -160,10 +161,11 @@ def test_a_recorded_miss_lets_the_run_succeed_with_the_condition_false(
     judged = condition(run, "Expectations")
     assert (judged["status"], judged["reason"]) == ("False", "Missed")
     _check_outcomes(run, _measured(run, results_service), "Record")
-    # No series index is read yet: the tolerance's bounds are not judged, and fail nothing.
+    # The first run of its series: its tolerance's bounds are not judged, and fail nothing.
     unjudged = run["status"]["expectations"][3:]
-    assert [(o["bound"], o["verdict"]) for o in unjudged] == [
-        ("tolerance.opsPerSecond", "NotJudged"), ("tolerance.p99", "NotJudged"),
+    assert [(o["bound"], o["verdict"], o["message"]) for o in unjudged] == [
+        ("tolerance.opsPerSecond", "NotJudged", "the series has no earlier run with this figure"),
+        ("tolerance.p99", "NotJudged", "the series has no earlier run with this figure"),
     ]  # fmt: skip
     events = _events(kube_cluster, name)
     assert [e["type"] for e in events if e.get("reason") == "ExpectationsMissed"] == ["Warning"]
@@ -187,3 +189,39 @@ def test_a_tolerance_without_a_series_label_is_refused_naming_the_field(
         "spec.expectations[0].tolerance: compares with the series' recent runs, and this run "
         "has no dbbench.io/series label: add metadata.labels[dbbench.io/series]"
     )
+
+
+def test_a_tolerance_compares_with_the_series_earlier_runs(
+    kube_cluster: ControlPlane, operator_env: list[str], ferretdb: FerretDBServer,
+    results_service: ResultsService, tmp_path: Path,
+) -> None:  # fmt: skip
+    """Two runs of series `weekly`: the second's tolerance bars are the first run's
+    figures as the service's index holds them (its summary's step result), worse
+    by 50%; its measured figures are its own merged summary's."""
+    series = {"dbbench.io/series": "weekly"}
+    _apply(kube_cluster, "weekly-1", ferretdb.uri, [{"phase": PHASE, "maxErrorRate": 0}], series)
+    tolerance = {"withinPercentOfRecent": 50, "metrics": ["opsPerSecond", "p99"]}
+    _apply(kube_cluster, "weekly-2", ferretdb.uri,
+           [{"phase": PHASE, "tolerance": tolerance, "onMiss": "Record"}], series)  # fmt: skip
+    with operator(operator_env):
+        _play(kube_cluster, "weekly-1", ferretdb.uri, tmp_path / "1")
+        first = _ended(kube_cluster, "weekly-1")
+        _play(kube_cluster, "weekly-2", ferretdb.uri, tmp_path / "2")
+        second = _ended(kube_cluster, "weekly-2")
+    assert (first["status"]["phase"], second["status"]["phase"]) == ("Succeeded", "Succeeded")
+    earlier = RunSummary.model_validate_json((_claim(results_service, first) / "summary.json")
+                                             .read_bytes())  # fmt: skip
+    assert earlier.series == "weekly"
+    (entry,) = earlier.steps
+    assert entry.result is not None
+    assert entry.result.latency_ms is not None
+    merged = _measured(second, results_service)
+    ops, p99 = second["status"]["expectations"]
+    assert ops["bound"] == "tolerance.opsPerSecond"
+    assert ops["limit"] == pytest.approx(entry.result.throughput * 0.5, rel=1e-6)
+    assert ops["measured"] == pytest.approx(merged.throughput, rel=1e-6)
+    assert ops["verdict"] == ("Held" if ops["measured"] >= ops["limit"] else "Missed")
+    assert p99["bound"] == "tolerance.p99"
+    assert p99["limit"] == pytest.approx(entry.result.latency_ms.p99 * 1.5, rel=1e-6)
+    assert p99["measured"] == pytest.approx(merged.latency_ms.p99, rel=1e-6)
+    assert p99["verdict"] == ("Held" if p99["measured"] <= p99["limit"] else "Missed")

@@ -196,6 +196,9 @@ def test_a_step_whose_merged_summary_failed_fails_the_run_naming_it(
     finally:
         client.close()
     _failed_naming_the_step(run, results_service.root)
+    # A failed run is judged too once its summary is stored; this one has no series.
+    judged = condition(run, "ChangePoint")
+    assert (judged["status"], judged["reason"]) == ("Unknown", "NotJudged"), judged
     # The operator recorded the step's nodes when its Job ended (issue 32, item 3):
     # the Job's two pods, never bound (no node runs here: the test played them),
     # so no node; an external target has no database pods.

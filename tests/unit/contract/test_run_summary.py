@@ -91,3 +91,19 @@ def test_keys_no_model_knows_are_ignored_in_every_part_of_a_stored_summary() -> 
     raw["steps"][0]["result"]["latencyMs"]["p9999"] = 3.0
     summary = RunSummary.from_wire(raw)
     assert summary == RunSummary.from_json(PREVIOUS.read_bytes())
+
+
+def test_the_runs_series_label_is_written_and_read_back() -> None:
+    spec = parse_spec(SPEC)
+    meta = {"name": "nightly-1", "namespace": "bench", "uid": "u-1",
+            "labels": {"dbbench.io/series": "nightly", "other": "x"}}  # fmt: skip
+    run = RunRef.from_meta(meta)
+    assert run == RunRef.from_meta({**meta, "labels": {}}), "the series is not the identity"
+    summary = build_run_summary(
+        run, spec, plan(spec), {}, started_at=None,
+        completed_at=datetime(2026, 11, 26, 6, 51, 33, tzinfo=UTC), status_targets=[],
+    )  # fmt: skip
+    wire = summary.to_wire()
+    assert wire["series"] == "nightly"
+    assert RunSummary.from_json(json.dumps(wire)).series == "nightly"
+    assert RunSummary.from_json(PREVIOUS.read_bytes()).series is None

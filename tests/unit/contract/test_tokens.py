@@ -7,7 +7,7 @@ import hashlib
 import hmac
 
 from dbbench_contract.layout import run_prefix
-from dbbench_contract.tokens import run_token, token_matches
+from dbbench_contract.tokens import run_token, series_token, series_token_matches, token_matches
 
 KEY = b"k" * 32
 
@@ -33,3 +33,13 @@ def test_a_token_matches_its_own_run_only() -> None:
     assert not token_matches(b"another key" * 3, "team-a", "nightly", "uid-1", token)
     assert not token_matches(KEY, "team-a", "nightly", "uid-1", token[:-1])
     assert not token_matches(KEY, "team-a", "nightly", "uid-1", "")
+
+
+def test_a_series_token_opens_its_series_only_and_no_run() -> None:
+    token = series_token(KEY, "team-a", "nightly")
+    assert series_token_matches(KEY, "team-a", "nightly", token)
+    assert not series_token_matches(KEY, "team-b", "nightly", token)
+    assert not series_token_matches(KEY, "team-a", "weekly", token)
+    # The run whose directory would spell the same text ("series" namespace).
+    assert token != run_token(KEY, "series", "team-a", "nightly")
+    assert not token_matches(KEY, "series:team-a", "nightly", "x", token)

@@ -11,12 +11,14 @@ import pytest
 from dbbench_contract.api import parse_spec
 from dbbench_contract.api.expectations import ExpectationOutcome, describe
 from dbbench_contract.api.status import Latency
+from dbbench_contract.history import SeriesHistory, SeriesPoint
 from dbbench_contract.summary import OperationSummary, StepSummary
 from dbbench_operator.status.expectations import (
     Measured,
     condition,
     fails_run,
     judge,
+    recent_of,
     tolerance_limit,
 )
 
@@ -186,3 +188,37 @@ def test_condition_and_policy() -> None:
     met = condition(True, judge(run, [step("a", 1, 1500, 0.5)]))
     assert (met.status, met.reason, met.message) == ("True", "Met", "all 2 judged bounds held")
     assert condition(False, []).reason == "NotStated"
+
+
+def point(uid: str, repeat: int, ops: float, p99: float, kind: str = "all") -> SeriesPoint:
+    return SeriesPoint(
+        namespace="ns", series="s", run=f"run-{uid}", uid=uid, ended_at=f"2026-01-0{uid}",
+        target="a", phase="mix", repeat=repeat, operation_type=kind, ops_per_second=ops,
+        p50_ms=p99 / 4, p95_ms=p99 / 2, p99_ms=p99, p999_ms=p99 * 2,
+    )  # fmt: skip
+
+
+def test_recent_figures_from_the_series_index() -> None:
+    history = SeriesHistory(namespace="ns", series="s", significance=0.001, min_runs=4, runs=3,
+                            points=(
+        point("1", 1, 1000, 2.0), point("1", 2, 1200, 4.0),  # repeats averaged: 1100, 3.0
+        point("1", 1, 900, 2.5, "read"), point("1", 1, 100, 9.0, "update"),
+        point("2", 1, 1300, 1.0), point("2", 1, 1200, 0.9, "read"),
+        point("3", 1, 5, 99.0),  # the judged run itself: left out
+    ))  # fmt: skip
+    recent = recent_of(history, "3")
+    assert recent[("a", "mix", "", "opsPerSecond")] == [1100, 1300]
+    assert recent[("a", "mix", "", "p99")] == [3.0, 1.0]
+    assert recent[("a", "mix", "", "p99.9")] == [6.0, 2.0]
+    assert recent[("a", "mix", "read", "opsPerSecond")] == [900, 1200]
+    assert recent[("a", "mix", "update", "p99")] == [9.0]  # run 2 drew no update
+    # A step of one operation type has no per-type points: its own figures stand for it.
+    single = SeriesHistory(namespace="ns", series="s", significance=0.001, min_runs=4, runs=1,
+                           points=(point("1", 1, 700, 3.0),))  # fmt: skip
+    assert recent_of(single, "9")[("a", "mix", "read", "opsPerSecond")] == [700]
+    tolerance = {"withinPercentOfRecent": 10, "metrics": ["opsPerSecond"]}
+    run = spec({"phase": "mix", "operation": "read", "tolerance": tolerance})
+    (judged,) = judge(run, [step("a", 1, 0, 1.0, by_type={
+        "read": OperationSummary(operations=10, throughput=1000, latency_ms=Latency(p99=1.0))})],
+        recent)  # fmt: skip
+    assert (judged.limit, judged.measured, judged.verdict) == (945, 1000, "Held")  # 1050 x 0.9
