@@ -265,6 +265,7 @@ def _collect(
     done = collecting.write_run_summary(
         p.settings, p.run, spec, steps, started_at=p.status.started_at, now=p.now,
         status_targets=p.status.targets, succeeded=merged,
+        ending=collecting.Ending(expectations=tuple(outcomes)),
     )  # fmt: skip
     if done is not None:
         return replace(obs, failure=done), extra, ()

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from dbbench_contract import run_summary as rs
 from dbbench_contract.api import API_VERSION, BenchmarkRunSpec, BenchmarkRunStatus
+from dbbench_contract.api.expectations import ExpectationOutcome
 from dbbench_contract.api.status import TargetResult
 from dbbench_contract.history import SERIES_LABEL
 from dbbench_contract.layout import SUMMARY
@@ -64,6 +65,8 @@ class Ending:
     reason: str | None = None
     message: str | None = None
     current_step: int | None = None
+    # Each bound of spec.expectations as judged (status.expectations).
+    expectations: tuple[ExpectationOutcome, ...] = ()
 
 
 def build_run_summary(
@@ -119,6 +122,7 @@ def build_run_summary(
             )
             for t in status_targets
         ),
+        expectations=ending.expectations,
     )
 
 
@@ -186,6 +190,7 @@ def ending_of(status: BenchmarkRunStatus) -> Ending:
         reason=None if failed is None else failed.reason,
         message=(None if failed is None else failed.message) or status.message,
         current_step=step or None,
+        expectations=tuple(status.expectations or ()),
     )
 
 

@@ -137,6 +137,10 @@ def test_a_missed_expectation_fails_the_run_with_its_measured_value(
     summary = RunSummary.model_validate_json((_claim(results_service, run) / "summary.json")
                                              .read_bytes())  # fmt: skip
     assert (summary.run.phase, summary.run.reason) == ("Failed", "ExpectationsMissed")
+    # ... and what was judged, as the status has it (the report's Expectations section).
+    assert [o.model_dump(mode="json", exclude_none=True) for o in summary.expectations] == (
+        run["status"]["expectations"]
+    )
     (entry,) = summary.steps
     assert entry.result is not None
     assert entry.result.status == "succeeded"  # the step itself succeeded
@@ -172,6 +176,9 @@ def test_a_recorded_miss_lets_the_run_succeed_with_the_condition_false(
     summary = RunSummary.model_validate_json((_claim(results_service, run) / "summary.json")
                                              .read_bytes())  # fmt: skip
     assert summary.run.phase == "Succeeded"
+    assert [o.model_dump(mode="json", exclude_none=True) for o in summary.expectations] == (
+        run["status"]["expectations"]
+    )
 
 
 def test_a_tolerance_without_a_series_label_is_refused_naming_the_field(
