@@ -55,7 +55,7 @@ typecheck: venv ## mypy --strict on both packages
 
 # The operator's integration tests, with the children's watches off: every run
 # on its timer alone (reconcile.events: false), the fallback's proof.
-OPERATOR_TESTS := tests/integration/operator/test_operator_lifecycle.py tests/integration/operator/test_run_children.py tests/integration/operator/test_startup_waits.py tests/integration/operator/test_operator_field_effects.py tests/integration/operator/test_admission_index.py tests/unit/operator/controller/test_run_loop.py tests/integration/operator/test_failed_step_run.py
+OPERATOR_TESTS := tests/integration/operator/test_operator_lifecycle.py tests/integration/operator/test_run_children.py tests/integration/operator/test_startup_waits.py tests/integration/operator/test_operator_field_effects.py tests/integration/operator/test_admission_index.py tests/unit/operator/controller/test_run_loop.py tests/integration/operator/test_failed_step_run.py tests/integration/operator/test_expectations_run.py
 
 .PHONY: test-timer
 test-timer: tools venv ## The operator's integration tests with events off (the timer alone)

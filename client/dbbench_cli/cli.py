@@ -10,6 +10,11 @@
                                          size...), relative differences to the first,
                                          whether repeats say it is noise, and the modes
                                          of a workload run with several idModes ranked
+  dbbench wait RUN [--timeout 1h]        block until the run ends; print its phase, each
+                                         expectation's outcome and the change-point
+                                         verdict; exit 0 only when it Succeeded and no
+                                         expectation was missed (1 failed, 2 expectation
+                                         missed, 3 timed out, 4 run unreadable)
   dbbench history SERIES [-n NS]         a series' runs (label dbbench.io/series=SERIES):
                                          ops/s and p99 per run, target, phase and
                                          operation type, the change points found and
@@ -44,6 +49,8 @@ from dbbench_cli import tables
 from dbbench_cli.fetching import fetch, results_claim, run_prefix
 from dbbench_cli.kube import Api, CliError, Run, connect, finished_run, get_run, list_runs
 from dbbench_cli.results_access import Endpoint, UrlEndpoint, locate
+from dbbench_cli.waiting import UNREADABLE, wait
+from dbbench_contract.durations import Duration
 from dbbench_contract.history import SeriesHistory
 from dbbench_report import ResultsError, read_run, write_report
 from dbbench_report.compare_page import compare_page
@@ -90,6 +97,15 @@ def _parser() -> argparse.ArgumentParser:
     comparing.add_argument("runs", nargs="+", metavar="RUN_OR_DIR")
     comparing.add_argument("--html", type=Path, metavar="FILE",
                            help="also write the comparison as a page with charts")  # fmt: skip
+    waiting = commands.add_parser(
+        "wait", help="block until a run ends; exit non-zero when it failed or missed an "
+        "expectation", parents=[common],
+    )  # fmt: skip
+    waiting.add_argument("run")
+    waiting.add_argument(
+        "--timeout", default="24h", type=_seconds,
+        help="give up after this long, e.g. 90m or 1h (default 24h): exit 3",
+    )  # fmt: skip
     history = commands.add_parser("history", help="a series' runs and change points",
                                   parents=[common])  # fmt: skip
     history.add_argument("series", help="the dbbench.io/series label's value")
@@ -103,6 +119,13 @@ def _parser() -> argparse.ArgumentParser:
              "dbbench-results, the chart's default)",
     )  # fmt: skip
     return parser
+
+
+def _seconds(text: str) -> float:
+    try:
+        return Duration.parse(text).seconds
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -187,6 +210,17 @@ def run(args: argparse.Namespace) -> str:
     return f"fetched {args.run} into {out}\n"
 
 
+def _wait(args: argparse.Namespace) -> int:
+    """`dbbench wait`: its own exit codes (dbbench_cli.waiting)."""
+    try:
+        outcome = wait(connect(args.kubeconfig, args.namespace), args.run, args.timeout)
+    except CliError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return UNREADABLE
+    sys.stdout.write(outcome.text)
+    return outcome.code
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     if args.command == "check":
@@ -196,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         out, status = check_files(args.files, args.results_claim)
         sys.stdout.write(out)
         return status
+    if args.command == "wait":
+        return _wait(args)
     try:
         sys.stdout.write(run(args))
     except (CliError, ResultsError) as exc:

@@ -14,6 +14,7 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, field_serializer
 
+from dbbench_contract.api.expectations import ExpectationOutcome
 from dbbench_contract.api.spec import BenchmarkRunSpec
 from dbbench_contract.api.status import Latency, Lookups, PhaseResult, StorageUsage
 from dbbench_contract.summary import StepSummary
@@ -70,6 +71,12 @@ class RunSummary(StoredModel):
     spec: BenchmarkRunSpec
     steps: tuple[StepEntry, ...] = ()
     targets: tuple[TargetEntry, ...] = ()
+    # spec.expectations judged when the last step was collected (status.expectations:
+    # each bound's verdict, limit, measured value); none, and not written, for a run
+    # that states none or ended before its last step.
+    expectations: tuple[ExpectationOutcome, ...] = Field(
+        default=(), exclude_if=lambda outcomes: not outcomes
+    )
 
     @field_serializer("spec")
     def _spec_as_applied(self, spec: BenchmarkRunSpec) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from html import escape
 
 from dbbench_report import (
     ending,
+    expectations,
     growth,
     latency_sections,
     node_sections,
@@ -44,6 +45,7 @@ SECTIONS = (
     ("summary", "Summary", verdict.summary),
     ("overview", "Overview", sections.overview),
     ("ending", "How it ended", ending.section),
+    (expectations.KEY, expectations.TITLE, expectations.section_html),
     ("distribution", "Latency distribution", latency_sections.distribution),
     ("latency-time", "p50/p99 over time", latency_sections.over_time),
     ("throughput", "Throughput and latency", sections.throughput),
@@ -71,7 +73,7 @@ def page(title: str, nav: str, body: str) -> str:
 
 
 # A run that ended before any step finished has nothing to chart.
-WITHOUT_STEPS = ("overview", "ending")
+WITHOUT_STEPS = ("overview", "ending", expectations.KEY)
 
 
 def render(run: Run) -> str:

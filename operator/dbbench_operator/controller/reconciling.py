@@ -20,9 +20,11 @@ from typing import Any
 
 from dbbench_contract.api import BenchmarkRunSpec, BenchmarkRunStatus, SpecError, parse_spec
 from dbbench_contract.api.base import Problem
+from dbbench_contract.api.expectation_checks import series_problems
 from dbbench_contract.api.semantics import check
 from dbbench_contract.api.semantics import results_claim_problems as claim_problems
 from dbbench_contract.api.status import Condition
+from dbbench_contract.history import SERIES_LABEL
 from dbbench_operator import deadlines
 from dbbench_operator.controller import admission
 from dbbench_operator.controller.concluding import (
@@ -41,6 +43,8 @@ from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.plan import Step, plan
 from dbbench_operator.specs.tokens import results_prefix
+from dbbench_operator.status import expectations
+from dbbench_operator.status.expectations import Measured
 from dbbench_operator.status.lifecycle import (
     RECONCILED,
     TERMINAL,
@@ -51,6 +55,7 @@ from dbbench_operator.status.lifecycle import (
     timeout_decision,
 )
 from dbbench_operator.status.recording import (
+    as_patch,
     cold_mark_of,
     conform,
     progress_block,
@@ -92,6 +97,19 @@ def parse(raw_spec: Mapping[str, Any]) -> tuple[BenchmarkRunSpec | None, tuple[P
     except SpecError as exc:
         return None, tuple(exc.problems)
     return spec, tuple(check(spec))
+
+
+def admitted(
+    raw_spec: Mapping[str, Any], settings: OperatorSettings, labels: Mapping[str, str] | None
+) -> tuple[BenchmarkRunSpec | None, tuple[Problem, ...]]:
+    """The typed spec and every problem the operator refuses a run with: the spec's
+    own, the results claim, and what needs the run's labels (a tolerance's series)."""
+    spec, problems = parse(raw_spec)
+    if spec is None:
+        return spec, problems
+    return spec, (
+        *problems, *results_claim_problems(spec, settings), *series_problems(spec, labels),
+    )  # fmt: skip
 
 
 def current_phase(status: Mapping[str, Any] | BenchmarkRunStatus) -> RunPhase:
@@ -151,8 +169,8 @@ def reconcile(
     now: datetime,
     settings: OperatorSettings,
 ) -> Outcome:
-    spec, problems = parse(raw_spec)
-    problems = (*problems, *results_claim_problems(spec, settings))
+    labels = {SERIES_LABEL: run.series} if run.series else {}
+    spec, problems = admitted(raw_spec, settings, labels)
     status = read_status(raw_status)  # the one reading of the stored status
     p = Pass(run, status, now, settings, spec, problems, current_phase(status))
     if p.phase in TERMINAL:
@@ -227,18 +245,38 @@ def _observe(p: Pass) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
 def _collect(
     p: Pass, obs: Observation, spec: BenchmarkRunSpec, steps: list[Step]
 ) -> tuple[Observation, dict[str, Any], tuple[Event, ...]]:
-    """The run's summary.json written and the run judged against its series (the
-    ChangePoint condition and its Event), or the failed step that keeps it from
-    succeeding (a run never ends Succeeded with a failed step)."""
-    failed = collecting.write_run_summary(
-        p.settings, p.run, spec, steps, started_at=p.status.started_at, now=p.now,
-        status_targets=p.status.targets,
-    )  # fmt: skip
+    """The run's expectations judged on its merged steps, then its summary.json
+    written and the run judged against its series (the ChangePoint condition and
+    its Event); or the failed step that keeps it from succeeding (a run never
+    ends Succeeded with a failed step), or the missed expectations that fail it
+    (onMiss: Fail; its failed summary is written and judged on the way out)."""
+    merged = collecting.merged_steps(p.settings, p.run, steps)
+    failed = collecting.first_failed(steps, merged)
     if failed is not None:
         return replace(obs, failure=failed), {}, ()
-    judged = collecting.judge_run(p.settings, p.run)
-    collected = replace(obs, steps_done=len(steps), collected=True, change_point=judged.condition)
-    return collected, {}, (judged.event,)
+    measured = [Measured(s.target, s.phase, s.repeat, merged[s.index]) for s in steps]
+    recent = collecting.recent_figures(p.settings, p.run, spec)
+    outcomes = expectations.judge(spec, measured, recent)
+    judged = expectations.condition(bool(spec.expectations), outcomes)
+    obs = replace(obs, expectations=judged)
+    extra = {"expectations": [as_patch(o) for o in outcomes] or None}
+    if expectations.fails_run(outcomes):
+        return replace(obs, failure=(expectations.EXPECTATIONS_MISSED, judged.message)), extra, ()
+    done = collecting.write_run_summary(
+        p.settings, p.run, spec, steps, started_at=p.status.started_at, now=p.now,
+        status_targets=p.status.targets, succeeded=merged,
+        ending=collecting.Ending(expectations=tuple(outcomes)),
+    )  # fmt: skip
+    if done is not None:
+        return replace(obs, failure=done), extra, ()
+    events: tuple[Event, ...] = ()
+    if spec.expectations:
+        kind = "Warning" if judged.reason == expectations.MISSED else "Normal"
+        events = ((kind, f"Expectations{judged.reason}", judged.message),)
+    verdict = collecting.judge_run(p.settings, p.run)
+    collected = replace(obs, steps_done=len(steps), collected=True,
+                        change_point=verdict.condition)  # fmt: skip
+    return collected, extra, (*events, verdict.event)
 
 
 def _condition(status: BenchmarkRunStatus, kind: str) -> Condition | None:

@@ -73,6 +73,8 @@ class Observation:
     degraded: tuple[str, str] | None = None  # newly seen this pass
     saturated: tuple[str, str] | None = None  # a step collected this pass was client-bound
     collected: bool = False
+    # The Expectations condition, once the run's last step is collected and judged.
+    expectations: Condition | None = None
     change_point: Condition | None = None  # the run's verdict, once its summary is stored
 
 
@@ -144,6 +146,14 @@ def timeout_decision(timeout: timedelta) -> Decision:
 
 def next_state(current: RunPhase, obs: Observation) -> Decision | None:
     """The decision for this pass, or None when a terminal run has nothing to do."""
+    decision = _next_state(current, obs)
+    if decision is None or obs.expectations is None or decision.phase not in TERMINAL:
+        return decision
+    conditions = (*decision.conditions, obs.expectations)
+    return Decision(decision.phase, conditions, decision.event, decision.warning)
+
+
+def _next_state(current: RunPhase, obs: Observation) -> Decision | None:
     if current in TERMINAL:
         return None
     if timed_out(obs):

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from dbbench_contract import run_summary as rs
 from dbbench_contract.api import API_VERSION, BenchmarkRunSpec, BenchmarkRunStatus
+from dbbench_contract.api.expectations import ExpectationOutcome
 from dbbench_contract.api.status import TargetResult
 from dbbench_contract.history import SERIES_LABEL
 from dbbench_contract.layout import SUMMARY
@@ -21,6 +22,7 @@ from dbbench_operator.settings import OperatorSettings
 from dbbench_operator.specs.plan import Step, plan
 from dbbench_operator.specs.runner_job import step_dir
 from dbbench_operator.specs.table_state import TableState, table_state
+from dbbench_operator.status.expectations import Recent, recent_of
 from dbbench_operator.status.lifecycle import CHANGE_POINT, Condition
 from dbbench_operator.status.recording import stamp
 from dbbench_operator.steps import results_service
@@ -63,6 +65,8 @@ class Ending:
     reason: str | None = None
     message: str | None = None
     current_step: int | None = None
+    # Each bound of spec.expectations as judged (status.expectations).
+    expectations: tuple[ExpectationOutcome, ...] = ()
 
 
 def build_run_summary(
@@ -118,6 +122,7 @@ def build_run_summary(
             )
             for t in status_targets
         ),
+        expectations=ending.expectations,
     )
 
 
@@ -131,6 +136,7 @@ def write_run_summary(
     now: datetime,
     status_targets: Sequence[TargetResult],
     ending: Ending | None = None,
+    succeeded: Mapping[int, StepSummary] | None = None,
 ) -> tuple[str, str] | None:
     """Upload the run's summary.json (the service renders the report from it).
 
@@ -138,10 +144,11 @@ def write_run_summary(
     run lists what it merged, up to the step it was at, and the rest without a
     result. A run about to succeed with a step whose merged summary failed does
     not: nothing is written, and the (reason, message) naming that step is
-    returned for the run to fail on (its failed summary is written then)."""
+    returned for the run to fail on (its failed summary is written then).
+    `succeeded`: the merged summaries, when the caller has read them already."""
     if ending is None or ending.phase == "Succeeded":
-        merged = {s.index: results_service.step_summary(settings, run, step_dir(s)) for s in steps}
-        failed = next((f for s in steps if (f := failed_step(s, merged[s.index]))), None)
+        merged = dict(succeeded or merged_steps(settings, run, steps))
+        failed = first_failed(steps, merged)
         if failed is not None:
             return failed
     else:
@@ -160,6 +167,20 @@ def write_run_summary(
     return None
 
 
+def merged_steps(
+    settings: OperatorSettings, run: RunRef, steps: Sequence[Step]
+) -> dict[int, StepSummary]:
+    """Every step's merged summary, by step index (a missing one is an error)."""
+    return {s.index: results_service.step_summary(settings, run, step_dir(s)) for s in steps}
+
+
+def first_failed(
+    steps: Sequence[Step], merged: Mapping[int, StepSummary]
+) -> tuple[str, str] | None:
+    """(reason, message) naming the first step whose merged summary failed."""
+    return next((f for s in steps if (f := failed_step(s, merged[s.index]))), None)
+
+
 def ending_of(status: BenchmarkRunStatus) -> Ending:
     """How the run ended, read from its status (pure)."""
     failed = next((c for c in status.conditions if c.type == "Failed"), None)
@@ -169,6 +190,7 @@ def ending_of(status: BenchmarkRunStatus) -> Ending:
         reason=None if failed is None else failed.reason,
         message=(None if failed is None else failed.message) or status.message,
         current_step=step or None,
+        expectations=tuple(status.expectations or ()),
     )
 
 
@@ -263,3 +285,20 @@ def judge_run(settings: OperatorSettings, run: RunRef) -> Judged:
         return Judged("NotJudged", f"the run has no figures in series {run.series!r}'s index "
                       "(no succeeded step)", run.series)  # fmt: skip
     return Judged(verdict.reason, verdict.message, run.series)
+
+
+def recent_figures(
+    settings: OperatorSettings, run: RunRef, spec: BenchmarkRunSpec
+) -> Recent | None:
+    """The series' recent figures a tolerance compares the run with; None when no
+    expectation has a tolerance, the run has no series, or the service cannot say
+    (its tolerances are then NotJudged: never raises)."""
+    if run.series is None or not any(e.tolerance for e in spec.expectations or ()):
+        return None
+    try:
+        history = results_service.series_history(settings, run.namespace, run.series)
+    except results_service.ResultsServiceError as exc:
+        log.warning("series %s/%s not read for %s's tolerances: %s", run.namespace,
+                    run.series, run.name, exc)  # fmt: skip
+        return None
+    return recent_of(history, run.uid)

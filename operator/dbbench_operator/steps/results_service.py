@@ -143,3 +143,13 @@ def series_verdict(settings: OperatorSettings, run: RunRef, series: str) -> Verd
     answer = _parsed(SeriesHistory, path, _request(settings, "GET", where, token, path,
                                                    timeout=VERDICT_TIMEOUT_S))  # fmt: skip
     return answer.verdict
+
+
+def series_history(settings: OperatorSettings, namespace: str, series: str) -> SeriesHistory:
+    """The series' index as it is now (its points in run order), not asking for a
+    verdict: what a tolerance compares a run with before its summary is stored."""
+    where = f"series/{quote(namespace)}/{quote(series)}"
+    token = series_token(settings.results_key, namespace, series)
+    path = f"series {series}"
+    return _parsed(SeriesHistory, path, _request(settings, "GET", where, token, path,
+                                                 timeout=VERDICT_TIMEOUT_S))  # fmt: skip

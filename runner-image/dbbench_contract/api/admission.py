@@ -40,6 +40,7 @@ from .apiserver import (
 from .base import Problem, SpecError
 from .cel_rules import rule_errors
 from .crd import API_VERSION, KIND, build_crd
+from .expectation_checks import series_problems
 from .schedule import operator_problems as schedule_problems
 from .schedule import parse_schedule_spec
 from .schedule_crd import KIND as SCHEDULE_KIND
@@ -109,14 +110,21 @@ def api_server_problems(doc: Mapping[str, Any], schema: Schema | None = None) ->
     return [error.problem() for error in errors]
 
 
-def operator_problems(spec: Mapping[str, Any], results_claim: str) -> list[Problem]:
-    """What the operator refuses a stored spec with (its `controller/reconciling.parse` and the
-    results claim check): the run ends Failed with these."""
+def operator_problems(
+    spec: Mapping[str, Any], results_claim: str, labels: Mapping[str, str] | None = None
+) -> list[Problem]:
+    """What the operator refuses a stored spec with (its `controller/reconciling.parse`, the
+    results claim check and, given the run's labels, the series check): the run ends
+    Failed with these."""
     try:
         parsed = parse_spec(spec)
     except SpecError as exc:
         return list(exc.problems)
-    return [*check(parsed), *results_claim_problems(parsed, results_claim)]
+    return [
+        *check(parsed),
+        *results_claim_problems(parsed, results_claim),
+        *series_problems(parsed, labels),
+    ]
 
 
 def check_manifest(
@@ -137,7 +145,8 @@ def check_manifest(
     if problems:
         return problems
     stored = defaulted(_json_like(dict(doc)), crd_schema())
-    return operator_problems(stored["spec"], results_claim)
+    labels = (stored.get("metadata") or {}).get("labels") or {}
+    return operator_problems(stored["spec"], results_claim, labels)
 
 
 def _schedule_problems(doc: Mapping[str, Any], results_claim: str) -> list[Problem]:

@@ -12,6 +12,7 @@ from decimal import Decimal
 from . import memory_floors as floors
 from .base import Problem
 from .connections import mysql_connections_needed, phase_threads, runner_connections
+from .expectation_checks import operation_problems
 from .mix import groups_problem
 from .phase_order import growth_problems, keys_problems, phase_runs
 from .placement import Hardware, Resources
@@ -53,6 +54,7 @@ def check(spec: BenchmarkRunSpec) -> list[Problem]:
         _storage_holds_dataset,
         _cold_cache_needs_exclusive_nodes,
         sharding_problems,
+        operation_problems,
     )
     return [problem for fn in checks for problem in fn(spec)]
 

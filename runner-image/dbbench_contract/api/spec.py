@@ -23,6 +23,8 @@ from .base import (
     refuse_duplicates,
     wire_default,
 )
+from .expectations import SPEC_RULES as EXPECTATION_RULES
+from .expectations import Expectation
 from .growth import SPEC_RULES as GROWTH_RULES
 from .phases import Phase
 from .placement import Hardware, Runner
@@ -250,6 +252,18 @@ class BenchmarkRunSpec(ApiModel):
         description="Where the full results are written.",
         json_schema_extra=wire_default(Results),
     )
+    expectations: list[Expectation] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=16,
+        description=(
+            "What the run must reach, per phase (and target, operation type): ops/s, latency "
+            "percentiles, error rate, a tolerance against the series' recent runs. Judged "
+            "when the last step is collected: the Expectations condition and "
+            "status.expectations say which held and by how much; a missed one with onMiss: "
+            "Fail (the default) fails the run with reason ExpectationsMissed."
+        ),
+    )
 
     RULES = (
         Rule(
@@ -360,6 +374,7 @@ class BenchmarkRunSpec(ApiModel):
         *STATEMENT_RULES,
         *GROWTH_RULES,
         *SOURCE_SPEC_RULES,
+        *EXPECTATION_RULES,
     )
 
     @property

@@ -10,6 +10,7 @@ from pydantic import Field
 from pydantic.config import JsonDict
 
 from .base import StatusModel
+from .expectations import ExpectationOutcome
 
 RunPhase = Literal["Pending", "Provisioning", "Running", "Collecting", "Succeeded", "Failed"]
 _MAP_LIST_TYPE: JsonDict = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"]}
@@ -302,6 +303,15 @@ class BenchmarkRunStatus(StatusModel):
     )
     failing_since: datetime | None = Field(
         default=None, description="When the current series of failed passes began."
+    )
+    expectations: list[ExpectationOutcome] | None = Field(
+        default=None,
+        max_length=512,
+        description=(
+            "Each bound of each spec.expectations entry on each target, judged when the "
+            "last step was collected: verdict, bound, the worst repeat's figure, by how much "
+            "(the Expectations condition summarises them)."
+        ),
     )
     cleaned_up: bool | None = Field(
         default=None,

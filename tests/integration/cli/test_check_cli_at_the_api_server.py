@@ -3,9 +3,10 @@
 The same files as tests/unit/cli/test_check_cli.py go to the real
 kube-apiserver (a server-side dry run with strict field validation, as
 `kubectl create` does) and, for what the API server accepts, through the
-operator's admission (`controller/reconciling.parse` and the results claim
-check on the stored spec, as a pass does); the `dbbench` command runs on them
-and the field path and message of every refusal are compared.
+operator's admission (`controller/reconciling.admitted`: the spec, the results
+claim and the series label of a tolerance, on the stored run, as a pass does);
+the `dbbench` command runs on them and the field path and message of every
+refusal are compared.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from dbbench_contract.api import GROUP, PLURAL, VERSION
-from dbbench_operator.controller.reconciling import parse, results_claim_problems
+from dbbench_operator.controller.reconciling import admitted
 from dbbench_operator.schedules.ticking import admit
 from dbbench_operator.settings import OperatorSettings
 from tests.support.manifests import (
@@ -75,8 +76,8 @@ def server_refusals(api: client.CustomObjectsApi, path: Path) -> list[tuple[str,
     if schedule:
         _, refusals = admit(stored["spec"], OperatorSettings().results_claim)
         return [(p.field, p.message) for p in refusals]
-    spec, problems = parse(stored["spec"])
-    problems = (*problems, *results_claim_problems(spec, OperatorSettings()))
+    labels = (stored.get("metadata") or {}).get("labels")
+    _, problems = admitted(stored["spec"], OperatorSettings(), labels)
     return [(p.field, p.message) for p in problems]
 
 

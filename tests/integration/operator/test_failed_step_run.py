@@ -90,13 +90,14 @@ def _complete(cluster: ControlPlane, job: dict[str, Any], pods: int) -> None:
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     started = get_json(cluster, "job", job["metadata"]["name"], "-n", NS) or job
     start = started.get("status", {}).get("startTime") or now
+    indexes = "0" if pods == 1 else f"0-{pods - 1}"  # the API server refuses "0-0"
     conditions = [
         {"type": kind, "status": "True", "lastProbeTime": now, "lastTransitionTime": now,
          "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods"}
         for kind in ("SuccessCriteriaMet", "Complete")
     ]  # fmt: skip
     status: dict[str, Any] = {"startTime": start, "completionTime": now, "active": 0, "ready": 0,
-              "terminating": 0, "succeeded": pods, "completedIndexes": f"0-{pods - 1}",
+              "terminating": 0, "succeeded": pods, "completedIndexes": indexes,
               "uncountedTerminatedPods": {}, "conditions": conditions}  # fmt: skip
     cluster.kubectl(
         "patch", "job", job["metadata"]["name"], "-n", NS, "--subresource=status",

@@ -23,6 +23,7 @@ from dbbench_contract.api import (
     parse_spec,
 )
 from dbbench_contract.api.crd import PRINTER_COLUMNS, build_crd
+from dbbench_contract.api.expectations import Expectation
 from dbbench_contract.api.semantics import check, planned_seconds
 from dbbench_contract.api.sharding import Routers
 from dbbench_contract.api.sources import DataSource
@@ -103,6 +104,7 @@ def test_every_cross_field_rule_has_an_invalid_manifest() -> None:
         Runner,
         Dataset,
         DataSource,
+        Expectation,
         BenchmarkRunSpec,
     )
     untested = [r.message for m in models for r in m.RULES if r.cel not in tripped]
