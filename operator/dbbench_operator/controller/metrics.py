@@ -28,6 +28,10 @@ RUNS = "dbbench_operator_runs"
 RECONCILE_DURATION = "dbbench_operator_reconcile_duration_seconds"
 FAILED_PASSES = "dbbench_operator_reconcile_errors"
 CHANGE_POINTS = "dbbench_operator_change_points"
+EXPECTATIONS_MISSED = "dbbench_operator_expectations_missed"
+# The series' namespace is not `namespace`: Prometheus puts the scraped pod's own
+# namespace there and would rename ours to `exported_namespace` (docs/metrics.md).
+SERIES_LABELS = ["series_namespace", "series"]
 # A pass is a few API calls, or a database's setup (seconds), bounded by
 # passDeadline (minutes).
 PASS_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
@@ -96,7 +100,14 @@ class OperatorMetrics:
             CHANGE_POINTS,
             "Runs whose verdict against their series found a change point at them "
             "(the ChangePoint condition): direction Regression or Improvement",
-            ["namespace", "series", "direction"],
+            [*SERIES_LABELS, "direction"],
+            registry=self.registry,
+        )
+        self.expectations_missed = Counter(
+            EXPECTATIONS_MISSED,
+            "Runs that ended with an expectation missed (the Expectations condition "
+            "False, reason Missed), whatever their onMiss policy",
+            SERIES_LABELS,
             registry=self.registry,
         )
         self._serving: int | None = None
@@ -108,6 +119,9 @@ class OperatorMetrics:
 
     def change_point(self, namespace: str, series: str, direction: str) -> None:
         self.change_points.labels(namespace, series, direction).inc()
+
+    def expectation_missed(self, namespace: str, series: str) -> None:
+        self.expectations_missed.labels(namespace, series).inc()
 
     def serve(self, port: int, addr: str = "0.0.0.0") -> None:  # noqa: S104 - a pod's port
         """Serve /metrics on a daemon thread for the life of the process (once: kopf

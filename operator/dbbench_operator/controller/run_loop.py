@@ -40,6 +40,7 @@ from dbbench_operator.controller.reconciling import reconcile_within, seconds_le
 from dbbench_operator.k8s import api
 from dbbench_operator.naming import RunRef
 from dbbench_operator.settings import OperatorSettings
+from dbbench_operator.status import expectations
 from dbbench_operator.status.recording import read_status
 from dbbench_operator.targets import provisioning
 
@@ -136,9 +137,12 @@ def one_pass(
         log.warning("status of %s/%s not written: %s", run.namespace, run.name, exc)
         busy = exc.transient or outcome.busy
         return replace(outcome, events=(), busy=busy, retry_after=exc.retry_after), None
+    written = dict(patched.get("status") or {})
     if outcome.change_point is not None:
         METRICS.change_point(run.namespace, run.series or "", outcome.change_point)
-    return outcome, dict(patched.get("status") or {})
+    if expectations.newly_missed(status, written):
+        METRICS.expectation_missed(run.namespace, run.series or "")
+    return outcome, written
 
 
 def _pass_unless_stopped(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from dbbench_contract.api.expectations import (
     OPERATION_TYPES,
@@ -274,3 +275,16 @@ def condition(stated: bool, outcomes: Sequence[ExpectationOutcome]) -> Condition
         return Condition(EXPECTATIONS, "False", MISSED, (text + tail)[:4000])
     held = len(outcomes) - len(unjudged)
     return Condition(EXPECTATIONS, "True", MET, (f"all {held} judged bounds held" + tail)[:4000])
+
+
+def newly_missed(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+    """A status patch that turned the Expectations condition to Missed: the run is
+    counted once, when the status saying so is first written."""
+    return _reason(after) == MISSED and _reason(before) != MISSED
+
+
+def _reason(status: Mapping[str, Any]) -> str | None:
+    for condition in status.get("conditions") or ():
+        if condition.get("type") == EXPECTATIONS:
+            return str(condition.get("reason"))
+    return None

@@ -102,7 +102,7 @@ def _events(cluster: ControlPlane, name: str, reason: str) -> list[dict[str, Any
 
 def _regressions(port: int) -> float:
     samples = wait_for(lambda: scrape_metrics(port), 30, "the operator's /metrics")
-    wanted = {"namespace": NS, "series": SERIES, "direction": "Regression"}
+    wanted = {"series_namespace": NS, "series": SERIES, "direction": "Regression"}
     return sum(v for labels, v in samples.get("dbbench_operator_change_points_total", [])
                if labels == wanted)  # fmt: skip
 

@@ -11,6 +11,7 @@ server holds (p99 within 10s) holds with the claim's p99.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from tests.integration.operator.test_operator_lifecycle import (
     phase_of,
     results_service,
     run_manifest,
+    scrape_metrics,
     wait_for,
 )
 
@@ -117,6 +119,16 @@ def _check_outcomes(run: dict[str, Any], merged: StepSummary, on_miss: str) -> N
     assert f"expectations[0] ext/{PHASE} minOpsPerSecond >= 1e+09 ops/s: measured " in message
 
 
+def _missed_count(series: str) -> float:
+    """dbbench_operator_expectations_missed_total for one series of NS, from the
+    operator's /metrics (the in-process operator's registry counts from its start)."""
+    port = int(os.environ["DBBENCH_METRICS_PORT"])
+    samples = wait_for(lambda: scrape_metrics(port), 30, "the operator's /metrics")
+    wanted = {"series_namespace": NS, "series": series}
+    return sum(v for labels, v in samples.get("dbbench_operator_expectations_missed_total", [])
+               if labels == wanted)  # fmt: skip
+
+
 def test_a_missed_expectation_fails_the_run_with_its_measured_value(
     kube_cluster: ControlPlane, operator_env: list[str], ferretdb: FerretDBServer,
     results_service: ResultsService, tmp_path: Path,
@@ -124,8 +136,10 @@ def test_a_missed_expectation_fails_the_run_with_its_measured_value(
     name = "expect-fail"
     _apply(kube_cluster, name, ferretdb.uri, BOUNDS)
     with operator(operator_env) as runner:
+        before = _missed_count("")
         _play(kube_cluster, name, ferretdb.uri, tmp_path)
         run = _ended(kube_cluster, name)
+        assert _missed_count("") == before + 1  # counted once, its series empty (none)
     assert run["status"]["phase"] == "Failed"
     failed = condition(run, "Failed")
     assert failed["reason"] == "ExpectationsMissed"
@@ -159,8 +173,10 @@ def test_a_recorded_miss_lets_the_run_succeed_with_the_condition_false(
     _apply(kube_cluster, name, ferretdb.uri, [*recorded, tolerance],
            labels={"dbbench.io/series": "nightly"})  # fmt: skip
     with operator(operator_env):
+        before = _missed_count("nightly")
         _play(kube_cluster, name, ferretdb.uri, tmp_path)
         run = _ended(kube_cluster, name)
+        assert _missed_count("nightly") == before + 1  # a Record policy's miss counts too
     assert run["status"]["phase"] == "Succeeded", run["status"].get("message")
     judged = condition(run, "Expectations")
     assert (judged["status"], judged["reason"]) == ("False", "Missed")

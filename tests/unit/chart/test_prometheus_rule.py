@@ -97,9 +97,9 @@ def test_promtool_checks_the_rules_and_their_alerts_fire_and_resolve(tmp_path: P
     # 400m. An existing counter is new to a Prometheus that starts scraping it, so
     # "weekly" alerts for the first window too (docs/chart.md says so).
     inputs = [
-        _series(CHANGES, "nightly", "_x10 1x500", direction="regression"),
-        _series(CHANGES, "nightly", "1x500", direction="improvement"),
-        _series(CHANGES, "weekly", "2x399 3x100", direction="regression"),
+        _series(CHANGES, "nightly", "_x10 1x500", direction="Regression"),
+        _series(CHANGES, "nightly", "1x500", direction="Improvement"),
+        _series(CHANGES, "weekly", "2x399 3x100", direction="Regression"),
         _series(MISSED, "nightly", "_x20 1x500"),
     ]
     regression, missed = "DbbenchRegression", "DbbenchExpectationsMissed"
@@ -122,7 +122,7 @@ def test_the_rule_tester_can_fail(tmp_path: Path) -> None:
     """The check above can fail: an improvement alone raises no regression alert."""
     groups = rule(ENABLED)["spec"]["groups"]
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}))
-    inputs = [_series(CHANGES, "nightly", "1x100", direction="improvement")]
+    inputs = [_series(CHANGES, "nightly", "1x100", direction="Improvement")]
     tested = _rule_test(tmp_path, inputs, [_fires("DbbenchRegression", "10m", "nightly")])
     assert tested.returncode != 0, tested.stdout
     assert "DbbenchRegression" in tested.stdout + tested.stderr

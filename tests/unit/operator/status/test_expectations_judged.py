@@ -18,6 +18,7 @@ from dbbench_operator.status.expectations import (
     condition,
     fails_run,
     judge,
+    newly_missed,
     recent_of,
     tolerance_limit,
 )
@@ -222,3 +223,18 @@ def test_recent_figures_from_the_series_index() -> None:
         "read": OperationSummary(operations=10, throughput=1000, latency_ms=Latency(p99=1.0))})],
         recent)  # fmt: skip
     assert (judged.limit, judged.measured, judged.verdict) == (945, 1000, "Held")  # 1050 x 0.9
+
+
+def _status(reason: str | None) -> dict[str, object]:
+    conditions = [{"type": "Succeeded", "reason": "Missed"}]  # another type's reason: ignored
+    if reason is not None:
+        conditions.append({"type": "Expectations", "reason": reason})
+    return {"conditions": conditions}
+
+
+def test_a_run_is_counted_missed_once_when_its_status_first_says_so() -> None:
+    assert newly_missed(_status(None), _status("Missed"))
+    assert newly_missed(_status("Met"), _status("Missed"))
+    assert not newly_missed(_status("Missed"), _status("Missed"))  # later passes
+    assert not newly_missed(_status(None), _status("Met"))
+    assert not newly_missed(_status(None), _status(None))
