@@ -54,6 +54,8 @@ def test_enabled_browser_is_read_only_and_reached_through_its_service() -> None:
     browser = next(c for c in pod["containers"] if c["name"] == "browser")
     assert browser["command"] == [
         "python", "-m", "dbbench_results.browser", "--root=/results", "--port=8081",
+        # The series pages judge change points as the service does (results.history).
+        "--significance=0.001", "--min-runs=4",
     ]  # fmt: skip
     mounts = {m["name"]: m for m in browser["volumeMounts"]}
     assert mounts["results"] == {"name": "results", "mountPath": "/results", "readOnly": True}
