@@ -109,6 +109,8 @@ class SeriesHistory(StoredModel):
     series: str
     significance: float
     min_runs: int
+    # The smallest relative change reported (absent in answers before it existed).
+    min_change: float = 0.0
     runs: int
     points: tuple[SeriesPoint, ...] = ()
     change_points: tuple[ChangePoint, ...] = ()

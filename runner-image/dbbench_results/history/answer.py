@@ -14,6 +14,7 @@ from pathlib import Path
 
 from dbbench_contract.history import SeriesHistory, SeriesPoint
 from dbbench_results.history.changes import (
+    DEFAULT_MIN_CHANGE,
     DEFAULT_MIN_RUNS,
     DEFAULT_SIGNIFICANCE,
     Judging,
@@ -53,6 +54,7 @@ def history(
     """The answer (pure): the points as given (run order), every change point."""
     return SeriesHistory(
         namespace=namespace, series=series, significance=judging.significance,
+        min_change=judging.min_change,
         min_runs=judging.min_runs, runs=len(run_order(points)), points=tuple(points),
         change_points=tuple(find_changes(points, judging)),
         verdict=verdict(points, judging, run, series) if points or run else None,
@@ -107,6 +109,12 @@ def add_judging_flags(parser: argparse.ArgumentParser) -> None:
         help="a change point's p-value must be below this (results.history.significance)",
     )  # fmt: skip
     parser.add_argument(
+        "--min-change", type=float,
+        default=float(os.environ.get("DBBENCH_RESULTS_MIN_CHANGE", DEFAULT_MIN_CHANGE)),
+        help="the smallest change reported, a fraction of the level before it "
+        "(results.history.minChange)",
+    )  # fmt: skip
+    parser.add_argument(
         "--min-runs", type=int,
         default=int(os.environ.get("DBBENCH_RESULTS_MIN_RUNS", DEFAULT_MIN_RUNS)),
         help="runs a series needs before a run is judged (results.history.minRuns)",
@@ -118,4 +126,7 @@ def judging_from(args: argparse.Namespace) -> Judging:
         raise SystemExit("--significance must be between 0 and 1 (e.g. 0.001)")
     if args.min_runs < 2:
         raise SystemExit("--min-runs must be at least 2 (a level before the judged run)")
-    return Judging(significance=args.significance, min_runs=args.min_runs)
+    if not 0 <= args.min_change < 10:
+        raise SystemExit("--min-change must be a fraction, 0 or more (e.g. 0.05 for 5%)")
+    return Judging(significance=args.significance, min_runs=args.min_runs,
+                   min_change=args.min_change)  # fmt: skip

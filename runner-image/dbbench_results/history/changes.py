@@ -34,6 +34,11 @@ from dbbench_contract.history import (
 
 # Otava's own default significance (its analysis and its CLI's --p-value).
 DEFAULT_SIGNIFICANCE = 0.001
+# The smallest change reported, relative to the level before it (Otava's
+# min_magnitude): a paced or otherwise steady figure has so little spread that a
+# t-test calls a 0.5% wobble significant, and nobody wants a regression alert for
+# it. 5%: below what a rerun on shared hardware reproduces (docs/decisions.md).
+DEFAULT_MIN_CHANGE = 0.05
 # The fewest runs (the judged one included) a verdict is given on: three before
 # it, the fewest whose level has a spread (two degrees of freedom).
 DEFAULT_MIN_RUNS = 4
@@ -49,6 +54,7 @@ MESSAGE_CHANGES = 3
 class Judging:
     significance: float = DEFAULT_SIGNIFICANCE
     min_runs: int = DEFAULT_MIN_RUNS
+    min_change: float = DEFAULT_MIN_CHANGE
     window: int = WINDOW
 
 
@@ -100,8 +106,11 @@ class Step:
     pvalue: float
 
 
-def steps(values: Sequence[float], significance: float) -> list[Step]:
-    """Otava's change points in `values` (one window: see WINDOW)."""
+def steps(
+    values: Sequence[float], significance: float, min_change: float = DEFAULT_MIN_CHANGE
+) -> list[Step]:
+    """Otava's change points in `values` (one window: see WINDOW), each a change of
+    more than `min_change` of the level before it."""
     if len(values) < 2 or max(values) == min(values):
         return []  # a constant series has no change (and no spread to test against)
     series = np.asarray(values, dtype=float)
@@ -109,12 +118,15 @@ def steps(values: Sequence[float], significance: float) -> list[Step]:
         # A level of identical values has no spread: the t-test's NaN is "not significant".
         warnings.simplefilter("ignore", RuntimeWarning)
         found, _weak = compute_change_points(
-            series, window_len=max(2 * len(series), 2), max_pvalue=significance
-        )
+            series, window_len=max(2 * len(series), 2), max_pvalue=significance,
+            min_magnitude=min_change,
+        )  # fmt: skip
     return [
         Step(int(cp.index), float(cp.stats.mean_1), float(cp.stats.mean_2), float(cp.stats.pvalue))
         for cp in found
-        if 0 < cp.index < len(series) and cp.stats.pvalue < significance
+        if 0 < cp.index < len(series)
+        and cp.stats.pvalue < significance
+        and cp.stats.change_magnitude() > min_change
     ]
 
 
@@ -128,7 +140,7 @@ def find_changes(points: Sequence[SeriesPoint], judging: Judging) -> list[Change
     found: list[ChangePoint] = []
     for (target, phase, kind, metric), every_run in metric_series(points).items():
         runs = every_run[-judging.window :]
-        for step in steps([r.mean for r in runs], judging.significance):
+        for step in steps([r.mean for r in runs], judging.significance, judging.min_change):
             if step.after == step.before:
                 continue
             at = runs[step.index]

@@ -55,7 +55,7 @@ def test_enabled_browser_is_read_only_and_reached_through_its_service() -> None:
     assert browser["command"] == [
         "python", "-m", "dbbench_results.browser", "--root=/results", "--port=8081",
         # The series pages judge change points as the service does (results.history).
-        "--significance=0.001", "--min-runs=4",
+        "--significance=0.001", "--min-runs=4", "--min-change=0.05",
     ]  # fmt: skip
     mounts = {m["name"]: m for m in browser["volumeMounts"]}
     assert mounts["results"] == {"name": "results", "mountPath": "/results", "readOnly": True}
