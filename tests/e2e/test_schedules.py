@@ -1,0 +1,151 @@
+"""A schedule's series on the real node (issue 31, "Done when"): a
+BenchmarkSchedule firing every minute makes its runs, keeps only as many
+succeeded ones as its history limit says (the series' index keeps them all),
+and a setting changed in its template is found as a change point at the
+first run made from the changed template, with none before it.
+
+The changed setting is the reads' paced rate (`targetRate` 200 -> 100 ops/s):
+a paced figure is the one whose level is known in advance, so the test can
+say where the change must be and that nothing else moved. A step in an
+unpaced figure is found too (tests/unit/results/test_history_changes.py), but
+with four runs and the node's own noise it cannot be said in advance whether
+one run after it is enough. Alone on the node (marked `disruptive`: its runs
+hold it exclusively), so that other tests do not move its latencies.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from dbbench_local.install import NAMESPACE, Kube, wait_for
+from tests.e2e.conftest import RUNS_NS, session_name, small_spec
+
+pytestmark = pytest.mark.e2e
+
+SERIES_LABEL = "dbbench.io/series"
+LOAD = {"name": "load", "type": "insert", "batchSize": 10, "targetRate": 50}
+READS = {"name": "reads", "type": "pointReads", "duration": "10s", "targetRate": 200}
+RUNS = 4  # the chart's results.history.minRuns: the fourth run is the first judged
+KEPT = 2  # successfulRunsHistoryLimit
+
+
+def _template(reads_rate: int) -> dict[str, Any]:
+    spec = small_spec(
+        dataset={"shape": "flat45", "records": 2000, "recordSize": 256},
+        phases=[LOAD, {**READS, "targetRate": reads_rate}],
+        hardware={**small_spec()["hardware"], "exclusive": True},
+        startupGrace="5m", timeout="10m",
+    )  # fmt: skip
+    return {"spec": spec}
+
+
+def _schedule(name: str) -> str:
+    return json.dumps({
+        "apiVersion": "dbbench.io/v1alpha1", "kind": "BenchmarkSchedule",
+        "metadata": {"name": name, "namespace": RUNS_NS},
+        "spec": {"schedule": "* * * * *", "concurrencyPolicy": "Forbid",
+                 "startingDeadlineSeconds": 120, "successfulRunsHistoryLimit": KEPT,
+                 "failedRunsHistoryLimit": 1, "template": _template(200)},
+    })  # fmt: skip
+
+
+def _runs(kube: Kube, series: str) -> dict[str, dict[str, Any]]:
+    found = kube.get("benchmarkruns", "-n", RUNS_NS, "-l", f"{SERIES_LABEL}={series}")
+    return {r["metadata"]["name"]: r for r in (found or {"items": []})["items"]}
+
+
+def _series(kube: Kube, series: str, run: str | None = None) -> dict[str, Any]:
+    """The results browser's answer for the series, through the API server's service
+    proxy (as `dbbench history` reads it)."""
+    query = f"?run={run}" if run else ""
+    proxy = f"/api/v1/namespaces/{NAMESPACE}/services/dbbench-browser:http/proxy"
+    raw = kube.kubectl("get", "--raw", f"{proxy}/api/series/{RUNS_NS}/{series}{query}")
+    answer: dict[str, Any] = json.loads(raw.stdout)
+    return answer
+
+
+def _by_minute(names: set[str]) -> list[str]:
+    """Run names `<schedule>-<unix minutes>` in the order of their times."""
+    return sorted(names, key=lambda n: int(n.rsplit("-", 1)[1]))
+
+
+@pytest.mark.disruptive
+@pytest.mark.timeout(1200)
+def test_a_schedules_series_finds_the_changed_setting_at_its_run_and_keeps_its_limits(
+    kube: Kube,
+) -> None:
+    name = session_name("series")
+    kube.kubectl("create", "-f", "-", stdin=_schedule(name))
+    seen: set[str] = set()  # every run the schedule made (history limits delete some)
+    ended: dict[str, dict[str, Any]] = {}  # each run's status once it ended
+
+    def seen_at_least(runs: int, ended_too: bool = False) -> bool:
+        """Notes the schedule's runs as they are now; at least `runs` made (or ended)?"""
+        for run, body in _runs(kube, name).items():
+            seen.add(run)
+            status = body.get("status") or {}
+            if status.get("phase") in ("Succeeded", "Failed") and status.get("cleanedUp"):
+                ended.setdefault(run, status)
+        return len(ended if ended_too else seen) >= runs
+
+    try:
+        # The template changes once its third run exists: runs 1-3 read at 200 ops/s,
+        # run 4 (and any later) at 100.
+        wait_for(lambda: seen_at_least(RUNS - 1), 6 * 60, "three runs")
+        changed = _template(100)
+        kube.kubectl("patch", "benchmarkschedule", name, "-n", RUNS_NS, "--type=merge",
+                     "-p", json.dumps({"spec": {"template": changed}}))  # fmt: skip
+        before_change = set(seen)
+        # Suspended once the fourth run exists: no fifth (a time Forbid held back
+        # would start as soon as the fourth ended).
+        wait_for(lambda: seen_at_least(RUNS), 4 * 60, f"{RUNS} runs")
+        kube.kubectl("patch", "benchmarkschedule", name, "-n", RUNS_NS, "--type=merge",
+                     "-p", json.dumps({"spec": {"suspend": True}}))  # fmt: skip
+        wait_for(lambda: seen_at_least(len(seen), ended_too=True), 6 * 60, "its runs ended")
+        order = _by_minute(set(ended))
+        assert len(order) == RUNS, order
+        first_changed = order[RUNS - 1]
+        assert set(order[: RUNS - 1]) == before_change, (order, before_change)
+        for run in order:
+            assert ended[run]["phase"] == "Succeeded", (run, ended[run].get("message"))
+        # The changed run's verdict: a Regression in the reads' ops/s, 200 -> 100.
+        verdict = next(c for c in ended[first_changed]["conditions"]
+                       if c["type"] == "ChangePoint")  # fmt: skip
+        assert (verdict["status"], verdict["reason"]) == ("True", "Regression"), verdict
+        history = _series(kube, name)
+        assert [p["run"] for p in history["points"] if p["phase"] == "reads"
+                and p["operationType"] == "all"] == order  # fmt: skip
+        changes = history["changePoints"]
+        # Every change point is at the changed run: the unchanged runs raised none.
+        assert {c["run"] for c in changes} == {first_changed}, changes
+        reads = [c for c in changes if (c["phase"], c["metric"], c["operationType"])
+                 == ("reads", "opsPerSecond", "all")]  # fmt: skip
+        assert len(reads) == 1, changes
+        assert reads[0]["direction"] == "Regression"
+        assert reads[0]["before"] == pytest.approx(200, rel=0.03)
+        assert reads[0]["after"] == pytest.approx(100, rel=0.03)
+        # The runs before it: too few to judge (the chart's minRuns is 4), and no mark.
+        for run in order[: RUNS - 1]:
+            early = _series(kube, name, run)["verdict"]
+            assert early["reason"] == "NotJudged", (run, early)
+        # History limits: only the newest KEPT succeeded runs are left as objects;
+        # their results, and the index's points of all four, stay.
+        wait_for(lambda: len(_runs(kube, name)) <= KEPT, 60, f"{KEPT} runs kept")
+        left = _by_minute(set(_runs(kube, name)))
+        assert left == order[-KEPT:], left
+        assert history["runs"] == RUNS
+        status = (kube.get("benchmarkschedule", name, "-n", RUNS_NS) or {}).get("status") or {}
+        assert status["latestVerdict"] == {"run": first_changed, "reason": "Regression",
+                                           "message": verdict["message"]}, status  # fmt: skip
+        assert status["lastScheduleTime"]
+    finally:
+        started = time.monotonic()
+        kube.kubectl("delete", "benchmarkschedule", name, "-n", RUNS_NS, "--ignore-not-found",
+                     "--wait=true", timeout=300)  # fmt: skip
+        # Its runs are owned by it: the garbage collector takes them.
+        wait_for(lambda: not _runs(kube, name), 300 - (time.monotonic() - started),
+                 "the schedule's runs deleted with it")  # fmt: skip
