@@ -94,21 +94,30 @@ def build_crd() -> dict[str, Any]:
             "status": status_schema(),
         },
     }
+    return crd_manifest(KIND, PLURAL, SINGULAR, "br", printer_columns=PRINTER_COLUMNS, root=root)
+
+
+def crd_manifest(
+    kind: str, plural: str, singular: str, short_name: str, *,
+    printer_columns: list[dict[str, Any]], root: dict[str, Any],
+) -> dict[str, Any]:  # fmt: skip
+    """A namespaced dbbench CRD of one served, stored version with a status
+    subresource (the run's and the schedule's alike)."""
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {
-            "name": CRD_NAME,
+            "name": f"{plural}.{GROUP}",
             "labels": {"app.kubernetes.io/name": "dbbench", "app.kubernetes.io/part-of": "dbbench"},
         },
         "spec": {
             "group": GROUP,
             "names": {
-                "kind": KIND,
-                "listKind": f"{KIND}List",
-                "plural": PLURAL,
-                "singular": SINGULAR,
-                "shortNames": ["br"],
+                "kind": kind,
+                "listKind": f"{kind}List",
+                "plural": plural,
+                "singular": singular,
+                "shortNames": [short_name],
                 "categories": ["dbbench"],
             },
             "scope": "Namespaced",
@@ -118,7 +127,7 @@ def build_crd() -> dict[str, Any]:
                     "served": True,
                     "storage": True,
                     "subresources": {"status": {}},
-                    "additionalPrinterColumns": PRINTER_COLUMNS,
+                    "additionalPrinterColumns": printer_columns,
                     "schema": {"openAPIV3Schema": root},
                 }
             ],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .crd import API_VERSION, GROUP, VERSION
+from .crd import API_VERSION, GROUP, crd_manifest
 from .schedule import MAX_SCHEDULE_NAME, BenchmarkScheduleSpec, BenchmarkScheduleStatus
 from .structural import to_structural
 
@@ -65,33 +65,4 @@ def build_schedule_crd() -> dict[str, Any]:
             "status": to_structural(BenchmarkScheduleStatus.model_json_schema(by_alias=True)),
         },
     }
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {
-            "name": CRD_NAME,
-            "labels": {"app.kubernetes.io/name": "dbbench", "app.kubernetes.io/part-of": "dbbench"},
-        },
-        "spec": {
-            "group": GROUP,
-            "names": {
-                "kind": KIND,
-                "listKind": f"{KIND}List",
-                "plural": PLURAL,
-                "singular": SINGULAR,
-                "shortNames": ["bs"],
-                "categories": ["dbbench"],
-            },
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": VERSION,
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "additionalPrinterColumns": PRINTER_COLUMNS,
-                    "schema": {"openAPIV3Schema": root},
-                }
-            ],
-        },
-    }
+    return crd_manifest(KIND, PLURAL, SINGULAR, "bs", printer_columns=PRINTER_COLUMNS, root=root)
