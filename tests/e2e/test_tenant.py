@@ -45,6 +45,7 @@ from tests.e2e.conftest import (
     RUNS_NS,
     apply_run,
     condition,
+    create_run_at_once,
     results_files,
     run_status,
     session_name,
@@ -480,7 +481,7 @@ def test_a_run_deleted_and_recreated_under_the_same_name_within_seconds(kube: Ku
     # run of that name is created: the garbage collector has not had its seconds.
     kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=true")
     started = time.monotonic()
-    apply_run(kube, name, spec)
+    create_run_at_once(kube, name, spec)
     recreated_after = time.monotonic() - started
     second = wait_end(kube, RUNS_NS, name, 900)
     second_uid = run_uid(kube, RUNS_NS, name)
