@@ -31,12 +31,12 @@ from tests.integration.operator.test_failed_step_run import _complete, _play_pod
 from tests.integration.operator.test_operator_lifecycle import (
     condition,
     get_json,
+    metric_total,
     operator,
     operator_env,
     phase_of,
     results_service,
     run_manifest,
-    scrape_metrics,
     wait_for,
 )
 from tests.support.series_runs import upload
@@ -101,10 +101,8 @@ def _events(cluster: ControlPlane, name: str, reason: str) -> list[dict[str, Any
 
 
 def _regressions(port: int) -> float:
-    samples = wait_for(lambda: scrape_metrics(port), 30, "the operator's /metrics")
     wanted = {"series_namespace": NS, "series": SERIES, "direction": "Regression"}
-    return sum(v for labels, v in samples.get("dbbench_operator_change_points_total", [])
-               if labels == wanted)  # fmt: skip
+    return metric_total(port, "dbbench_operator_change_points_total", wanted)
 
 
 def test_a_runs_verdict_against_its_series_is_a_condition_an_event_and_a_metric(

@@ -29,12 +29,12 @@ from tests.integration.operator.test_failed_step_run import _complete, _events, 
 from tests.integration.operator.test_operator_lifecycle import (
     condition,
     get_json,
+    metric_total,
     operator,
     operator_env,
     phase_of,
     results_service,
     run_manifest,
-    scrape_metrics,
     wait_for,
 )
 
@@ -123,10 +123,8 @@ def _missed_count(series: str) -> float:
     """dbbench_operator_expectations_missed_total for one series of NS, from the
     operator's /metrics (the in-process operator's registry counts from its start)."""
     port = int(os.environ["DBBENCH_METRICS_PORT"])
-    samples = wait_for(lambda: scrape_metrics(port), 30, "the operator's /metrics")
     wanted = {"series_namespace": NS, "series": series}
-    return sum(v for labels, v in samples.get("dbbench_operator_expectations_missed_total", [])
-               if labels == wanted)  # fmt: skip
+    return metric_total(port, "dbbench_operator_expectations_missed_total", wanted)
 
 
 def test_a_missed_expectation_fails_the_run_with_its_measured_value(

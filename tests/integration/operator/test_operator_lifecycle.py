@@ -173,6 +173,13 @@ def scrape_metrics(port: int) -> dict[str, list[tuple[dict[str, str], float]]] |
     return samples
 
 
+def metric_total(port: int, name: str, labels: dict[str, str]) -> float:
+    """The operator's sample `name` with exactly these labels (0 when absent), once
+    its /metrics answers."""
+    samples = wait_for(lambda: scrape_metrics(port), 30, "the operator's /metrics")
+    return float(sum(v for found, v in samples.get(name, []) if found == labels))
+
+
 def operator(args: list[str]) -> Any:
     from kopf.testing import KopfRunner  # noqa: PLC0415 - imports kopf's event loop machinery
 
