@@ -265,17 +265,28 @@ def apply_run(kube: Kube, name: str, spec: dict[str, Any]) -> str:
                  "--wait=true", timeout=300)  # fmt: skip
     wait_for(lambda: not owned_children(kube, name), 300, f"the children of an older {name}")
     _WORKER.applied[name] = sharing.demand(spec, _WORKER.allocatable)
-    kube.kubectl("create", "-f", "-", stdin=run_manifest(name, spec))
-    return run_uid(kube, name)
+    return create_run_at_once(kube, name, spec)
 
 
 def create_run_at_once(kube: Kube, name: str, spec: dict[str, Any]) -> str:
     """Create the run now, whatever a deleted namesake left (apply_run waits that
     out); its uid. For a test of a name reused within seconds: the worker's share
-    was already admitted for the name by apply_run."""
+    was already admitted for the name by apply_run. (Lowering requests already
+    lowered changes nothing.)"""
     spec = sharing.lowered_cpu_requests(spec, _WORKER.allocatable)
     kube.kubectl("create", "-f", "-", stdin=run_manifest(name, spec))
     return run_uid(kube, name)
+
+
+def shared_template(kube: Kube, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec of runs that something other than the test creates, one at a time
+    (a BenchmarkSchedule's template, `name` its schedule): its pods' CPU requests
+    lowered as apply_run lowers them and, in a concurrent test, admitted to the
+    worker's share."""
+    spec = sharing.lowered_cpu_requests(spec, _WORKER.allocatable)
+    if not _WORKER.disruptive:
+        _WORKER.admit(kube, name, spec)
+    return spec
 
 
 def run_uid(kube: Kube, name: str) -> str:

@@ -69,7 +69,8 @@ MYSQL_REPLICA = small_spec(
          "readPreference": "secondaryPreferred"},
         # Updates only, on the primary: no SELECT, so the primary's Com_select
         # stays what it was; it keeps the pods up while the test reads counters.
-        {"name": "hold", "type": "mix", "mix": {"update": 100}, "duration": "40s"},
+        {"name": "hold", "type": "mix", "mix": {"update": 100}, "duration": "40s",
+         "targetRate": 50},
     ],
 )  # fmt: skip
 STAND_IN_RECORDS = 3000

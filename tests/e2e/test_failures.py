@@ -1,8 +1,9 @@
 """How runs end when something goes wrong, on the real node: every run ends,
 says why, and leaves nothing running.
 
-The operator killed, the results service killed and the cold run (which holds
-the node exclusively) are `disruptive`: `make e2e` runs them alone. The others
+The operator killed and the results service killed are `disruptive`: `make
+e2e` runs them alone. A cold run's restart and cache drop are checked on the
+session's cold-cache example (test_tenant.py, `cold_baseline`). The others
 share the node with other tests' runs; their long timed phases are paced, so
 that they leave the two cores to the runs beside them."""
 
@@ -246,35 +247,6 @@ def test_reads_of_keys_the_load_did_not_write_fail_the_run_naming_the_step(kube:
     summary = results_json(kube, status, "summary.json")
     assert (summary["run"]["phase"], summary["run"]["reason"]) == ("Failed", "ErrorRateExceeded")
     assert summary["steps"][2]["result"]["status"] == "failed"
-    kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
-
-
-@pytest.mark.disruptive
-def test_a_cold_run_restarts_the_database_and_drops_the_page_cache(kube: Kube) -> None:
-    name = session_name("cold")
-    reads = {"name": "reads", "type": "pointReads", "operations": 2000}
-    spec = small_spec(phases=[LOAD, reads], cache="cold")
-    spec["hardware"]["exclusive"] = True
-    uid = apply_run(kube, name, spec)
-    # The privileged cache-drop Job runs in the release namespace, not the run's,
-    # and goes with the run: seen while the run lasts, gone after.
-    selector = f"-ldbbench.io/run-uid={uid}"
-    drop = wait_for(
-        lambda: next((j for j in (kube.get("jobs", "-n", NAMESPACE, selector) or {"items": []})
-                      ["items"] if (j.get("status") or {}).get("succeeded") == 1), None),
-        900, "the cache-drop Job to succeed",
-    )  # fmt: skip
-    logs = kube.kubectl("logs", "-n", NAMESPACE, f"job/{drop['metadata']['name']}").stdout
-    assert "dropped" in logs
-    assert drop["spec"]["template"]["spec"]["nodeName"]
-    status = wait_phase(kube, name, ("Succeeded", "Failed"), 900)
-    assert status["phase"] == "Succeeded", status.get("message")
-    assert status["progress"]["coldStep"] == 2
-    assert status["progress"]["coldPods"]
-    in_run_namespace = kube.get("jobs", "-n", RUNS_NS, "-lapp.kubernetes.io/component=cache-drop")
-    assert not (in_run_namespace or {"items": []})["items"]
-    wait_for(lambda: run_status(kube, name).get("cleanedUp"), 60, "cleanup")
-    assert not (kube.get("jobs", "-n", NAMESPACE, selector) or {"items": []})["items"]
     kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=false")
 
 

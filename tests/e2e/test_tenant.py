@@ -262,9 +262,13 @@ def test_cache_drops_ran_in_the_release_namespace_and_went_with_the_run(
     assert drop["metadata"]["namespace"] == NAMESPACE
     pod = drop["spec"]["template"]["spec"]
     assert pod["containers"][0]["securityContext"]["privileged"] is True
+    assert pod["nodeName"], "a cache-drop Job runs on the node of the pods it cools"
     assert "dropped" in cold_baseline["drop_logs"]
     assert cold_baseline["in_run_namespace"] == []
     assert cold_baseline["drops_after"] == [], "cache-drop Jobs outlived their run"
+    # Each measured step (2 and 3) was cooled: the last one is the run's mark.
+    progress = cold_baseline["status"]["progress"]
+    assert (progress["coldStep"], bool(progress["coldPods"])) == (3, True), progress
 
 
 @pytest.mark.disruptive
