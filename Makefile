@@ -18,8 +18,8 @@ PY_SOURCES := operator runner-image client tests hack
 # PYTHONDONTWRITEBYTECODE set (the development machine sets it) no cache was ever
 # written, so every Python process compiled the repository's modules again (each
 # pytest worker, each runner and its fork server, each CLI a test starts) and pytest
-# rewrote every test module again: `pytest --collect-only` took 9.4 s of CPU
-# instead of 4.5 (docs/testing.md, "Cut next (third round)").
+# rewrote every test module again: `pytest --collect-only` took 10.1 s of CPU
+# instead of 5.4 (docs/testing.md, "Cut next (third round)").
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: help
