@@ -6,6 +6,7 @@ and any repeat regenerates any record without state (constant memory).
 
 from __future__ import annotations
 
+import functools
 import random
 import string
 from dataclasses import dataclass
@@ -39,9 +40,7 @@ class FillerPool:
     SIZE = 65_536
 
     def __init__(self, seed: int) -> None:
-        rng = random.Random(seed)  # noqa: S311 - test data, not secrets
-        alphabet = string.ascii_letters + string.digits
-        self._text = "".join(rng.choices(alphabet, k=self.SIZE * 2))
+        self._text = _filler_text(seed, self.SIZE * 2)
 
     def text(self, seed_value: int, length: int) -> str:
         if length > self.SIZE:
@@ -49,6 +48,17 @@ class FillerPool:
             return (self._text[: self.SIZE] * repeats)[:length]
         offset = seed_value % self.SIZE
         return self._text[offset : offset + length]
+
+
+@functools.lru_cache(maxsize=8)
+def _filler_text(seed: int, length: int) -> str:
+    """The pool's text, drawn once per seed per process (~11 ms of CPU): every
+    generator of that seed in the process shares it (the step's own, and in a
+    long-lived caller every later step's: the tests run hundreds). An immutable
+    string, a pure function of the seed."""
+    rng = random.Random(seed)  # noqa: S311 - test data, not secrets
+    alphabet = string.ascii_letters + string.digits
+    return "".join(rng.choices(alphabet, k=length))
 
 
 # Write stamps (keyspace.write_stamp) in values: the stamp's base-36 digits and a

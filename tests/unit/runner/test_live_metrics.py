@@ -16,7 +16,6 @@ from dbbench_runner import cli
 from dbbench_runner.exporting import (
     LE_SECONDS,
     Endpoint,
-    LiveCollector,
     StepLabels,
     run_name,
     serving,
@@ -24,6 +23,7 @@ from dbbench_runner.exporting import (
 from dbbench_runner.histogram import LatencyHistogram, bucket_of
 from dbbench_runner.live_metrics import LiveTotals, drain_seconds, percentile_us
 from dbbench_runner.measurement import Measurements, SecondBucket
+from dbbench_runner.metric_families import LiveCollector
 from dbbench_runner.operations import Status
 
 LABELS = StepLabels("r1", "mariadb", "reads", 2)
