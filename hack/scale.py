@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -332,12 +333,21 @@ def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="dbbench-scale-"))
     say(f"make scale: {RUNS} runs on {NODES} simulated nodes (machine: "
         f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})\n")  # fmt: skip
-    rows, misplaced, left = cluster_part(workdir)
-    cluster_goals(rows, misplaced, left)
-    results_part(workdir)
+    try:
+        rows, misplaced, left = cluster_part(workdir)
+        cluster_goals(rows, misplaced, left)
+        results_part(workdir)
+    except BaseException:
+        say(f"\n(the work directory, its logs and data, kept for a look: {workdir})")
+        raise
     say(f"\n== goals (whole benchmark {(time.monotonic() - started) / 60:.1f} min)")
     for goal, measured, verdict in goals:
         say(f"  {verdict:>3}  {goal:<42} {measured}")
+    # A finished run's control-plane data and logs are ~400 MB; SCALE_KEEP=1 keeps them.
+    if os.environ.get("SCALE_KEEP") == "1":
+        say(f"(work directory kept: {workdir})")
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
 
