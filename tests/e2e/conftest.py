@@ -258,9 +258,7 @@ def apply_run(kube: Kube, name: str, spec: dict[str, Any]) -> str:
     CPU each; in a test not marked `disruptive` it must share the node and fit
     the worker's share (`_Worker.admit`).
     """
-    spec = sharing.lowered_cpu_requests(spec, _WORKER.allocatable)
-    if not _WORKER.disruptive:
-        _WORKER.admit(kube, name, spec)
+    spec = admitted_spec(kube, name, spec)
     kube.kubectl("delete", "benchmarkrun", name, "-n", RUNS_NS, "--ignore-not-found",
                  "--wait=true", timeout=300)  # fmt: skip
     wait_for(lambda: not owned_children(kube, name), 300, f"the children of an older {name}")
@@ -278,11 +276,11 @@ def create_run_at_once(kube: Kube, name: str, spec: dict[str, Any]) -> str:
     return run_uid(kube, name)
 
 
-def shared_template(kube: Kube, name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    """The spec of runs that something other than the test creates, one at a time
-    (a BenchmarkSchedule's template, `name` its schedule): its pods' CPU requests
-    lowered as apply_run lowers them and, in a concurrent test, admitted to the
-    worker's share."""
+def admitted_spec(kube: Kube, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec with its pods' CPU requests lowered and, in a concurrent test,
+    admitted to the worker's share (`_Worker.admit`): for apply_run, and for runs
+    something other than the test creates one at a time (a BenchmarkSchedule's
+    template, `name` its schedule)."""
     spec = sharing.lowered_cpu_requests(spec, _WORKER.allocatable)
     if not _WORKER.disruptive:
         _WORKER.admit(kube, name, spec)
@@ -430,3 +428,8 @@ def small_spec(**overrides: Any) -> dict[str, Any]:
     spec.update(overrides)
     spec["hardware"] = {"exclusive": False, **spec["hardware"]}
     return spec
+
+
+def timed_at(phases: list[dict[str, Any]], duration: str) -> list[dict[str, Any]]:
+    """The phases with every timed one (`duration`) lasting `duration` instead."""
+    return [{**p, "duration": duration} if "duration" in p else p for p in phases]

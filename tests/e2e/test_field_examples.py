@@ -39,6 +39,7 @@ from tests.e2e.conftest import (
     delete_run,
     results_json,
     session_name,
+    timed_at,
     wait_for_report,
     wait_phase,
 )
@@ -76,9 +77,7 @@ def shared(spec: dict[str, Any]) -> dict[str, Any]:
     show (news_once: three, on one restarted server), and each is 20,000
     single-row operations on one connection (about 2 minutes of the shared
     cores). Timed phases last SHARED_PHASE_S."""
-    phases = [{**p, "duration": SHARED_PHASE_S} if "duration" in p else p
-              for p in spec["phases"]]  # fmt: skip
-    shared_spec = {**spec, "phases": phases,
+    shared_spec = {**spec, "phases": timed_at(spec["phases"], SHARED_PHASE_S),
                    "hardware": {**spec["hardware"], "exclusive": False}}  # fmt: skip
     if spec.get("cache", "warm") != "warm":
         shared_spec.update(cache="warm", repeats=1)

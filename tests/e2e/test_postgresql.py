@@ -43,6 +43,7 @@ from tests.e2e.conftest import (
     run_uid,
     session_name,
     small_spec,
+    timed_at,
     wait_for_report,
 )
 from tests.e2e.expectations import check_results
@@ -90,8 +91,7 @@ FIELD4_PHASE_S = "10s"
 
 def _field4() -> dict[str, Any]:
     spec: dict[str, Any] = yaml.safe_load(FIELD4.read_text())["spec"]
-    spec["phases"] = [{**p, "duration": FIELD4_PHASE_S} if "duration" in p else p
-                      for p in spec["phases"]]  # fmt: skip
+    spec["phases"] = timed_at(spec["phases"], FIELD4_PHASE_S)
     return spec
 
 

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from dbbench_local.install import NAMESPACE, Kube, wait_for
-from tests.e2e.conftest import RUNS_NS, session_name, shared_template, small_spec
+from tests.e2e.conftest import RUNS_NS, admitted_spec, session_name, small_spec
 
 pytestmark = pytest.mark.e2e
 
@@ -47,7 +47,7 @@ def _template(kube: Kube, name: str, reads_rate: int) -> dict[str, Any]:
         phases=[LOAD, {**READS, "targetRate": reads_rate}],
         startupGrace="5m", timeout="10m",
     )  # fmt: skip
-    return {"spec": shared_template(kube, name, spec)}
+    return {"spec": admitted_spec(kube, name, spec)}
 
 
 def _schedule(kube: Kube, name: str) -> str:
