@@ -12,6 +12,7 @@ expensive to build, or using a module-scoped one, are kept on one worker
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 
 import pytest
@@ -31,6 +32,12 @@ pytest_plugins = [
     "tests.support.layout",  # tests/unit pure, tests/integration marked `integration`
     "tests.support.cpu_profile",  # --cpu-profile=FILE: what each test costs the machine
 ]
+
+# The runner's no-op loop (runner-image/dbbench_runner/calibration.py) runs 0.3 s
+# per step in a pod; the suite runs thousands of steps, in process and in the
+# runner processes it starts (which inherit this), and needs the figure, not its
+# precision: 0.05 s each (docs/testing.md, "How `make test` runs").
+os.environ.setdefault("DBBENCH_NOOP_LOOP_SECONDS", "0.05")
 
 # Session fixtures that take long to build (result_sets: two MariaDB servers and
 # two generated runs; the chart releases: helm installs on the control plane):

@@ -3,11 +3,17 @@
 Run once per pod before the load (a fraction of a second, one thread): the
 same workload stream, pacing checks, timing wrapper and recording as a real
 connection. Its per-operation time is what the runner adds to every latency
-it reports; environment.json records it as runner.noopLoop.
+it reports; environment.json records it as runner.noopLoop (its `seconds`
+included, so a shorter loop says so).
+
+Its length is CALIBRATION_S unless DBBENCH_NOOP_LOOP_SECONDS says otherwise: the
+test suite runs hundreds of steps per process and shortens it (docs/testing.md,
+"How `make test` runs"); the operator never sets it, so a pod's loop is 0.3 s.
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 from dbbench_contract.durations import Duration
@@ -19,11 +25,28 @@ from dbbench_runner.drivers.noop import NoopDriver
 from dbbench_runner.loop import PhaseClock, Progress, run_connection
 
 CALIBRATION_S = 0.3
+SECONDS_VARIABLE = "DBBENCH_NOOP_LOOP_SECONDS"
+
+
+def calibration_seconds() -> float:
+    """The loop's length: DBBENCH_NOOP_LOOP_SECONDS when set, else CALIBRATION_S
+    (read at each step, so a process's later setting takes effect)."""
+    raw = os.environ.get(SECONDS_VARIABLE, "").strip()
+    if not raw:
+        return CALIBRATION_S
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds <= 60:
+        raise ValueError(f"{SECONDS_VARIABLE}={raw!r}: give seconds between 0 and 60, or unset it")
+    return seconds
 
 
 def noop_loop(
-    config: StepConfig, dataset: DatasetGenerator, seconds: float = CALIBRATION_S
+    config: StepConfig, dataset: DatasetGenerator, seconds: float | None = None
 ) -> NoopLoop:
+    seconds = calibration_seconds() if seconds is None else seconds
     # Unpaced and unbounded but by time: the loop's cost, not the schedule's.
     phase = config.phase.model_copy(
         update={
