@@ -255,24 +255,34 @@ def _start(ctx: Context, step: Step, here: str, base: Advance) -> Advance:
 
 
 def _lost_node(
-    ctx: Context, step: Step, here: str, job: dict[str, Any], state: JobState | None = None
+    ctx: Context,
+    step: Step,
+    here: str,
+    job: dict[str, Any],
+    *,
+    state: JobState | None = None,
+    read: placement.Pods | None = None,
 ) -> tuple[str, str] | None:
     """NodeLost when a database or runner pod of the unfinished step is on a node
-    that is not Ready (`steps/node_loss`)."""
+    that is not Ready (`steps/node_loss`); `read`: the pods this pass already read."""
     if state is None:
         state, _ = runner_jobs.follow(ctx.run, step, job)
     if state.finished and not state.failed:
         return None
-    return node_loss.lost_node_failure(ctx.run, ctx.spec, step, job, here)
+    return node_loss.lost_node_failure(ctx.run, ctx.spec, step, job, here, read=read)
 
 
 def _follow(ctx: Context, step: Step, here: str, base: Advance, job: dict[str, Any]) -> Advance:
     run, spec, settings = ctx.run, ctx.spec, ctx.settings
-    state, stalls = runner_jobs.follow(run, step, job)
-    degraded = runner_jobs.disturbance(run, spec, step, job)
+    # The step's pods once a pass: following the Job, a database pod's restart and a
+    # lost node all judge the same two lists (read twice before: two of a deployed
+    # target's seven calls a pass, one of an external target's four).
+    read = placement.read_step_pods(run, spec, step, job)
+    state, stalls = runner_jobs.follow(run, step, job, read[1])
+    degraded = runner_jobs.disturbance(run, spec, step, job, read[0])
     base = _with(base, degraded=degraded)
     # A lost node first: the Job's own failure it caused would not name the node.
-    lost = _lost_node(ctx, step, here, job, state)
+    lost = _lost_node(ctx, step, here, job, state=state, read=read)
     if lost is not None or state.failed:
         placement.record_quietly(settings, run, spec, step, job)
         # Only a runner that measured its whole phase left results worth merging.

@@ -1,7 +1,8 @@
 """A step whose database or runner pods sit on a lost node fails (`specs/node_loss`).
 
 Read on every pass of a running step: the target's database pods, the step
-Job's pods, and the nodes of those that are not Ready (one list by
+Job's pods (a following pass hands over the lists it read), and the nodes of
+those that are not Ready (one list by
 metadata.name each, as a step's nodes.json reads them; none while every pod is
 Ready). A node that cannot be read fails nothing: the next pass reads it again.
 """
@@ -15,13 +16,20 @@ from dbbench_operator.k8s import api
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.node_loss import lost_nodes, node_lost_failure, suspect_nodes
 from dbbench_operator.specs.plan import Step
-from dbbench_operator.steps.placement import read_nodes, step_pods
+from dbbench_operator.steps.placement import Pods, read_nodes, step_pods
 
 
 def lost_node_failure(
-    run: RunRef, spec: BenchmarkRunSpec, step: Step, job: dict[str, Any], where: str
+    run: RunRef,
+    spec: BenchmarkRunSpec,
+    step: Step,
+    job: dict[str, Any],
+    where: str,
+    *,
+    read: Pods | None = None,
 ) -> tuple[str, str] | None:
-    database, runners, _ = step_pods(run, spec, step, job)
+    """`read`: the step's (database, runner) pods as this pass already read them."""
+    database, runners, _ = step_pods(run, spec, step, job, read)
     names = suspect_nodes(database, runners)
     if not names:
         return None

@@ -39,15 +39,22 @@ def read_nodes(names: Iterable[str]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def step_pods(
-    run: RunRef, spec: BenchmarkRunSpec, step: Step, job: dict[str, Any]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
-    """The step's pods as the API shows them now: the target's database members,
-    the Job's runner pods, and the names of the nodes they are on."""
+Pods = tuple[list[dict[str, Any]], list[dict[str, Any]]]  # (database, runners)
+
+
+def read_step_pods(run: RunRef, spec: BenchmarkRunSpec, step: Step, job: dict[str, Any]) -> Pods:
+    """The step's pods as the API shows them now: the target's database members and
+    the Job's runner pods (two lists)."""
     index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
-    database = runner_jobs.database_pods(run, spec, index)
-    uid = str((job.get("metadata") or {}).get("uid") or "")
-    runners = api.list_objects("v1", "Pod", run.namespace, {runner_jobs.JOB_UID_LABEL: uid})
+    return runner_jobs.database_pods(run, spec, index), runner_jobs.job_pods(run, job)
+
+
+def step_pods(
+    run: RunRef, spec: BenchmarkRunSpec, step: Step, job: dict[str, Any], read: Pods | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """The step's pods (`read`: as this pass already read them, else read now): the
+    target's database members, the Job's runner pods, and the names of their nodes."""
+    database, runners = read_step_pods(run, spec, step, job) if read is None else read
     names = [n for p in [*database, *runners] if (n := (p.get("spec") or {}).get("nodeName"))]
     return database, runners, names
 

@@ -78,10 +78,18 @@ def start(
     ownership.create(job, run)
 
 
-def follow(run: RunRef, step: Step, job: dict[str, Any]) -> tuple[JobState, tuple[Stall, ...]]:
-    """Where the step's Job stands, and its pods that have not started (while it runs)."""
+def job_pods(run: RunRef, job: dict[str, Any]) -> list[dict[str, Any]]:
+    """The step Job's runner pods."""
     uid = str((job.get("metadata") or {}).get("uid") or "")
-    pods = api.list_objects("v1", "Pod", run.namespace, {JOB_UID_LABEL: uid})
+    return api.list_objects("v1", "Pod", run.namespace, {JOB_UID_LABEL: uid})
+
+
+def follow(
+    run: RunRef, step: Step, job: dict[str, Any], pods: list[dict[str, Any]] | None = None
+) -> tuple[JobState, tuple[Stall, ...]]:
+    """Where the step's Job stands, and its pods that have not started (while it runs).
+    `pods`: the Job's pods as this pass already read them (after the Job)."""
+    pods = job_pods(run, job) if pods is None else pods
     if any((p.get("metadata") or {}).get("deletionTimestamp") for p in pods):
         # The pass read the Job before setting up and reading the target, then its pods.
         # The Job controller marks a Job failing (FailureTarget: DeadlineExceeded, ...)
@@ -96,16 +104,21 @@ def follow(run: RunRef, step: Step, job: dict[str, Any]) -> tuple[JobState, tupl
 
 
 def disturbance(
-    run: RunRef, spec: BenchmarkRunSpec, step: Step, job: dict[str, Any]
+    run: RunRef,
+    spec: BenchmarkRunSpec,
+    step: Step,
+    job: dict[str, Any],
+    pods: list[dict[str, Any]] | None = None,
 ) -> tuple[str, str] | None:
     """A database pod that restarted or was replaced since the step's Job started;
-    else members of a replicated target sharing a node (`specs/member_spread`)."""
+    else members of a replicated target sharing a node (`specs/member_spread`).
+    `pods`: the target's database pods as this pass already read them."""
     annotations = (job.get("metadata") or {}).get("annotations") or {}
     before: dict[str, list[Any]] = json.loads(annotations.get(DATABASE_PODS_ANNOTATION) or "{}")
     if not before:
         return None
     index = next(i for i, t in enumerate(spec.targets) if t.name == step.target)
-    pods = database_pods(run, spec, index)
+    pods = database_pods(run, spec, index) if pods is None else pods
     now = pod_marks(pods)
     for name, (uid, restarts) in sorted(before.items()):
         current = now.get(name)

@@ -14,11 +14,13 @@ from typing import Any
 import pytest
 
 from dbbench_contract.api import parse_spec
+from dbbench_operator.k8s import api
 from dbbench_operator.naming import RunRef
 from dbbench_operator.specs.addresses import topology_request
 from dbbench_operator.specs.databases import target_names
 from dbbench_operator.specs.plan import plan
-from dbbench_operator.steps import placement, runner_jobs
+from dbbench_operator.specs.runner_job import DATABASE_PODS_ANNOTATION
+from dbbench_operator.steps import node_loss, placement, runner_jobs
 from tests.fixtures.controlplane import ControlPlane, forget_kube_clients
 from tests.integration.operator.test_operator_lifecycle import (
     WATCHED,
@@ -149,3 +151,48 @@ def test_a_node_deleted_before_the_step_ended_is_named_not_described(
     assert kept is not None
     assert kept.error is None
     assert kept.allocatable.cpu == "3800m"
+
+
+def test_a_running_steps_pass_reads_its_pods_once_for_every_check(
+    kube_cluster: ControlPlane, bound_pods: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Following the Job, a database pod's restart and a lost node judge the two lists
+    the pass read once (`advancing._follow`), and judge them as they would have
+    read them themselves (at 1,000 runs the second reading was a third of a
+    running step's API calls: docs/operator.md)."""
+    lost = {"status": {"conditions": [{"type": "Ready", "status": "Unknown",
+                                       "reason": "NodeStatusUnknown"}]}}  # fmt: skip
+    kube_cluster.kubectl("patch", "node", "nodes-run-1", "--subresource=status", "--type=merge",
+                         "-p", json.dumps(lost))  # fmt: skip
+    real, kinds = api.list_objects, []
+
+    def spy(api_version: str, kind: str, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        kinds.append(kind)
+        return real(api_version, kind, *args, **kwargs)
+
+    monkeypatch.setattr(api, "list_objects", spy)
+    member = real("v1", "Pod", NS, fields={"metadata.name": "nodes-db-0"})[0]
+    marks = {"nodes-db-0": [member["metadata"]["uid"], 0]}
+    job = {"metadata": {"uid": JOB_UID, "name": "nodes-run-step-1",
+                        "annotations": {DATABASE_PODS_ANNOTATION: json.dumps(marks)}},
+           "spec": {"completions": 2}, "status": {"active": 2}}  # fmt: skip
+    read = placement.read_step_pods(RUN, SPEC, STEP, job)
+    assert kinds == ["Pod", "Pod"]
+    assert [len(pods) for pods in read] == [1, 2]
+    shared = (
+        runner_jobs.follow(RUN, STEP, job, read[1])[0],
+        runner_jobs.disturbance(RUN, SPEC, STEP, job, read[0]),
+        node_loss.lost_node_failure(RUN, SPEC, STEP, job, "step 1/1", read=read),
+    )
+    assert kinds.count("Pod") == 2  # no pod read again
+    alone = (
+        runner_jobs.follow(RUN, STEP, job)[0],
+        runner_jobs.disturbance(RUN, SPEC, STEP, job),
+        node_loss.lost_node_failure(RUN, SPEC, STEP, job, "step 1/1"),
+    )
+    assert kinds.count("Pod") == 6  # each reading its own: four more
+    assert shared == alone
+    # The runners' node reads Ready=Unknown: the pass names it lost, both ways.
+    assert shared[2] is not None
+    assert shared[2][0] == "NodeLost"
+    assert "nodes-run-1" in shared[2][1]
