@@ -77,7 +77,7 @@ def outcome(statuses: Sequence[int]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)  # PYTEST_ARGS, split by make's shell
-    workers = int(os.environ.get("E2E_WORKERS", "4"))
+    workers = int(os.environ.get("E2E_WORKERS", "3"))
     statuses = []
     timings = []
     for phase in phases(sys.executable, workers, args):

@@ -254,9 +254,9 @@ def apply_run(kube: Kube, name: str, spec: dict[str, Any]) -> str:
 
     A run of the same name left by an earlier session is deleted first and its
     children are waited out, so that nothing a test selects by the run's name
-    can be a namesake's. Its pods' requests are lowered (`sharing.lowered_requests`:
-    CPU, and memory under a memory limit); in a test not marked `disruptive` it
-    must share the node and fit the worker's share (`_Worker.admit`).
+    can be a namesake's. Its pods request at most `sharing.SHARED_CPU_REQUEST` of
+    CPU each; in a test not marked `disruptive` it must share the node and fit
+    the worker's share (`_Worker.admit`).
     """
     spec = admitted_spec(kube, name, spec)
     kube.kubectl("delete", "benchmarkrun", name, "-n", RUNS_NS, "--ignore-not-found",
@@ -271,17 +271,17 @@ def create_run_at_once(kube: Kube, name: str, spec: dict[str, Any]) -> str:
     out); its uid. For a test of a name reused within seconds: the worker's share
     was already admitted for the name by apply_run. (Lowering requests already
     lowered changes nothing.)"""
-    spec = sharing.lowered_requests(spec, _WORKER.allocatable)
+    spec = sharing.lowered_cpu_requests(spec, _WORKER.allocatable)
     kube.kubectl("create", "-f", "-", stdin=run_manifest(name, spec))
     return run_uid(kube, name)
 
 
 def admitted_spec(kube: Kube, name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    """The spec with its pods' requests lowered and, in a concurrent test,
+    """The spec with its pods' CPU requests lowered and, in a concurrent test,
     admitted to the worker's share (`_Worker.admit`): for apply_run, and for runs
     something other than the test creates one at a time (a BenchmarkSchedule's
     template, `name` its schedule)."""
-    spec = sharing.lowered_requests(spec, _WORKER.allocatable)
+    spec = sharing.lowered_cpu_requests(spec, _WORKER.allocatable)
     if not _WORKER.disruptive:
         _WORKER.admit(kube, name, spec)
     return spec

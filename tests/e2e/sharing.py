@@ -14,14 +14,10 @@ must:
   waits as Unschedulable, and its run fails after `startupGrace` with a reason
   that is the suite's doing, not the product's.
 
-Requests are lowered in that phase, limits stay: requests only decide where
-pods fit. CPU to `SHARED_CPU_REQUEST` per pod (the node has 2 CPUs, and the
-examples' 250-500m per pod would let two runs fill it); memory to
-`SHARED_MEMORY_REQUEST` where the pod has a memory limit (the operator sizes a
-database by its limit, and the limit is what bounds the pod's use: a MySQL pod
-still gets its 1Gi; measured on the node, the concurrent phase's pods use a
-fraction of their limits, docs/testing.md). A pod with no memory limit keeps its
-request: there the request is the database's size.
+CPU requests are lowered to `SHARED_CPU_REQUEST` per pod in that phase (limits
+stay): requests only decide where pods fit, the node has 2 CPUs, and the
+examples' 250-500m per pod would let two runs fill it. Memory requests stay as
+written (24 GiB hold them; a MySQL pod needs its 1Gi).
 """
 
 from __future__ import annotations
@@ -35,7 +31,6 @@ from typing import Any
 from dbbench_contract.api import SpecError, parse_quantity, parse_spec
 
 SHARED_CPU_REQUEST = "50m"
-SHARED_MEMORY_REQUEST = "256Mi"
 DISRUPTIVE_HINT = (
     "mark the test @pytest.mark.disruptive (it then runs alone, after the concurrent "
     "phase: docs/testing.md)"
@@ -126,21 +121,18 @@ def _resource_blocks(spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield runner["resources"]
 
 
-def lowered_requests(spec: Mapping[str, Any], allocatable: Demand) -> dict[str, Any]:
+def lowered_cpu_requests(spec: Mapping[str, Any], allocatable: Demand) -> dict[str, Any]:
     """A copy of the spec whose pods request at most SHARED_CPU_REQUEST of CPU each
-    and, where they have a memory limit, at most SHARED_MEMORY_REQUEST of memory
     (limits unchanged). A spec with a pod larger than the node is left alone: it is
     there to be refused (NoNodeFits), and a lower request would let it start."""
     copied: dict[str, Any] = copy.deepcopy(dict(spec))
     if any(not each.fits(allocatable) for _, each in pods(copied)):
         return copied
-    cpu, memory = parse_quantity(SHARED_CPU_REQUEST), parse_quantity(SHARED_MEMORY_REQUEST)
+    low = parse_quantity(SHARED_CPU_REQUEST)
     for resources in _resource_blocks(copied):
-        wanted = pod_requests(resources)
-        if wanted.cpu > cpu:
+        wanted = pod_requests(resources).cpu
+        if wanted > low:
             resources.setdefault("requests", {})["cpu"] = SHARED_CPU_REQUEST
-        if wanted.memory > memory and (resources.get("limits") or {}).get("memory"):
-            resources.setdefault("requests", {})["memory"] = SHARED_MEMORY_REQUEST
     return copied
 
 

@@ -80,34 +80,28 @@ def test_a_run_larger_than_the_node_deploys_nothing_and_keeps_its_requests() -> 
     spec = small_spec()
     spec["hardware"]["resources"] = {"requests": {"cpu": "64", "memory": "512Mi"}}
     assert sharing.demand(spec, NODE) == Demand()
-    assert sharing.lowered_requests(spec, NODE) == spec  # still refused: NoNodeFits
+    assert sharing.lowered_cpu_requests(spec, NODE) == spec  # still refused: NoNodeFits
 
 
-def test_requests_are_lowered_under_their_limits_and_nothing_else_changes() -> None:
+def test_cpu_requests_are_lowered_and_nothing_else_changes() -> None:
     spec = small_spec(runner={"threads": 2, "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}})
     spec["targets"][0]["hardware"] = {"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}
     before = copy.deepcopy(spec)
-    lowered = sharing.lowered_requests(spec, NODE)
+    lowered = sharing.lowered_cpu_requests(spec, NODE)
     assert spec == before  # a copy
     assert lowered["hardware"]["resources"] == {
-        "requests": {"cpu": "50m", "memory": "256Mi"},
+        "requests": {"cpu": "50m", "memory": "512Mi"},
         "limits": {"cpu": "1", "memory": "512Mi"},
     }
-    # No memory limit: the request is the database's size, and stays.
     assert lowered["targets"][0]["hardware"]["resources"]["requests"] == {
         "cpu": "50m", "memory": "1Gi"}  # fmt: skip
     assert lowered["runner"]["resources"] == {
-        "requests": {"cpu": "50m", "memory": "256Mi"},
-        "limits": {"cpu": "1", "memory": "1Gi"}}  # fmt: skip
+        "requests": {"cpu": "50m"}, "limits": {"cpu": "1", "memory": "1Gi"}}  # fmt: skip
     assert {k: v for k, v in lowered.items() if k not in ("hardware", "targets", "runner")} == {
         k: v for k, v in before.items() if k not in ("hardware", "targets", "runner")}  # fmt: skip
     small = small_spec(runner={"threads": 1, "resources": {"requests": {"cpu": "10m"}}})
-    assert sharing.lowered_requests(small, NODE)["runner"]["resources"] == {
+    assert sharing.lowered_cpu_requests(small, NODE)["runner"]["resources"] == {
         "requests": {"cpu": "10m"}}  # fmt: skip
-    under = small_spec(runner={"threads": 1, "resources": {
-        "requests": {"memory": "128Mi"}, "limits": {"memory": "256Mi"}}})  # fmt: skip
-    assert sharing.lowered_requests(under, NODE)["runner"]["resources"]["requests"] == {
-        "memory": "128Mi"}  # fmt: skip
 
 
 def test_an_exclusive_run_is_refused_in_the_concurrent_phase_naming_the_marker() -> None:
