@@ -158,8 +158,8 @@ def test_a_running_steps_pass_reads_its_pods_once_for_every_check(
 ) -> None:
     """Following the Job, a database pod's restart and a lost node judge the two lists
     the pass read once (`advancing._follow`), and judge them as they would have
-    read them themselves (at 1,000 runs the second reading was a third of a
-    running step's API calls: docs/operator.md)."""
+    read them themselves (the second reading was two of a deployed target's seven
+    API calls a pass: docs/operator.md)."""
     lost = {"status": {"conditions": [{"type": "Ready", "status": "Unknown",
                                        "reason": "NodeStatusUnknown"}]}}  # fmt: skip
     kube_cluster.kubectl("patch", "node", "nodes-run-1", "--subresource=status", "--type=merge",
