@@ -264,9 +264,12 @@ def _lost_node(
     read: placement.Pods | None = None,
 ) -> tuple[str, str] | None:
     """NodeLost when a database or runner pod of the unfinished step is on a node
-    that is not Ready (`steps/node_loss`); `read`: the pods this pass already read."""
+    that is not Ready (`steps/node_loss`); `read`: the pods this pass already read,
+    else read here once for following the Job and judging the nodes."""
+    if read is None:
+        read = placement.read_step_pods(ctx.run, ctx.spec, step, job)
     if state is None:
-        state, _ = runner_jobs.follow(ctx.run, step, job)
+        state, _ = runner_jobs.follow(ctx.run, step, job, read[1])
     if state.finished and not state.failed:
         return None
     return node_loss.lost_node_failure(ctx.run, ctx.spec, step, job, here, read=read)
