@@ -18,6 +18,8 @@ from collections import defaultdict
 import pytest
 from _pytest.nodeid import NodeId
 
+from dbbench_runner.calibration import SECONDS_VARIABLE
+
 pytest_plugins = [
     "tests.fixtures.controlplane",
     "tests.fixtures.localcluster",
@@ -37,7 +39,7 @@ pytest_plugins = [
 # per step in a pod; the suite runs thousands of steps, in process and in the
 # runner processes it starts (which inherit this), and needs the figure, not its
 # precision: 0.05 s each (docs/testing.md, "How `make test` runs").
-os.environ.setdefault("DBBENCH_NOOP_LOOP_SECONDS", "0.05")
+os.environ.setdefault(SECONDS_VARIABLE, "0.05")
 
 # Session fixtures that take long to build (result_sets: two MariaDB servers and
 # two generated runs; the chart releases: helm installs on the control plane):
