@@ -48,6 +48,7 @@ from dbbench_local.install import (
 )
 from tests.e2e import sharing
 from tests.e2e.sharing import Demand
+from tests.e2e.sizes import NEWS_DIVISOR, divided
 
 pytestmark = pytest.mark.e2e
 
@@ -226,18 +227,20 @@ NEWS_ONCE = FIELD / "5-news-crud-with-tags-index-small.yaml"
 
 @pytest.fixture(scope="session")
 def news_once(kube: Kube) -> Iterator[dict[str, Any]]:
-    """examples/field/5-news-crud-with-tags-index-small.yaml run as written
-    (exclusive, `cache: coldOnce`), once per session: {"name", "spec", "status"}.
+    """examples/field/5-news-crud-with-tags-index-small.yaml as written
+    (exclusive, `cache: coldOnce`, three repeats) but at the suite's size
+    (tests/e2e/sizes.py), once per session: {"name", "spec", "status"}.
     test_field_examples.py checks it as an example, test_cold_once.py reads its
     one restart: the same run, which holds the node alone for minutes, instead of
     two."""
     body = yaml.safe_load(NEWS_ONCE.read_text())
     name = session_name(body["metadata"]["name"])
-    apply_run(kube, name, body["spec"])
+    spec = divided(body["spec"], NEWS_DIVISOR)
+    apply_run(kube, name, spec)
     try:
         status = wait_phase(kube, name, ("Succeeded", "Failed"),
-                            timeout=parse_duration(body["spec"]["timeout"]) + 60)  # fmt: skip
-        yield {"name": name, "spec": body["spec"], "status": status}
+                            timeout=parse_duration(spec["timeout"]) + 60)  # fmt: skip
+        yield {"name": name, "spec": spec, "status": status}
     finally:
         delete_run(kube, name)
 
@@ -428,8 +431,3 @@ def small_spec(**overrides: Any) -> dict[str, Any]:
     spec.update(overrides)
     spec["hardware"] = {"exclusive": False, **spec["hardware"]}
     return spec
-
-
-def timed_at(phases: list[dict[str, Any]], duration: str) -> list[dict[str, Any]]:
-    """The phases with every timed one (`duration`) lasting `duration` instead."""
-    return [{**p, "duration": duration} if "duration" in p else p for p in phases]

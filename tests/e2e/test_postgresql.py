@@ -1,5 +1,6 @@
-"""PostgreSQL on the local node, end to end, and field benchmark 4's small
-variant with three engines, each on its own hardware and price.
+"""PostgreSQL on the local node, end to end (field benchmark 4's small variant,
+PostgreSQL among its three engines, is tests/e2e/test_field4.py: its own
+worker, so the two modules' runs go on at once).
 
 - PostgreSQL standalone (no `image`/`version`: the chart's `engines` values,
   pointed by the local install at the node's localhost/dbbench/postgres:17):
@@ -9,11 +10,6 @@ variant with three engines, each on its own hardware and price.
   holds the servers up while the test reads the standby's own
   `pg_stat_database`/`pg_stat_user_tables` and the primary's
   `pg_stat_replication` inside the pods.
-- examples/field/4-oltp-replicas-cost-small.yaml: MySQL and PostgreSQL
-  primary/replica and the MongoDB-protocol stand-in, each target with its own
-  resources and price; the 85:15:5 mix as thread groups (16, 3 and 1 of 20
-  connections), each group's in the summary and the report; the report
-  compares the three and costs each at its own price and pod count.
 
 The runs get this session's token in their names and are found through what
 the run with their uid owns; they are deleted at the end and the test waits,
@@ -28,32 +24,26 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
 
-from dbbench_local.install import NAMESPACE, Kube
+from dbbench_local.install import Kube
 from tests.e2e.conftest import (
-    FIELD,
     RUNS_NS,
     apply_run,
     database_pods,
     delete_run,
-    node_image,
     results_json,
     run_status,
     run_uid,
     session_name,
     small_spec,
-    timed_at,
     wait_for_report,
 )
 from tests.e2e.expectations import check_results
-from tests.support.pages import Page, parse
 
-# The three runs share the node and run at once (field 4 alone takes minutes on
-# 2 cores): the module fixture that waits for them counts against its first test.
+# The two runs share the node and run at once: the module fixture that waits for
+# them counts against its first test.
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(4200)]
 
-FIELD4 = FIELD / "4-oltp-replicas-cost-small.yaml"
 REPLICA_READS = 3000
 
 STANDALONE = small_spec(
@@ -81,26 +71,11 @@ REPLICA = small_spec(
 )  # fmt: skip
 
 
-# Field 4's measured phases as the e2e suite runs them. The example's 30 s of
-# 40 unpaced connections per phase and target (3 targets x 2 phases: three
-# minutes of both cores) were the concurrent phase's largest CPU cost; what is
-# checked here (thread groups, storage counts, the report's comparison and
-# costs) holds at any length. `make reproduce` runs the example as written.
-FIELD4_PHASE_S = "10s"
-
-
-def _field4() -> dict[str, Any]:
-    spec: dict[str, Any] = yaml.safe_load(FIELD4.read_text())["spec"]
-    spec["phases"] = timed_at(spec["phases"], FIELD4_PHASE_S)
-    return spec
-
-
 RUNS = {
     session_name("pg-standalone"): STANDALONE,
     session_name("pg-replica"): REPLICA,
-    session_name("field4-small"): _field4(),
 }
-STANDALONE_RUN, REPLICA_RUN, FIELD4_RUN = RUNS
+STANDALONE_RUN, REPLICA_RUN = RUNS
 
 
 # -- reading the servers and the results --------------------------------------
@@ -134,20 +109,13 @@ def replica_counters(kube: Kube, run: str, uid: str) -> dict[str, Any]:
     return found
 
 
-def results_text(kube: Kube, status: dict[str, Any], relative: str) -> str:
-    prefix = status["resultsPath"].split("/", 1)[1]  # <claim>/<ns>/<run>/<uid>/
-    path = f"/results/{prefix}{relative}"
-    return kube.kubectl("exec", "-n", NAMESPACE, "deploy/dbbench-results", "--", "python", "-c",
-                        f"print(open({path!r}).read(), end='')").stdout  # fmt: skip
-
-
 # -- the runs -------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def finished(kube: Kube) -> Iterator[dict[str, Any]]:
-    """Applies the three runs, reads the standby's and the primary's counters while
-    the replica run's `hold` phase runs, waits (bounded) for all three to end,
+    """Applies the two runs, reads the standby's and the primary's counters while
+    the replica run's `hold` phase runs, waits (bounded) for both to end,
     and deletes them at the end of the module, leaving nothing behind."""
     found: dict[str, Any] = {"counters": None, "statuses": {}}
     try:
@@ -228,108 +196,3 @@ def test_strict_has_a_synchronous_standby(finished: dict[str, Any]) -> None:
     assert application == standby_pod, counters
     assert state == "streaming", counters
     assert sync_state in ("sync", "quorum"), counters
-
-
-# -- field benchmark 4, small ----------------------------------------------------
-
-FIELD4_SPEC = RUNS[FIELD4_RUN]
-PRICES = {t["name"]: t["hardware"]["pricePerHour"] for t in FIELD4_SPEC["targets"]}
-MEMORY = {"mysql": 2**30, "postgres": 2**30, "mongo-standin": 512 * 2**20}
-PODS = {"mysql": 2, "postgres": 2, "mongo-standin": 1}
-
-
-@pytest.fixture(scope="module")
-def field4_report(kube: Kube, finished: dict[str, Any]) -> Page:
-    status = finished["statuses"][FIELD4_RUN]
-    assert "report.html" in wait_for_report(kube, status)
-    return parse(results_text(kube, status, "report.html"))
-
-
-def test_field4_targets_ran_on_their_own_hardware(kube: Kube, finished: dict[str, Any]) -> None:
-    assert set(PRICES) == set(MEMORY) == {t["name"] for t in FIELD4_SPEC["targets"]}
-    # The example names the stand-in by the reference images.sh gives it.
-    standin_spec = next(t for t in FIELD4_SPEC["targets"] if t.get("protocolStandIn"))
-    assert standin_spec["image"] == node_image("ferretdb.tar")
-    assert len(set(PRICES.values())) > 1  # not all the same price
-    status = finished["statuses"][FIELD4_RUN]
-    for target, memory in MEMORY.items():
-        environment = results_json(kube, status, f"{target}/load/1/pod-0/environment.json")
-        # The limits the database pods carried, read from the pods when the step began.
-        assert environment["database"]["memoryLimitBytes"] == memory, (target, environment)
-        assert len(environment["database"]["pods"]) == PODS[target], (target, environment)
-    standin = results_json(kube, status, "mongo-standin/load/1/pod-0/environment.json")
-    assert "(FerretDB v1.24.0)" in standin["server"]["version"]
-
-
-def test_field4_storage_counts_every_record_the_mix_inserted(
-    kube: Kube, finished: dict[str, Any]
-) -> None:
-    """After the 85:15:5 phase each target holds the load plus exactly the records
-    the mix inserted (the status shows the count); the read-only phase adds none.
-    The mix is thread groups: the insert group inserts on every target, also on
-    the stand-in, whose reads are table scans of 20,000 documents (with weights
-    per operation, its few operations could draw no insert at all)."""
-    loaded = FIELD4_SPEC["dataset"]["records"]
-    status = finished["statuses"][FIELD4_RUN]
-    assert [t["name"] for t in status["targets"]] == list(PODS), status["targets"]
-    for target in status["targets"]:
-        name = target["name"]
-        phases = {p["name"]: p for p in target["phases"]}
-        oltp = phases["oltp-primary"]
-        summary = results_json(kube, status, f"{name}/oltp-primary/1/summary.json")
-        inserts = summary["operationsByType"].get("insert", {"rows": 0})
-        assert "records" in oltp, (name, oltp)
-        inserted = oltp["records"]
-        assert inserted == inserts["rows"] == summary["records"], (name, oltp, summary)
-        assert inserted > 0, (name, summary["operationsByType"])
-        for phase in ("oltp-primary", "read-only-primary"):
-            storage = phases[phase]["storage"]
-            assert storage["records"] == loaded + inserted, (name, phase, storage)
-
-
-def test_field4_thread_groups_each_ran_and_the_report_shows_them(
-    kube: Kube, finished: dict[str, Any], field4_report: Page
-) -> None:
-    """mix.by: connections over the example's 20 connections: 16 read, 3 insert,
-    1 update, on every target; each group ran its type (the per-connection proof
-    is tests/integration/runner/test_thread_groups_at_the_server.py), and the
-    report gives each group's connections beside its figures."""
-    status = finished["statuses"][FIELD4_RUN]
-    groups = {"read": 16, "insert": 3, "update": 1}
-    for target in PODS:
-        summary = results_json(kube, status, f"{target}/oltp-primary/1/summary.json")
-        assert summary["connectionGroups"] == groups, (target, summary)
-        by_type = summary["operationsByType"]
-        assert set(by_type) == set(groups), (target, by_type)
-        assert all(v["operations"] > 0 for v in by_type.values()), (target, by_type)
-        for kind, size in groups.items():
-            cell = field4_report.find("operations", "groupConnections", target=target,
-                                      phase="oltp-primary", repeat=1, op=kind)  # fmt: skip
-            assert cell.value == str(size), (target, kind, cell)
-        read_only = results_json(kube, status, f"{target}/read-only-primary/1/summary.json")
-        assert read_only["connectionGroups"] == {}
-
-
-def test_field4_report_compares_the_three_and_costs_each_target(
-    kube: Kube, finished: dict[str, Any], field4_report: Page
-) -> None:
-    status = finished["statuses"][FIELD4_RUN]
-    page = field4_report
-    assert list(PRICES) == list(PODS)  # every target of the run is costed below
-    for phase in ("oltp-primary", "read-only-primary"):
-        for target, price in PRICES.items():
-            summary = results_json(kube, status, f"{target}/{phase}/1/summary.json")
-            mean = summary["throughput"]  # one repeat: the mean is this step's
-            side = page.find("side-by-side", f"throughput.mean.{target}", phase=phase)
-            assert side.value is not None
-            assert float(side.value) == pytest.approx(mean, rel=1e-9)
-            where = {"target": target, "phase": phase}
-            cell = page.find("cost", "pricePerHour", **where)
-            assert cell.value is not None
-            assert float(cell.value) == price
-            pods = page.find("cost", "pods", **where)
-            assert pods.value == repr(PODS[target])
-            expected = price * PODS[target] * 1_000_000 / (mean * 3600)
-            cost = page.find("cost", "costPerMillion", **where)
-            assert cost.value is not None
-            assert float(cost.value) == pytest.approx(expected, rel=1e-9), (target, phase)

@@ -183,7 +183,7 @@ def cold_baseline_run(kube: Kube) -> Iterator[dict[str, Any]]:
     kube.kubectl("delete", "br", name, "-n", BASELINE_NS, "--ignore-not-found", "--wait=true",
                  timeout=300)  # fmt: skip
     kube.kubectl("apply", "-n", BASELINE_NS, "-f", str(COLD))
-    seen: dict[str, Any] = {"name": name, "privileged_refusal": privileged}
+    seen: dict[str, Any] = {"name": name, "spec": body["spec"], "privileged_refusal": privileged}
     uid = wait_for(lambda: run_uid(kube, BASELINE_NS, name) != "None" and
                    run_uid(kube, BASELINE_NS, name), 60, "uid")  # fmt: skip
     drops = wait_for(
