@@ -29,6 +29,7 @@ from tests.e2e.conftest import (
     run_status,
     session_name,
     small_spec,
+    wait_for_report,
     wait_phase,
 )
 
@@ -191,7 +192,11 @@ def test_deleting_a_finished_run_leaves_nothing_of_its_own(
     kube: Kube, finished: dict[str, dict[str, Any]]
 ) -> None:
     status = finished["compare"]
-    before = results_files(kube, status)
+    # Every file the run will have: its summary.json and report.html come after
+    # its phase (on 2026-11-29 the list was read before them and the claim
+    # seemed to have grown after the deletion).
+    before = wait_for_report(kube, status)
+    assert {"summary.json", "report.html"} <= set(before), before
     name = NAMES["compare"]
     kube.kubectl("delete", "br", name, "-n", RUNS_NS, "--wait=true", timeout=180)
     wait_for(lambda: not owned_children(kube, name), 120, "garbage collection")
