@@ -122,7 +122,7 @@ cluster-down: venv ## Stop every process of the local cluster by PID, unmount, r
 # `make e2e` runs the tests not marked `disruptive` on this many pytest-xdist
 # workers against the one node, then the disruptive ones alone (docs/testing.md).
 # Each worker's runs keep to 1/E2E_WORKERS of the node (tests/e2e/sharing.py).
-E2E_WORKERS ?= 3
+E2E_WORKERS ?= 4
 
 .PHONY: e2e
 e2e: cluster-up ## End-to-end runs on the local cluster: concurrent tests, then disruptive ones alone

@@ -60,7 +60,10 @@ def phases(python: str, workers: int, args: Sequence[str]) -> list[Phase]:
     tests instead of the whole suite when they hold paths."""
     chosen = [] if _name_tests(args) else [SUITE]
     pytest = [python, "-m", "pytest", *REPORTING]
-    spread = ["-n", str(workers), "--dist", "loadgroup"] if workers > 1 else ["-n", "0"]
+    # The units in the order tests/e2e/ordering.py gives them (longest first), not
+    # xdist's (the units with the most tests first).
+    spread = (["-n", str(workers), "--dist", "loadgroup", "--no-loadscope-reorder"]
+              if workers > 1 else ["-n", "0"])  # fmt: skip
     return [
         Phase("concurrent", [*pytest, "-m", CONCURRENT, *spread, *chosen, *args]),
         Phase("alone", [*pytest, "-m", ALONE, "-n", "0", *chosen, *args]),
@@ -77,7 +80,7 @@ def outcome(statuses: Sequence[int]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)  # PYTEST_ARGS, split by make's shell
-    workers = int(os.environ.get("E2E_WORKERS", "3"))
+    workers = int(os.environ.get("E2E_WORKERS", "4"))
     statuses = []
     timings = []
     for phase in phases(sys.executable, workers, args):

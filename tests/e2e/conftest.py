@@ -46,7 +46,7 @@ from dbbench_local.install import (
     wait_for,
     watch_for,
 )
-from tests.e2e import sharing
+from tests.e2e import ordering, sharing
 from tests.e2e.sharing import Demand
 from tests.e2e.sizes import NEWS_DIVISOR, divided
 
@@ -139,6 +139,12 @@ class _Worker:
 
 
 _WORKER = _Worker()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """On an xdist worker (the concurrent phase), the longest tests first."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items[:] = ordering.longest_first([item.nodeid for item in items], items)
 
 
 @pytest.hookimpl(tryfirst=True)

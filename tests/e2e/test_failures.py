@@ -58,7 +58,9 @@ def jobs_of(kube: Kube, name: str, uid: str) -> dict[str, str]:
 @pytest.mark.disruptive
 def test_the_operator_killed_mid_phase_resumes_and_completes_the_run_once(kube: Kube) -> None:
     name = session_name("resumed")
-    mix = {"name": "oltp", "type": "mix", "mix": {"read": 90, "update": 10}, "duration": "40s"}
+    # Long enough that the operator's new pod (about 10-20 s) is back before the
+    # phase ends; the alone phase waits for all of it.
+    mix = {"name": "oltp", "type": "mix", "mix": {"read": 90, "update": 10}, "duration": "25s"}
     reads = {"name": "reads", "type": "pointReads", "operations": 2000}
     uid = apply_run(kube, name, small_spec(phases=[LOAD, mix, reads]))
     wait_step_running(kube, name, 2)

@@ -14,7 +14,7 @@ import pytest
 
 from dbbench_contract.api import parse_quantity
 from dbbench_local import e2e
-from tests.e2e import sharing
+from tests.e2e import ordering, sharing
 from tests.e2e.conftest import small_spec
 from tests.e2e.sharing import Demand
 
@@ -28,10 +28,11 @@ def in_the_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_concurrent_phase_then_the_disruptive_one_alone() -> None:
-    concurrent, alone = e2e.phases("py", 3, [])
+    concurrent, alone = e2e.phases("py", 4, [])
     assert concurrent.command[:3] == ["py", "-m", "pytest"]
-    assert concurrent.command[-7:] == [
-        "-m", "e2e and not disruptive", "-n", "3", "--dist", "loadgroup", "tests/e2e"]  # fmt: skip
+    assert concurrent.command[-8:] == [
+        "-m", "e2e and not disruptive", "-n", "4", "--dist", "loadgroup",
+        "--no-loadscope-reorder", "tests/e2e"]  # fmt: skip
     assert alone.command[-5:] == ["-m", "e2e and disruptive", "-n", "0", "tests/e2e"]
     assert "--durations=0" in concurrent.command
     assert "--durations=0" in alone.command
@@ -124,3 +125,26 @@ def test_a_run_beyond_the_workers_share_is_refused_counting_its_other_runs() -> 
     assert problem.startswith("run r requests 0.35 cpu, 640 MiB beside this worker's other "
                               "runs' 0.3 cpu, 1024 MiB: more than the worker's share of the "
                               "node (0.6 cpu, 2048 MiB)")  # fmt: skip
+
+
+def test_the_concurrent_phase_starts_the_longest_tests_first() -> None:
+    ids = ["tests/e2e/test_api_outage.py::test_x", "tests/e2e/test_failures.py::test_lost",
+           "tests/e2e/test_failures.py::test_a_timeout_fails", "tests/e2e/test_schedules.py::t",
+           "tests/e2e/test_field4.py::a", "tests/e2e/test_field4.py::b",
+           "tests/e2e/test_tenant.py::t"]  # fmt: skip
+    assert ordering.longest_first(ids, ids) == [
+        "tests/e2e/test_field4.py::a", "tests/e2e/test_field4.py::b",
+        "tests/e2e/test_schedules.py::t", "tests/e2e/test_failures.py::test_a_timeout_fails",
+        "tests/e2e/test_failures.py::test_lost",
+        # not named: in their collection order, after the named ones
+        "tests/e2e/test_api_outage.py::test_x", "tests/e2e/test_tenant.py::t",
+    ]  # fmt: skip
+
+
+def test_every_test_named_as_longest_exists() -> None:
+    """A renamed or removed file would silently lose its place at the front."""
+    for prefix in ordering.LONGEST_FIRST:
+        path, _, test = prefix.partition("::")
+        assert (REPO / path).is_file(), prefix
+        if test:
+            assert f"def {test}" in (REPO / path).read_text(), prefix
