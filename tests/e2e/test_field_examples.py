@@ -15,11 +15,12 @@ node exclusively (`cache: cold` needs it): its checks are `disruptive` and read
 the session's one run of it in a namespace enforcing baseline (`cold_baseline`,
 also checked by test_tenant.py), instead of running it twice more. Benchmark
 5's restart once (`cache: coldOnce`) needs the node to itself too: the example
-with the tags index runs as written, alone, once (`news_once`, also read by
+with the tags index runs as written but at a quarter of its size
+(tests/e2e/sizes.py), alone, once (`news_once`, also read by
 test_cold_once.py); its twin without the index (the same manifest but
-`tagsIndex`) shares the node with `cache: warm` and one repeat, its counts and
-report checked like the warm-cache example's, its restart and repeats being its
-twin's.
+`tagsIndex`) shares the node with `cache: warm`, one repeat and the same
+quarter size, its counts and report checked like the warm-cache example's, its
+restart and repeats being its twin's.
 """
 
 from __future__ import annotations
