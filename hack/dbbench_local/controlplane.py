@@ -303,6 +303,19 @@ class ControlPlane:
             time.sleep(0.5)
         raise RuntimeError("kube-controller-manager did not create the default ServiceAccount")
 
+    def wait_established(self, crd: str, timeout: float = 60) -> None:
+        """Until the CRD is Established. Polled: `kubectl wait --for=condition=...`
+        fails at once while the new CRD's status.conditions is still unset (it
+        stopped a `make scale` on 2026-11-29)."""
+        query = '{.status.conditions[?(@.type=="Established")].status}'
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.kubectl("get", "crd", crd, "-o", f"jsonpath={query}", check=False)
+            if found.stdout.strip() == "True":
+                return
+            time.sleep(0.5)
+        raise RuntimeError(f"the CRD {crd} did not become Established within {timeout:.0f}s")
+
 
 @contextlib.contextmanager
 def running_control_plane(workdir: Path) -> Iterator[ControlPlane]:

@@ -73,8 +73,7 @@ class Operator:
 def install(plane: ControlPlane) -> tuple[dict[str, Any], str]:
     """CRD, namespace, RBAC and the operator's FlowSchema; (Deployment, ServiceAccount)."""
     plane.kubectl("apply", "--server-side", "-f", str(CRD))
-    plane.kubectl("wait", "--for=condition=Established", "--timeout=60s",
-                  "crd/benchmarkruns.dbbench.io")  # fmt: skip
+    plane.wait_established("benchmarkruns.dbbench.io")
     plane.kubectl("create", "namespace", OPERATOR_NS)
     docs = render_chart({})
     rbac = [d for d in docs if d["kind"] in RBAC_KINDS]

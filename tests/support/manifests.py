@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -65,15 +64,7 @@ def crd_and_namespace(kube_cluster: Any, namespace: str, manager: str) -> Iterat
 def wait_established(
     cluster: Any, timeout: float = 60, crd: str = "benchmarkruns.dbbench.io"
 ) -> None:
-    # Polled rather than `kubectl wait`: that fails while status.conditions is still unset.
-    query = '{.status.conditions[?(@.type=="Established")].status}'
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = cluster.kubectl("get", "crd", crd, "-o", f"jsonpath={query}", check=False)
-        if result.stdout.strip() == "True":
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"the CRD {crd} did not become Established")
+    cluster.wait_established(crd, timeout)  # dbbench_local.controlplane.ControlPlane
 
 
 def install_schedule_crd(cluster: Any, manager: str) -> None:
