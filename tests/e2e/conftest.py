@@ -144,7 +144,7 @@ _WORKER = _Worker()
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """On an xdist worker (the concurrent phase), the longest tests first."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        items[:] = ordering.longest_first([item.nodeid for item in items], items)
+        items.sort(key=lambda item: ordering.rank(item.nodeid))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -398,12 +398,16 @@ def wait_for_report(kube: Kube, status: dict[str, Any], timeout: float = 60) -> 
     return files
 
 
-def results_json(kube: Kube, status: dict[str, Any], relative: str) -> Any:
-    prefix = status["resultsPath"].split("/", 1)[1]
+def results_text(kube: Kube, status: dict[str, Any], relative: str) -> str:
+    """A file of the run on the results claim, read inside the results pod."""
+    prefix = status["resultsPath"].split("/", 1)[1]  # <claim>/<ns>/<run>/<uid>/
     path = f"/results/{prefix}{relative}"
-    out = kube.kubectl("exec", "-n", NAMESPACE, "deploy/dbbench-results", "--",
-                       "python", "-c", f"print(open({path!r}).read())").stdout  # fmt: skip
-    return json.loads(out)
+    return kube.kubectl("exec", "-n", NAMESPACE, "deploy/dbbench-results", "--", "python", "-c",
+                        f"print(open({path!r}).read(), end='')").stdout  # fmt: skip
+
+
+def results_json(kube: Kube, status: dict[str, Any], relative: str) -> Any:
+    return json.loads(results_text(kube, status, relative))
 
 
 def owned_children(kube: Kube, name: str) -> dict[str, list[str]]:

@@ -12,11 +12,6 @@ its place after them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TypeVar
-
-T = TypeVar("T")
-
 # Node ids (prefixes) by how long the test or its module's group took in the
 # concurrent phase on 2026-11-29 (four workers; seconds, setup + call).
 LONGEST_FIRST = (
@@ -34,12 +29,7 @@ LONGEST_FIRST = (
 
 
 def rank(nodeid: str) -> int:
-    """The position of the first entry `nodeid` starts with; unnamed ones after all."""
+    """The position of the first entry `nodeid` starts with; unnamed ones after all
+    (a stable sort by it keeps their collection order)."""
     return next((i for i, prefix in enumerate(LONGEST_FIRST) if nodeid.startswith(prefix)),
                 len(LONGEST_FIRST))  # fmt: skip
-
-
-def longest_first(nodeids: Sequence[str], items: Sequence[T]) -> list[T]:
-    """`items` (with their `nodeids`) in LONGEST_FIRST's order, stable otherwise."""
-    order = sorted(range(len(items)), key=lambda i: rank(nodeids[i]))
-    return [items[i] for i in order]

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from dbbench_local.install import NAMESPACE, Kube
-from tests.e2e.conftest import results_json, wait_for_report
+from dbbench_local.install import Kube
+from tests.e2e.conftest import results_json, results_text, wait_for_report
 from tests.support.pages import parse
 
 pytestmark = pytest.mark.e2e
@@ -67,9 +67,7 @@ def test_a_cold_once_run_restarts_the_database_once_not_per_repeat(
     assert uptimes[1:] == sorted(uptimes[1:]), uptimes
     # The report says the same, from the same records.
     assert "report.html" in wait_for_report(kube, status)
-    prefix = status["resultsPath"].split("/", 1)[1]
-    html = kube.kubectl("exec", "-n", NAMESPACE, "deploy/dbbench-results", "--", "python", "-c",
-                        f"print(open('/results/{prefix}report.html').read())").stdout  # fmt: skip
+    html = results_text(kube, status, "report.html")
     assert "<b data-key='cache' data-value='coldOnce'>" in html
     page = parse(html)
     shown = [page.find("disk-reads", "restarted", target="maria", phase=s["phase"],

@@ -16,24 +16,25 @@ it is left.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
 
-from dbbench_local.install import NAMESPACE, Kube
+from dbbench_contract.durations import parse_duration
+from dbbench_local.install import Kube
 from tests.e2e.conftest import (
     FIELD,
     apply_run,
     delete_run,
     node_image,
     results_json,
-    run_status,
+    results_text,
     run_uid,
     session_name,
     wait_for_report,
+    wait_phase,
 )
 from tests.e2e.expectations import check_results
 from tests.e2e.sizes import timed_at
@@ -67,31 +68,17 @@ FIELD4_RUN = session_name("field4-small")
 FIELD4_SPEC = _field4()
 
 
-def results_text(kube: Kube, status: dict[str, Any], relative: str) -> str:
-    prefix = status["resultsPath"].split("/", 1)[1]  # <claim>/<ns>/<run>/<uid>/
-    path = f"/results/{prefix}{relative}"
-    return kube.kubectl("exec", "-n", NAMESPACE, "deploy/dbbench-results", "--", "python", "-c",
-                        f"print(open({path!r}).read(), end='')").stdout  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def finished(kube: Kube) -> Iterator[dict[str, Any]]:
-    """Applies the run, waits (bounded) for it to end, and deletes it at the end of
-    the module, leaving nothing behind."""
+    """The run's status once it ended (bounded by its own timeout and a minute);
+    the run is deleted at the end of the module, leaving nothing behind."""
     try:
-        apply_run(kube, FIELD4_RUN, FIELD4_SPEC)
-        uid = run_uid(kube, FIELD4_RUN)
-        deadline = time.monotonic() + 3000
-        while time.monotonic() < deadline:
-            status = run_status(kube, FIELD4_RUN)
-            if status.get("phase") in ("Succeeded", "Failed"):
-                # The same run as applied (a re-created run would have another uid).
-                assert run_uid(kube, FIELD4_RUN) == uid
-                break
-            time.sleep(3)
-        else:
-            pytest.fail(f"the run did not end within 50 minutes: {status}")
-        yield {"statuses": {FIELD4_RUN: status}}
+        uid = apply_run(kube, FIELD4_RUN, FIELD4_SPEC)
+        status = wait_phase(kube, FIELD4_RUN, ("Succeeded", "Failed"),
+                            timeout=parse_duration(FIELD4_SPEC["timeout"]) + 60)  # fmt: skip
+        # The same run as applied (a re-created run would have another uid).
+        assert run_uid(kube, FIELD4_RUN) == uid
+        yield status
     finally:
         with contextlib.suppress(RuntimeError, TimeoutError):
             delete_run(kube, FIELD4_RUN)
@@ -100,7 +87,7 @@ def finished(kube: Kube) -> Iterator[dict[str, Any]]:
 def test_field4_run_succeeds_as_configured_with_a_report(
     kube: Kube, finished: dict[str, Any]
 ) -> None:
-    status = finished["statuses"][FIELD4_RUN]
+    status = finished
     check_results(FIELD4_RUN, FIELD4_SPEC, status)
     files = wait_for_report(kube, status)
     assert "report.html" in files
@@ -114,7 +101,7 @@ PODS = {"mysql": 2, "postgres": 2, "mongo-standin": 1}
 
 @pytest.fixture(scope="module")
 def field4_report(kube: Kube, finished: dict[str, Any]) -> Page:
-    status = finished["statuses"][FIELD4_RUN]
+    status = finished
     assert "report.html" in wait_for_report(kube, status)
     return parse(results_text(kube, status, "report.html"))
 
@@ -125,7 +112,7 @@ def test_field4_targets_ran_on_their_own_hardware(kube: Kube, finished: dict[str
     standin_spec = next(t for t in FIELD4_SPEC["targets"] if t.get("protocolStandIn"))
     assert standin_spec["image"] == node_image("ferretdb.tar")
     assert len(set(PRICES.values())) > 1  # not all the same price
-    status = finished["statuses"][FIELD4_RUN]
+    status = finished
     for target, memory in MEMORY.items():
         environment = results_json(kube, status, f"{target}/load/1/pod-0/environment.json")
         # The limits the database pods carried, read from the pods when the step began.
@@ -144,7 +131,7 @@ def test_field4_storage_counts_every_record_the_mix_inserted(
     the stand-in, whose reads are table scans of every document (with weights
     per operation, its few operations could draw no insert at all)."""
     loaded = FIELD4_SPEC["dataset"]["records"]
-    status = finished["statuses"][FIELD4_RUN]
+    status = finished
     assert [t["name"] for t in status["targets"]] == list(PODS), status["targets"]
     for target in status["targets"]:
         name = target["name"]
@@ -168,7 +155,7 @@ def test_field4_thread_groups_each_ran_and_the_report_shows_them(
     1 update, on every target; each group ran its type (the per-connection proof
     is tests/integration/runner/test_thread_groups_at_the_server.py), and the
     report gives each group's connections beside its figures."""
-    status = finished["statuses"][FIELD4_RUN]
+    status = finished
     groups = {"read": 16, "insert": 3, "update": 1}
     for target in PODS:
         summary = results_json(kube, status, f"{target}/oltp-primary/1/summary.json")
@@ -187,7 +174,7 @@ def test_field4_thread_groups_each_ran_and_the_report_shows_them(
 def test_field4_report_compares_the_three_and_costs_each_target(
     kube: Kube, finished: dict[str, Any], field4_report: Page
 ) -> None:
-    status = finished["statuses"][FIELD4_RUN]
+    status = finished
     page = field4_report
     assert list(PRICES) == list(PODS)  # every target of the run is costed below
     for phase in ("oltp-primary", "read-only-primary"):

@@ -32,13 +32,14 @@ import pytest
 import yaml
 
 from dbbench_contract.durations import parse_duration
-from dbbench_local.install import NAMESPACE, Kube
+from dbbench_local.install import Kube
 from tests.e2e.conftest import (
     FIELD,
     NEWS_ONCE,
     apply_run,
     delete_run,
     results_json,
+    results_text,
     session_name,
     wait_for_report,
     wait_phase,
@@ -136,8 +137,6 @@ def test_cold_cache_hot_range_reads_fewer_pages_from_disk(
     print(f"disk reads per operation on the node: {per_op}")
     assert per_op["reads-hot-range"] < per_op["reads-whole-range"] / 2, per_op
     assert "report.html" in wait_for_report(kube, status)
-    prefix = status["resultsPath"].split("/", 1)[1]
-    html = kube.kubectl("exec", "-n", NAMESPACE, "deploy/dbbench-results", "--", "python", "-c",
-                        f"print(open('/results/{prefix}report.html').read())").stdout  # fmt: skip
+    html = results_text(kube, status, "report.html")
     assert 'data-section="disk-reads"' in html
     assert "<b data-key='cache' data-value='cold'>" in html

@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 
-from dbbench_local.install import NAMESPACE, Kube
+from dbbench_local.install import Kube
 from tests.e2e.conftest import (
     apply_run,
     delete_run,
     results_json,
+    results_text,
     session_name,
     small_spec,
     wait_for_report,
@@ -65,10 +66,7 @@ def finished(kube: Kube) -> Iterator[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def report(kube: Kube, finished: dict[str, Any]) -> Page:
     assert "report.html" in wait_for_report(kube, finished)
-    prefix = finished["resultsPath"].split("/", 1)[1]
-    path = f"/results/{prefix}report.html"
-    html = kube.kubectl("exec", "-n", NAMESPACE, "deploy/dbbench-results", "--", "python", "-c",
-                        f"print(open({path!r}).read(), end='')").stdout  # fmt: skip
+    html = results_text(kube, finished, "report.html")
     return parse(html)
 
 

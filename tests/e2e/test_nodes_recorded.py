@@ -18,11 +18,12 @@ from typing import Any
 import pytest
 
 from dbbench_contract.api import parse_quantity
-from dbbench_local.install import NAMESPACE, Kube
+from dbbench_local.install import Kube
 from tests.e2e.conftest import (
     RUNS_NS,
     apply_run,
     results_json,
+    results_text,
     session_name,
     small_spec,
     wait_for_report,
@@ -88,9 +89,7 @@ def test_the_environment_names_the_node_its_pods_ran_on_with_its_resources(kube:
 
     # The report's Nodes table shows the node's allocatable CPU and memory.
     assert "report.html" in wait_for_report(kube, status)
-    prefix = status["resultsPath"].split("/", 1)[1]
-    html = kube.kubectl("exec", "-n", NAMESPACE, "deploy/dbbench-results", "--", "python", "-c",
-                        f"print(open('/results/{prefix}report.html').read())").stdout  # fmt: skip
+    html = results_text(kube, status, "report.html")
     page = parse(html)
     assert "nodes" in page.sections
     for node_name in used:

@@ -132,7 +132,7 @@ def test_the_concurrent_phase_starts_the_longest_tests_first() -> None:
            "tests/e2e/test_failures.py::test_a_timeout_fails", "tests/e2e/test_schedules.py::t",
            "tests/e2e/test_field4.py::a", "tests/e2e/test_field4.py::b",
            "tests/e2e/test_tenant.py::t"]  # fmt: skip
-    assert ordering.longest_first(ids, ids) == [
+    assert sorted(ids, key=ordering.rank) == [
         "tests/e2e/test_field4.py::a", "tests/e2e/test_field4.py::b",
         "tests/e2e/test_schedules.py::t", "tests/e2e/test_failures.py::test_a_timeout_fails",
         "tests/e2e/test_failures.py::test_lost",
