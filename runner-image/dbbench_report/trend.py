@@ -14,24 +14,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from html import escape
-from typing import Any, Literal, cast
-
-import matplotlib as mpl
-
-mpl.use("Agg")
-
-import matplotlib.dates as mdates
-import matplotlib.pyplot as plt
-from matplotlib.ticker import EngFormatter, FuncFormatter
-
-from dbbench_report.plots import _STYLE, _svg
+from typing import Literal
 
 MarkKind = Literal["regression", "improvement"]
 # Regressions red and pointing down, improvements green and pointing up: told
 # apart by shape as well as colour.
 _MARKS: dict[MarkKind, tuple[str, str]] = {"regression": ("v", "#cf222e"),
                                            "improvement": ("^", "#1a7f37")}  # fmt: skip
-_MS = FuncFormatter(lambda value, _: f"{value:g}")
 
 
 @dataclass(frozen=True)
@@ -89,10 +78,11 @@ def trend_chart(
     key: str, title: str, lines: Sequence[TrendLine], marks: Sequence[Mark], *, ms: bool
 ) -> str:
     """`key` prefixes the artists' ids (unique on the page: [a-z0-9-])."""
+    from dbbench_report import canvas
+
     tips: dict[str, tuple[str, Mapping[str, str]]] = {}
-    with mpl.rc_context(cast(Any, _STYLE)):
-        figure, axes = plt.subplots(figsize=(6, 3.3))
-        colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    with canvas.chart() as (figure, axes):
+        colours = canvas.colours()
         for i, line in enumerate(lines):
             colour = colours[i % len(colours)]
             xs = [_days(p.x) for p in line.points]
@@ -118,15 +108,12 @@ def trend_chart(
             axes.plot([], [], shape, color=colour, markersize=7, label=kind)
         axes.set_title(title)
         axes.set_ylabel(title.split(" over ", 1)[0])
-        dates: Any = mdates  # its locators and formatters are not typed
-        locator = dates.AutoDateLocator(minticks=3, maxticks=7)
-        axes.xaxis.set_major_locator(locator)
-        axes.xaxis.set_major_formatter(dates.ConciseDateFormatter(locator))
-        axes.yaxis.set_major_formatter(_MS if ms else EngFormatter(sep=""))
+        canvas.date_axis(axes)
+        axes.yaxis.set_major_formatter(canvas.MS if ms else canvas.engineering())
         axes.set_ylim(bottom=0)
         if lines:
             axes.legend(loc="best", fontsize=7)
-        svg = _svg(figure)
+        svg = canvas.svg(figure)
     # Links open in place, as every other link of the browser (matplotlib adds a target).
     svg = svg.replace(' target="_blank"', "")
     return _annotate(svg, key, tips)

@@ -14,6 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 
 from dbbench_contract.layout import SUMMARY
+from dbbench_report import write_report
 
 RUN_SUMMARY = PurePosixPath(SUMMARY)
 log = logging.getLogger(__name__)
@@ -25,8 +26,6 @@ def is_run_summary(path: PurePosixPath) -> bool:
 
 def render_report(run_dir: Path) -> None:
     try:
-        from dbbench_report import write_report  # noqa: PLC0415 - matplotlib loads on first use
-
         path = write_report(run_dir)
     except Exception:  # a report is a convenience; never fail the upload for it
         log.exception("report for %s not written", run_dir)

@@ -20,7 +20,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from otava.analysis import compute_change_points
 
 from dbbench_contract.history import (
     HIGHER_IS_BETTER,
@@ -113,6 +112,10 @@ def steps(
     more than `min_change` of the level before it."""
     if len(values) < 2 or max(values) == min(values):
         return []  # a constant series has no change (and no spread to test against)
+    # Otava imports scipy.stats (~0.45 s of CPU): the results service and the CLI
+    # load it when a series is first judged, not at start.
+    from otava.analysis import compute_change_points  # noqa: PLC0415
+
     series = np.asarray(values, dtype=float)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         # A level of identical values has no spread: the t-test's NaN is "not significant".
