@@ -41,7 +41,8 @@ MS = FuncFormatter(lambda value, _: f"{value:g}")
 
 @contextmanager
 def chart() -> Iterator[tuple[Figure, Axes]]:
-    """A 6 x 3.3 in figure drawn in the report's style (the style holds until `svg`)."""
+    """A 6 x 3.3 in figure in the report's style; the style holds and the figure stays
+    open inside the block (call `svg` there), and the figure is closed on leaving it."""
     with mpl.rc_context(cast(Any, _STYLE)):
         figure, axes = plt.subplots(figsize=(6, 3.3))
         try:
