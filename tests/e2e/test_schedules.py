@@ -18,7 +18,10 @@ latencies move from run to run with the node's load, so a change point in a
 latency of the unchanged runs would be the node's, not the schedule's: only
 the paced figures (each phase's ops/s) are required to change at the changed
 run and nowhere else. Low rates, so that a runner sharing the cores keeps
-its pace (at 300 ops/s one fell 1.5% behind in the concurrent phase).
+its pace (at 300 ops/s one fell 1.5% behind in the concurrent phase). The
+load's four paced seconds are short enough that a runner ending a fifth of a
+second late is more than the 5% worth reporting: a change point in the load
+is accepted where, and only where, the load's own figures fell behind.
 """
 
 from __future__ import annotations
@@ -35,10 +38,12 @@ from tests.e2e.conftest import RUNS_NS, admitted_spec, session_name, small_spec
 pytestmark = pytest.mark.e2e
 
 SERIES_LABEL = "dbbench.io/series"
-LOAD = {"name": "load", "type": "insert", "batchSize": 10, "targetRate": 50}
+LOAD_PACE = 50  # batches of 10 per second: 2,000 records in four seconds
+LOAD = {"name": "load", "type": "insert", "batchSize": 10, "targetRate": LOAD_PACE}
 READS = {"name": "reads", "type": "pointReads", "duration": "10s", "targetRate": 100}
 RUNS = 4  # the chart's results.history.minRuns: the fourth run is the first judged
 KEPT = 2  # successfulRunsHistoryLimit
+MIN_CHANGE = 0.05  # the chart's results.history.minChange: smaller changes are not reported
 
 
 def _template(kube: Kube, name: str, reads_rate: int) -> dict[str, Any]:
@@ -73,6 +78,31 @@ def _series(kube: Kube, series: str, run: str | None = None) -> dict[str, Any]:
     raw = kube.kubectl("get", "--raw", f"{proxy}/api/series/{RUNS_NS}/{series}{query}")
     answer: dict[str, Any] = json.loads(raw.stdout)
     return answer
+
+
+def _assert_load_changes_only_where_the_node_moved_it(
+    history: dict[str, Any], order: list[str], load: list[dict[str, Any]]
+) -> None:
+    """The load's pace (50 batches/s: 200 batches, four seconds) is the same in
+    every run, so it raises no change point while the runner keeps it. Beside the
+    concurrent phase's other runs a runner can end a fifth of a second late, which
+    is more than MIN_CHANGE of so short a phase (once in CI, at the fourth run):
+    then the detector is right to report it, and the test checks that the report
+    is at a run that fell behind and says it got slower (or at a later run, back
+    at its pace, and says it got faster)."""
+    pace = LOAD_PACE
+    rates = {p["run"]: p["opsPerSecond"] for p in history["points"]
+             if p["phase"] == "load" and p["operationType"] == "all"}  # fmt: skip
+    assert sorted(rates) == sorted(order), rates
+    behind = {r for r in order if rates[r] < pace * (1 - MIN_CHANGE)}
+    assert all(rates[r] <= pace * (1 + MIN_CHANGE) for r in order), rates  # never ahead
+    if not behind:  # every run kept its pace: the load raised nothing
+        assert not load, (rates, load)
+    for change in load:
+        # Slower at a run that fell behind, or faster again at a run after one.
+        slower = change["run"] in behind
+        assert slower or order.index(change["run"]) > min(map(order.index, behind)), (rates, change)
+        assert change["direction"] == ("Regression" if slower else "Improvement"), (rates, change)
 
 
 def _by_minute(names: set[str]) -> list[str]:
@@ -127,11 +157,14 @@ def test_a_schedules_series_finds_the_changed_setting_at_its_run_and_keeps_its_l
         assert [p["run"] for p in history["points"] if p["phase"] == "reads"
                 and p["operationType"] == "all"] == order  # fmt: skip
         changes = history["changePoints"]
-        # Every change point of a paced figure is at the changed run: the unchanged
-        # runs raised none, nor did the load's rate, which did not change.
+        # Every change point of the reads' paced figures is at the changed run: the
+        # unchanged runs raised none. The load's pace did not change (the helper).
         paced = [c for c in changes if c["metric"] in ("opsPerSecond", "recordsPerSecond")]
-        assert {c["run"] for c in paced} == {first_changed}, changes
-        assert {c["phase"] for c in paced} == {"reads"}, changes
+        assert {c["run"] for c in paced if c["phase"] == "reads"} == {first_changed}, changes
+        assert {c["phase"] for c in paced} <= {"reads", "load"}, changes
+        _assert_load_changes_only_where_the_node_moved_it(
+            history, order, [c for c in paced if c["phase"] == "load"]
+        )
         reads = [c for c in paced
                  if (c["metric"], c["operationType"]) == ("opsPerSecond", "all")]  # fmt: skip
         assert len(reads) == 1, changes
