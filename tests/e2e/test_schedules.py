@@ -90,12 +90,11 @@ def _assert_load_changes_only_where_the_node_moved_it(
     then the detector is right to report it, and the test checks that the report
     is at a run that fell behind and says it got slower (or at a later run, back
     at its pace, and says it got faster)."""
-    pace = LOAD_PACE
     rates = {p["run"]: p["opsPerSecond"] for p in history["points"]
              if p["phase"] == "load" and p["operationType"] == "all"}  # fmt: skip
     assert sorted(rates) == sorted(order), rates
-    behind = {r for r in order if rates[r] < pace * (1 - MIN_CHANGE)}
-    assert all(rates[r] <= pace * (1 + MIN_CHANGE) for r in order), rates  # never ahead
+    behind = {r for r in order if rates[r] < LOAD_PACE * (1 - MIN_CHANGE)}
+    assert all(rates[r] <= LOAD_PACE * (1 + MIN_CHANGE) for r in order), rates  # never ahead
     if not behind:  # every run kept its pace: the load raised nothing
         assert not load, (rates, load)
     for change in load:
@@ -165,8 +164,8 @@ def test_a_schedules_series_finds_the_changed_setting_at_its_run_and_keeps_its_l
         _assert_load_changes_only_where_the_node_moved_it(
             history, order, [c for c in paced if c["phase"] == "load"]
         )
-        reads = [c for c in paced
-                 if (c["metric"], c["operationType"]) == ("opsPerSecond", "all")]  # fmt: skip
+        reads = [c for c in paced if (c["phase"], c["metric"], c["operationType"])
+                 == ("reads", "opsPerSecond", "all")]  # fmt: skip
         assert len(reads) == 1, changes
         assert reads[0]["direction"] == "Regression"
         assert reads[0]["before"] == pytest.approx(100, rel=0.03)
