@@ -27,6 +27,7 @@ from types import FrameType
 
 from dbbench_results.history.answer import add_judging_flags, history_index, judging_from
 from dbbench_results.limits import Limits
+from dbbench_results.reports import stop_rendering
 from dbbench_results.server import Config, make_server
 from dbbench_results.store import Store
 
@@ -122,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                  config.limits, config.judging)  # fmt: skip
     server.serve_forever()
     server.server_close()
+    stop_rendering()
     return 0
 
 

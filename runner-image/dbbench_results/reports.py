@@ -5,11 +5,17 @@ report is rendered then, in the background (it takes a few seconds of CPU and th
 upload is already acknowledged). A report that cannot be rendered is logged and
 left out: the results are complete without it, and the browser and
 `dbbench report` can render it again.
+
+At shutdown the report being drawn is finished (it is written atomically
+either way) and the queued ones are dropped, each named in the log: a SIGTERM
+is answered in the time of one report, not of a backlog (a schedule's series
+can queue dozens), which a pod's 30 s grace would cut short anyway.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 
@@ -36,7 +42,29 @@ def render_report(run_dir: Path) -> None:
 # One report at a time: each takes a core for seconds and matplotlib's memory;
 # uploads of many run summaries at once queue here instead of starting threads.
 _renderer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="report")
+_queued: dict[Future[None], Path] = {}
+_queued_lock = threading.Lock()
 
 
 def render_in_background(run_dir: Path) -> Future[None]:
-    return _renderer.submit(render_report, run_dir)
+    with _queued_lock:
+        future = _renderer.submit(render_report, run_dir)
+        _queued[future] = run_dir
+    future.add_done_callback(_forget)
+    return future
+
+
+def _forget(future: Future[None]) -> None:
+    with _queued_lock:
+        _queued.pop(future, None)
+
+
+def stop_rendering() -> list[Path]:
+    """Finish the report being drawn, drop the queued ones; the runs left without one."""
+    with _queued_lock:
+        queued = list(_queued.items())
+    dropped = [run_dir for future, run_dir in queued if future.cancel()]
+    _renderer.shutdown(wait=True)
+    for run_dir in dropped:
+        log.info("report for %s not rendered: the service stopped first", run_dir)
+    return dropped

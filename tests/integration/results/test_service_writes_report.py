@@ -12,6 +12,7 @@ from dbbench_contract.tokens import run_token
 from dbbench_local.results_service import running_results_service
 from tests.fixtures.result_sets import ResultSets
 from tests.fixtures.results_service import request
+from tests.support.series_runs import write_run
 
 pytestmark = pytest.mark.integration
 
@@ -34,3 +35,39 @@ def test_report_is_written_next_to_the_results(result_sets: ResultSets, tmp_path
             time.sleep(0.5)
         assert report.is_file(), "the service did not write report.html"
         assert "dbbench report: bench/candidate" in report.read_text()
+
+
+def test_a_stop_finishes_the_report_being_drawn_and_names_the_queued_ones(tmp_path: Path) -> None:
+    """Eight summaries arrive at once (a schedule's backlog), then SIGTERM: the
+    service does not draw the backlog before it exits; each run has its whole
+    report or is named in the log as left without one."""
+    runs = [write_run(tmp_path / "source", "bench", "nightly", i, 1.0).run for i in range(8)]
+    with running_results_service(tmp_path / "service") as service:
+        summaries = []
+        for run in runs:
+            run_dir = tmp_path / "source" / run.namespace / run.name / run.uid
+            prefix = f"/v1/runs/{run.namespace}/{run.name}/{run.uid}/files"
+            token = run_token(service.key, run.namespace, run.name, run.uid)
+            for path in sorted(p for p in run_dir.rglob("*") if p.is_file()):
+                if path.name == "summary.json" and path.parent == run_dir:
+                    summaries.append((f"{prefix}/summary.json", path.read_bytes(), token))
+                    continue
+                status, body = request(service, "PUT", f"{prefix}/{path.relative_to(run_dir)}",
+                                       body=path.read_bytes(), token=token)  # fmt: skip
+                assert status == 201, body
+        for url, data, token in summaries:  # back to back: each queues a report
+            status, body = request(service, "PUT", url, body=data, token=token)
+            assert status == 201, body
+        service.stop()
+        log = service.log.read_text()
+        written, dropped = [], []
+        for run in runs:
+            run_dir = service.root / run.namespace / run.name / run.uid
+            if (run_dir / "report.html").is_file():
+                assert (run_dir / "report.html").read_text().rstrip().endswith("</html>")
+                written.append(run.name)
+            else:
+                assert f"report for {run_dir} not rendered: the service stopped first" in log
+                dropped.append(run.name)
+        assert dropped, f"every report was drawn before the service stopped: {written}"
+        assert not list(service.root.rglob(".report.html.*")), "a partly written report"
