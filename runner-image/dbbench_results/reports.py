@@ -42,29 +42,21 @@ def render_report(run_dir: Path) -> None:
 # One report at a time: each takes a core for seconds and matplotlib's memory;
 # uploads of many run summaries at once queue here instead of starting threads.
 _renderer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="report")
-_queued: dict[Future[None], Path] = {}
-_queued_lock = threading.Lock()
+_stopping = threading.Event()
+
+
+def _render_unless_stopping(run_dir: Path) -> None:
+    if _stopping.is_set():
+        log.info("report for %s not rendered: the service stopped first", run_dir)
+        return
+    render_report(run_dir)
 
 
 def render_in_background(run_dir: Path) -> Future[None]:
-    with _queued_lock:
-        future = _renderer.submit(render_report, run_dir)
-        _queued[future] = run_dir
-    future.add_done_callback(_forget)
-    return future
+    return _renderer.submit(_render_unless_stopping, run_dir)
 
 
-def _forget(future: Future[None]) -> None:
-    with _queued_lock:
-        _queued.pop(future, None)
-
-
-def stop_rendering() -> list[Path]:
-    """Finish the report being drawn, drop the queued ones; the runs left without one."""
-    with _queued_lock:
-        queued = list(_queued.items())
-    dropped = [run_dir for future, run_dir in queued if future.cancel()]
+def stop_rendering() -> None:
+    """Finish the report being drawn; the queued ones only log that they were dropped."""
+    _stopping.set()
     _renderer.shutdown(wait=True)
-    for run_dir in dropped:
-        log.info("report for %s not rendered: the service stopped first", run_dir)
-    return dropped
