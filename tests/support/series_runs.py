@@ -93,6 +93,16 @@ def write_run(root: Path, namespace: str, series: str | None, index: int, factor
     return document
 
 
+def put_file(service: ResultsService, run: RunRef, run_dir: Path, path: Path) -> None:
+    """PUT one of the run's files (`path`, under `run_dir`) as the run's pods do."""
+    token = run_token(service.key, run.namespace, run.name, run.uid)
+    status, body = request(
+        service, "PUT", f"/v1/runs/{run.namespace}/{run.name}/{run.uid}/files/"
+        f"{path.relative_to(run_dir)}", body=path.read_bytes(), token=token,
+    )  # fmt: skip
+    assert status == 201, body
+
+
 def upload(service: ResultsService, source: Path, namespace: str, index: int,
            factor: float, series: str | None = "nightly", repeats: int = 1) -> Path:  # fmt: skip
     """Write a run of the series under `source`, upload its files (summary.json
@@ -100,13 +110,8 @@ def upload(service: ResultsService, source: Path, namespace: str, index: int,
     summary = write_run(source, namespace, series, index, factor, repeats=repeats)
     run = summary.run
     run_dir = source / run.namespace / run.name / run.uid
-    token = run_token(service.key, run.namespace, run.name, run.uid)
     files = sorted(p for p in run_dir.rglob("*") if p.is_file() and p.name != "report.html")
     first = [p for p in files if p != run_dir / "summary.json"]
     for path in [*first, run_dir / "summary.json"]:
-        status, body = request(
-            service, "PUT", f"/v1/runs/{run.namespace}/{run.name}/{run.uid}/files/"
-            f"{path.relative_to(run_dir)}", body=path.read_bytes(), token=token,
-        )  # fmt: skip
-        assert status == 201, body
+        put_file(service, run, run_dir, path)
     return service.root / run.namespace / run.name / run.uid

@@ -12,7 +12,7 @@ from dbbench_contract.tokens import run_token
 from dbbench_local.results_service import running_results_service
 from tests.fixtures.result_sets import ResultSets
 from tests.fixtures.results_service import request
-from tests.support.series_runs import write_run
+from tests.support.series_runs import put_file, write_run
 
 pytestmark = pytest.mark.integration
 
@@ -46,18 +46,13 @@ def test_a_stop_finishes_the_report_being_drawn_and_names_the_queued_ones(tmp_pa
         summaries = []
         for run in runs:
             run_dir = tmp_path / "source" / run.namespace / run.name / run.uid
-            prefix = f"/v1/runs/{run.namespace}/{run.name}/{run.uid}/files"
-            token = run_token(service.key, run.namespace, run.name, run.uid)
             for path in sorted(p for p in run_dir.rglob("*") if p.is_file()):
-                if path.name == "summary.json" and path.parent == run_dir:
-                    summaries.append((f"{prefix}/summary.json", path.read_bytes(), token))
-                    continue
-                status, body = request(service, "PUT", f"{prefix}/{path.relative_to(run_dir)}",
-                                       body=path.read_bytes(), token=token)  # fmt: skip
-                assert status == 201, body
-        for url, data, token in summaries:  # back to back: each queues a report
-            status, body = request(service, "PUT", url, body=data, token=token)
-            assert status == 201, body
+                if path == run_dir / "summary.json":
+                    summaries.append((run, run_dir, path))
+                else:
+                    put_file(service, run, run_dir, path)
+        for run, run_dir, path in summaries:  # back to back: each queues a report
+            put_file(service, run, run_dir, path)
         service.stop()
         log = service.log.read_text()
         written, dropped = [], []
