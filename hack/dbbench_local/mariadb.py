@@ -11,8 +11,8 @@ starts a server stops it.
 The data directory is a copy of one `mariadb-install-db` per process (as
 tests/fixtures/mysql.py does with `mysqld --initialize`): the install is the
 same for every server (no account has a password until `_secure` gives it
-one) and costs 0.35 s of CPU and 0.4 s of wall, the copy 0.03 s; a test
-session starts dozens of servers per worker.
+one) and costs 0.35 s of CPU and 0.4 s of wall, the copy 0.03 s; replication
+tests start three servers each.
 """
 
 from __future__ import annotations

@@ -289,6 +289,8 @@ def start_postgres(
     password = secrets.token_hex(12)
     try:
         with server.connect() as conn:
+            # A server started with log_statement=all would log the password.
+            conn.execute("SET log_statement = 'none'")
             conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(
                 sql.Identifier(SUPERUSER), sql.Literal(password)))  # fmt: skip
     except BaseException:
