@@ -1,14 +1,17 @@
 """The results service as a local process (tests and the operator run out of cluster).
 
 Started with the same module the chart runs (``python -m dbbench_results``),
-on a loopback port it binds itself (port 0, read back from /proc, so no other
-process can take it first), and stopped by its PID.
+on a loopback port it binds itself (port 0, so no other process can take it
+first; read back from the line the service logs once it listens: polling
+/proc/<pid>/net/tcp for it cost a second of CPU per start on a busy machine),
+and stopped by its PID.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -20,9 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dbbench_local.ports import listening_ports
+from dbbench_local.ports import log_size
 
 START_TIMEOUT_S = 20.0
+# `python -m dbbench_results` logs this once its socket listens (see its main()).
+_SERVING = re.compile(rb" INFO serving .* on 127\.0\.0\.1:(\d+), ")
 
 
 @dataclass
@@ -38,6 +43,7 @@ class ResultsService:
     # before it starts: a memory limit like the pod's.
     cgroup: Path | None = None
     _process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    _log_start: int = field(default=0, repr=False)
 
     @property
     def url(self) -> str:
@@ -52,6 +58,7 @@ class ResultsService:
         key_file = self.root.parent / f".{self.root.name}.key"
         key_file.write_bytes(self.key)
         key_file.chmod(0o600)
+        self._log_start = log_size(self.log)  # the log is appended to by each start
         with self.log.open("ab") as out:
             self._process = subprocess.Popen(
                 [
@@ -77,9 +84,12 @@ class ResultsService:
             return []
         return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(self.cgroup)]
 
-    def _metrics_ports(self) -> set[int]:
-        args = list(self.extra_args)
-        return {int(args[i + 1]) for i, a in enumerate(args[:-1]) if a == "--metrics-port"}
+    def _logged_port(self) -> int:
+        """The API's port from this start's "serving" line, 0 until it is logged."""
+        with self.log.open("rb") as log:
+            log.seek(self._log_start)
+            found = _SERVING.search(log.read())
+        return int(found.group(1)) if found else 0
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -88,12 +98,10 @@ class ResultsService:
             if self._process.poll() is not None:
                 raise RuntimeError(f"results service exited: {self.log.read_text()[-2000:]}")
             if not self.port:
-                # The API's port: the one it listens on besides a --metrics-port.
-                ports = listening_ports(self._process.pid) - self._metrics_ports()
-                if not ports:
+                self.port = self._logged_port()
+                if not self.port:
                     time.sleep(0.05)
                     continue
-                (self.port,) = ports
             with (
                 contextlib.suppress(OSError),
                 urllib.request.urlopen(f"{self.url}/healthz", timeout=1) as response,

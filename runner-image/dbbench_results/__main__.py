@@ -119,8 +119,9 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    logging.info("serving %s on %s:%d, %s, %s", config.store.root, args.host, args.port,
-                 config.limits, config.judging)  # fmt: skip
+    # The bound port, not the flag: with --port 0 the log is where to read it.
+    logging.info("serving %s on %s:%d, %s, %s", config.store.root, args.host,
+                 server.server_address[1], config.limits, config.judging)  # fmt: skip
     server.serve_forever()
     server.server_close()
     stop_rendering()
