@@ -32,7 +32,7 @@ def render_chart(values: dict[str, Any]) -> list[dict[str, Any]]:
         [tool("helm"), "template", "dbbench", str(REPO), "--namespace", OPERATOR_NS, "-f", "-"],
         input=json.dumps(values), capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
-    return [doc for doc in yaml.safe_load_all(out) if doc]
+    return [doc for doc in yaml.load_all(out, Loader=yaml.CSafeLoader) if doc]
 
 
 def _container(deployment: dict[str, Any]) -> dict[str, Any]:

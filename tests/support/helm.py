@@ -95,7 +95,7 @@ def render(
 ) -> list[Manifest]:
     """The chart's manifests (templates and test hooks, not crds/) as dicts."""
     out = template(values, release=release, namespace=namespace, extra=extra).stdout
-    return [doc for doc in yaml.safe_load_all(out) if doc]
+    return [doc for doc in yaml.load_all(out, Loader=yaml.CSafeLoader) if doc]
 
 
 def by_kind(manifests: Iterable[Manifest], kind: str) -> list[Manifest]:

@@ -43,7 +43,7 @@ def render_chart(values: dict[str, Any]) -> list[dict[str, Any]]:
          "-f", "-"],
         input=json.dumps(values), capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
-    return [doc for doc in yaml.safe_load_all(out) if doc]
+    return [doc for doc in yaml.load_all(out, Loader=yaml.CSafeLoader) if doc]
 
 
 def kopf_args(deployment: dict[str, Any], liveness_port: int) -> list[str]:

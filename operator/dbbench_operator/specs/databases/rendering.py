@@ -8,6 +8,7 @@ that holds `mongodb/`, `mysql/` and `postgresql/`; helm is taken from
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -28,6 +29,9 @@ from dbbench_operator.specs.databases.request import (
 from dbbench_operator.specs.databases.sizing import engine_settings
 
 HELM_TIMEOUT_S = 60
+# libyaml's parser when PyYAML has it (the image's wheel does): ten times the pure
+# Python one's speed on `helm template`'s output, parsed for every target of a run.
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class RenderError(RuntimeError):
@@ -116,7 +120,7 @@ def render(request: TopologyRequest) -> list[dict[str, Any]]:
     ]  # fmt: skip
     result = subprocess.run(
         argv,
-        input=yaml.safe_dump(build_values(request)),
+        input=json.dumps(build_values(request)),  # JSON is YAML, and quicker to write
         capture_output=True,
         text=True,
         check=False,
@@ -124,4 +128,4 @@ def render(request: TopologyRequest) -> list[dict[str, Any]]:
     )
     if result.returncode != 0:
         raise RenderError(f"helm template {chart.name} failed: {result.stderr.strip()}")
-    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+    return [doc for doc in yaml.load_all(result.stdout, Loader=_LOADER) if doc]

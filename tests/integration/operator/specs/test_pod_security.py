@@ -42,7 +42,7 @@ def baseline(kube_cluster: Any) -> Iterator[str]:
 
 def dry_run(cluster: Any, docs: list[dict[str, Any]], namespace: str) -> str:
     result = cluster.kubectl("apply", "--dry-run=server", "-n", namespace, "-f", "-",
-                             input=yaml.safe_dump_all(docs))  # fmt: skip
+                             input=yaml.dump_all(docs, Dumper=yaml.CSafeDumper))  # fmt: skip
     return str(result.stderr)
 
 
