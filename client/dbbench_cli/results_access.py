@@ -18,9 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Protocol
 
-from kubernetes.client.exceptions import ApiException
-
-from dbbench_cli.kube import Api, CliError
+from dbbench_cli.kube import Api, CliError, api_error
 
 SELECTOR = "app.kubernetes.io/component=results-browser"
 CLAIM_ANNOTATION = "dbbench.io/results-claim"
@@ -112,7 +110,7 @@ class ProxyEndpoint:
         try:
             answer = client.call_api(method, url, header_params=headers,
                                      _request_timeout=TIMEOUT_S)  # fmt: skip
-        except ApiException as exc:
+        except api_error() as exc:
             raise CliError(f"cannot reach the Kubernetes API server: {exc.reason}") from exc
         if answer.status >= 300:
             body = answer.read()
@@ -200,7 +198,7 @@ def candidates(api: Api, namespaces: list[str]) -> tuple[list[Service], list[str
         try:
             listed = core.list_service_for_all_namespaces(label_selector=SELECTOR)
             return _services(listed.items), []
-        except ApiException as exc:
+        except api_error() as exc:
             if exc.status != 403:
                 raise CliError(f"cannot list Services: {exc.status} {exc.reason}") from exc
             refused.append(f"all namespaces ({exc.status})")
@@ -209,7 +207,7 @@ def candidates(api: Api, namespaces: list[str]) -> tuple[list[Service], list[str
     for namespace in namespaces:
         try:
             listed = core.list_namespaced_service(namespace, label_selector=SELECTOR)
-        except ApiException as exc:
+        except api_error() as exc:
             refused.append(f"{namespace} ({exc.status} {exc.reason})")
             continue
         found += _services(listed.items)

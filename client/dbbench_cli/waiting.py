@@ -23,10 +23,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes import watch
-from kubernetes.client.exceptions import ApiException
-
-from dbbench_cli.kube import FINISHED, GROUP, PLURAL, VERSION, Api, CliError, Run, run_of
+from dbbench_cli.kube import (
+    FINISHED,
+    GROUP,
+    PLURAL,
+    VERSION,
+    Api,
+    CliError,
+    Run,
+    api_error,
+    run_of,
+)
 from dbbench_contract.api.expectations import describe
 from dbbench_contract.api.status import Condition
 
@@ -80,7 +87,7 @@ def _get(api: Api, name: str) -> dict[str, Any]:
         found: dict[str, Any] = api.objects.get_namespaced_custom_object(
             GROUP, VERSION, api.namespace, PLURAL, name
         )
-    except ApiException as exc:
+    except api_error() as exc:
         if exc.status == 404:
             raise CliError(f"no BenchmarkRun {name!r} in namespace {api.namespace!r}") from exc
         raise CliError(f"cannot read BenchmarkRun {name}: {exc.status} {exc.reason}") from exc
@@ -89,6 +96,8 @@ def _get(api: Api, name: str) -> dict[str, Any]:
 
 def _changes(api: Api, name: str, version: str, seconds: int) -> Iterator[dict[str, Any]]:
     """The run's objects as the watch delivers them, for up to `seconds`."""
+    from kubernetes import watch  # noqa: PLC0415 - see kube.api_error
+
     stream = watch.Watch().stream(
         api.objects.list_namespaced_custom_object, GROUP, VERSION, api.namespace, PLURAL,
         field_selector=f"metadata.name={name}", resource_version=version,
@@ -130,7 +139,7 @@ def wait_for_end(
                 raw = _get(api, name)  # the watch ended: read it afresh, then resume
         except _GoneError:
             raw = _get(api, name)
-        except ApiException as exc:
+        except api_error() as exc:
             if exc.status != 410:
                 raise CliError(
                     f"cannot watch BenchmarkRun {name}: {exc.status} {exc.reason}"

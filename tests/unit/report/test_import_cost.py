@@ -3,7 +3,9 @@
 matplotlib (~0.4 s of CPU) and Otava's scipy (~0.45 s) are loaded where a
 chart is drawn and where a series is judged (dbbench_report/canvas.py,
 dbbench_results/history/changes.py), not when `dbbench get` or the service
-starts: every CLI call and every service start paid both before.
+starts: every CLI call and every service start paid both before. The
+`kubernetes` client (~0.18 s) is loaded where the CLI talks to the API server
+(dbbench_cli/kube.py's `connect` and `api_error`), not for `dbbench check`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import subprocess
 import sys
 
 import pytest
+
+from tests.support.manifests import REPO
 
 HEAVY = ("matplotlib", "scipy", "otava")
 
@@ -35,3 +39,15 @@ def test_drawing_a_chart_loads_matplotlib_then() -> None:
     shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                            check=True).stdout.split()  # fmt: skip
     assert shown == ["False", "True", "True"]
+
+
+def test_checking_a_manifest_loads_no_kubernetes_client() -> None:
+    probe = (
+        "import contextlib, io, sys\nfrom dbbench_cli.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    code = main(['check', 'examples/quickstart.yaml'])\n"
+        "print(code, 'kubernetes' in sys.modules)"
+    )
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                           check=True, cwd=REPO).stdout.split()  # fmt: skip
+    assert shown == ["0", "False"]
