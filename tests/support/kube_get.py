@@ -8,15 +8,20 @@ and returns the same object from the same API server. Only the plain forms are
 read here (one kind the table names, an object's name or a label selector, a
 namespace); anything else (`all`, several kinds, field selectors, events) is
 still kubectl's.
+
+Each thread keeps one connection per API server: a new TLS session per poll
+(a fresh context loading the CA, then the handshake, on both sides) was most of
+a poll's cost.
 """
 
 from __future__ import annotations
 
+import functools
+import http.client
 import json
 import ssl
-import urllib.error
+import threading
 import urllib.parse
-import urllib.request
 from typing import Any, Protocol
 
 # kubectl's names for a kind -> (API path prefix, plural, apiVersion, kind).
@@ -75,6 +80,47 @@ def rest_path(args: tuple[str, ...]) -> tuple[str, bool] | None:
     return path + query, True
 
 
+_local = threading.local()
+
+
+@functools.cache
+def _tls(cafile: str) -> ssl.SSLContext:
+    return ssl.create_default_context(cafile=cafile)
+
+
+def _get(cluster: Cluster, path: str) -> dict[str, Any] | None:
+    """The object at `path`, None when the API server says no or cannot be reached.
+    A kept connection the server has closed is opened again once."""
+    connections: dict[tuple[str, str], http.client.HTTPSConnection] = _local.__dict__.setdefault(
+        "connections", {}
+    )
+    key = (cluster.server, str(cluster.ca))
+    headers = {"Authorization": f"Bearer {cluster.admin_token}", "Accept": "application/json"}
+    for attempt in (1, 2):
+        connection = connections.get(key)
+        if connection is None:
+            url = urllib.parse.urlsplit(cluster.server)
+            connection = http.client.HTTPSConnection(
+                url.hostname or "", url.port, context=_tls(key[1]), timeout=60
+            )
+            connections[key] = connection
+        try:
+            connection.request("GET", path, headers=headers)
+            response = connection.getresponse()
+            body = response.read()
+        except (OSError, http.client.HTTPException):
+            connection.close()
+            del connections[key]
+            if attempt == 2:
+                return None  # kubectl exits non-zero: unreachable
+            continue
+        if response.status != 200:
+            return None  # not found, refused
+        found: dict[str, Any] = json.loads(body)
+        return found
+    return None
+
+
 def read(cluster: Cluster, args: tuple[str, ...]) -> tuple[bool, dict[str, Any] | None]:
     """(True, what `kubectl get *args -o json` prints, None where it fails), or
     (False, None) when `args` is not a form read here."""
@@ -82,15 +128,9 @@ def read(cluster: Cluster, args: tuple[str, ...]) -> tuple[bool, dict[str, Any] 
     if found is None:
         return False, None
     path, is_list = found
-    request = urllib.request.Request(
-        cluster.server + path, headers={"Authorization": f"Bearer {cluster.admin_token}"}
-    )
-    context = ssl.create_default_context(cafile=str(cluster.ca))
-    try:
-        with urllib.request.urlopen(request, context=context, timeout=60) as response:
-            body: dict[str, Any] = json.load(response)
-    except (urllib.error.URLError, OSError):
-        return True, None  # kubectl exits non-zero: not found, refused, unreachable
+    body = _get(cluster, path)
+    if body is None:
+        return True, None
     if not is_list:
         return True, _as_kubectl_prints(body)
     # kubectl prints a list as a v1 List whose items carry their own kind.
