@@ -11,6 +11,7 @@ skipped, as the API server skips them.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
@@ -21,6 +22,11 @@ from celpy.adapter import json_to_cel
 from celpy.evaluation import CELEvalError
 
 from .apiserver import FieldError, Schema
+
+# cel-python traces each evaluation at DEBUG, its whole activation (the object
+# checked) formatted into the message: under an operator run with --verbose
+# that was 60% of a manifest check (0.11 s of CPU, 0.04 s without). Its warnings show.
+logging.getLogger("celpy").setLevel(logging.INFO)
 
 _REASONS = {
     "FieldValueForbidden": "Forbidden",
