@@ -116,12 +116,15 @@ def test_a_real_prometheus_scrapes_the_endpoints_and_evaluates_the_dashboard(
                         assert result, f"{title}: no data for {expr}"
                         assert all(r["metric"].get("target", "mariadb") == "mariadb"
                                    for r in result)  # fmt: skip
-                # The live p99 the dashboard draws, over the whole phase, lands near
-                # the exact p99 (histogram buckets are 1-2-3-5-7 per decade).
+                # The live p99 the dashboard draws, over the whole phase and every
+                # operation, lands near the exact one (histogram buckets are 1-2-3-5-7
+                # per decade). The summary has each operation's p99; the p99 of their
+                # mixture lies between the least and the greatest of them (it was
+                # compared with the greatest alone: a rare slow type failed it once).
                 whole = "sum by (le) (increase(dbbench_runner_latency_seconds_bucket[1m]))"
                 (p99,) = query(url, f"histogram_quantile(0.99, {whole})", at=ended)
-                exact = max(v["latencyMs"]["p99"] for v in by_type.values()) / 1000
-                assert exact / 2.5 <= float(p99["value"][1]) <= exact * 2.5
+                exact = [v["latencyMs"]["p99"] / 1000 for v in by_type.values()]
+                assert min(exact) / 2.5 <= float(p99["value"][1]) <= max(exact) * 2.5, exact
             finally:
                 runner.kill()
     finally:
