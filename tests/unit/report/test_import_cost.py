@@ -20,12 +20,17 @@ from tests.support.manifests import REPO
 HEAVY = ("matplotlib", "scipy", "otava")
 
 
+def printed(probe: str) -> str:
+    """What `probe` prints, run by a fresh interpreter in the repository."""
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, cwd=REPO).stdout  # fmt: skip
+
+
 @pytest.mark.parametrize("module", ["dbbench_cli.cli", "dbbench_results.__main__",
                                     "dbbench_results.server", "dbbench_report"])  # fmt: skip
 def test_starting_loads_no_chart_or_statistics_library(module: str) -> None:
     probe = f"import sys, {module}; print(sorted({{m.split('.')[0] for m in sys.modules}}))"
-    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                            check=True).stdout  # fmt: skip
+    loaded = printed(probe)
     assert not [name for name in HEAVY if f"'{name}'" in loaded], loaded
 
 
@@ -36,9 +41,7 @@ def test_drawing_a_chart_loads_matplotlib_then() -> None:
         "svg = plots.line_chart('t', [Line('a', (0.0, 1.0), (1.0, 2.0))], xlabel='x', ylabel='y')\n"
         "print(before, 'matplotlib' in sys.modules, svg.startswith('<svg'))"
     )
-    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                           check=True).stdout.split()  # fmt: skip
-    assert shown == ["False", "True", "True"]
+    assert printed(probe).split() == ["False", "True", "True"]
 
 
 def test_checking_a_manifest_loads_no_kubernetes_client() -> None:
@@ -48,6 +51,4 @@ def test_checking_a_manifest_loads_no_kubernetes_client() -> None:
         "    code = main(['check', 'examples/quickstart.yaml'])\n"
         "print(code, 'kubernetes' in sys.modules)"
     )
-    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                           check=True, cwd=REPO).stdout.split()  # fmt: skip
-    assert shown == ["0", "False"]
+    assert printed(probe).split() == ["0", "False"]
