@@ -140,8 +140,12 @@ def test_operator_runs_with_chart_rbac_and_helm_test_passes(
     assert f"list benchmarkruns in {TEAM_A}: ok" in result.stdout
     # A watch refused for lack of rights shows up within the retry delay.
     time.sleep(2)
-    # (Not "403": log timestamps carry milliseconds such as ",403".)
-    text = log.read_text().lower()
+    # (Not "403": log timestamps carry milliseconds such as ",403".) A 429 "storage is
+    # (re)initializing" is the API server still filling its watch cache for a CRD the
+    # release has just created (seen once, under load); kopf retries it, and it says
+    # nothing about the rights this looks at.
+    text = "\n".join(line for line in log.read_text().lower().splitlines()
+                     if "storage is (re)initializing" not in line)  # fmt: skip
     for symptom in ("not enough permissions", "forbidden", "will retry", "[warning", "[error"):
         assert symptom not in text, f"kopf logged {symptom!r}:\n{log.read_text()[-3000:]}"
 
