@@ -21,9 +21,9 @@ import yaml
 from dbbench_contract.run_summary import RunSummary
 from dbbench_local.results_service import ResultsService, start_results_service
 from dbbench_operator.targets import provisioning
-from tests.fixtures.controlplane import REPO, ControlPlane, free_port, tool
+from tests.fixtures.controlplane import REPO, ControlPlane, free_port
 from tests.fixtures.mariadb import MariaDBServer
-from tests.support import kube_get
+from tests.support import helm, kube_get
 from tests.support.manifests import wait_established
 
 pytestmark = pytest.mark.integration
@@ -36,14 +36,7 @@ RBAC_KINDS = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "Ro
 
 
 def render_chart(values: dict[str, Any]) -> list[dict[str, Any]]:
-    import subprocess  # noqa: PLC0415
-
-    out = subprocess.run(
-        [tool("helm"), "template", "dbbench", str(REPO), "--namespace", OPERATOR_NS,
-         "-f", "-"],
-        input=json.dumps(values), capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
-    return [doc for doc in yaml.load_all(out, Loader=yaml.CSafeLoader) if doc]
+    return helm.render(values, namespace=OPERATOR_NS)
 
 
 def kopf_args(deployment: dict[str, Any], liveness_port: int) -> list[str]:
