@@ -173,10 +173,16 @@ def metric_total(port: int, name: str, labels: dict[str, str]) -> float:
     return float(sum(v for found, v in samples.get(name, []) if found == labels))
 
 
-def operator(args: list[str]) -> Any:
+def operator(args: list[str], *, verbose: bool = False) -> Any:
+    """kopf in-process, logging at INFO as the chart's operator does. `verbose`
+    (or DBBENCH_TEST_OPERATOR_VERBOSE=1, to debug a test) logs at DEBUG: the tests
+    that look for a secret in the log use it, since kopf's DEBUG lines carry whole
+    patches. DEBUG for every operator test cost CPU that no assertion needed
+    (docs/testing.md, ninth look)."""
     from kopf.testing import KopfRunner  # noqa: PLC0415 - imports kopf's event loop machinery
 
-    return KopfRunner([*args, "--verbose"], timeout=120)
+    debug = verbose or os.environ.get("DBBENCH_TEST_OPERATOR_VERBOSE") == "1"
+    return KopfRunner([*args, "--verbose"] if debug else args, timeout=120)
 
 
 def phase_of(cluster: ControlPlane, ns: str, name: str) -> str:
@@ -211,7 +217,7 @@ def test_run_progresses_owns_its_children_and_they_go_with_it(
 ) -> None:
     ns, name = "team-a", "lifecycle"
     kube_cluster.kubectl("apply", "-f", "-", input=run_manifest(name, ns))
-    with operator(operator_env) as runner:
+    with operator(operator_env, verbose=True) as runner:
         wait_for(lambda: phase_of(kube_cluster, ns, name) == "Provisioning", 60, "Provisioning")
         run = wait_for(lambda: targets_ready_known(kube_cluster, ns, name), 60, "TargetsReady")
         assert condition(run, "Accepted")["status"] == "True"
@@ -398,7 +404,7 @@ def test_external_target_is_verified_and_its_first_step_runs_as_a_job(
               {"name": "reads", "type": "pointReads", "operations": 1000}]  # fmt: skip
     overrides = {"phases": phases, "timeout": "25s", "runner": {"pods": 2, "threads": 2}}
     apply_external_run(kube_cluster, ns, name, "ext-db", mariadb_uri(mariadb), overrides)
-    with operator(operator_env) as runner:
+    with operator(operator_env, verbose=True) as runner:
         wait_for(lambda: phase_of(kube_cluster, ns, name) == "Running", 60, "Running")
         job = wait_for(lambda: get_json(kube_cluster, "job", f"{name}-step-1", "-n", ns), 30,
                        "the first step's runner Job")  # fmt: skip
