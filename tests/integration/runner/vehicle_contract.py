@@ -20,12 +20,13 @@ RECORDS = 240
 ITEM_FIELDS = ("RfrID", "Type", "Location", "Dangerous", "Text", "Section")
 
 
-def load_vehicles(config: Any, out: Path) -> Vehicle:
-    """Runs the load step, checks its results and storage count; the step's generator."""
+def load_vehicles(config: Any, out: Path, records: int = RECORDS) -> Vehicle:
+    """Runs the load step (batches of 20), checks its results and storage count;
+    the step's generator."""
     assert run_step(config, out) == 0
-    summary = check_results(out, operations=RECORDS // 20, records=RECORDS)
+    summary = check_results(out, operations=records // 20, records=records)
     assert summary["errors"] == 0
-    assert summary["storage"]["records"] == RECORDS
+    assert summary["storage"]["records"] == records
     generator = generator_for(config.dataset, config.phase.id_mode)
     assert isinstance(generator, Vehicle)
     return generator
