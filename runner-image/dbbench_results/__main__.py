@@ -63,6 +63,14 @@ def _parser() -> argparse.ArgumentParser:
         default=int(_env_default("METRICS_PORT", 0)),
         help="serve /metrics on this port (0: none)",
     )
+    parser.add_argument(
+        "--reports",
+        choices=("upload", "view"),
+        default=os.environ.get("DBBENCH_RESULTS_REPORTS", "upload"),
+        help="when a run's report.html is drawn: `upload` (when its summary.json "
+        "arrives, in the background) or `view` (never by this service: the browser "
+        "draws it when the run is opened) (results.reports)",
+    )
     add_judging_flags(parser)
     for flag, kind, default, chart_value in _LIMITS:
         env = flag.upper().replace("-", "_")
@@ -105,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{args.key_file}: the service key must be at least 16 bytes")
     store = Store(args.root)
     config = Config(store, key, limits_from(args), history=history_index(store.root),
-                    judging=judging_from(args))  # fmt: skip
+                    judging=judging_from(args),
+                    reports_at_upload=args.reports == "upload")  # fmt: skip
     server = make_server(args.host, args.port, config)
     # Check (and, missing or damaged, build) the series index now rather than in
     # the first summary's upload: on a large claim a build reads every run.
@@ -120,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     # The bound port, not the flag: with --port 0 the log is where to read it.
-    logging.info("serving %s on %s:%d, %s, %s", config.store.root, args.host,
-                 server.server_address[1], config.limits, config.judging)  # fmt: skip
+    logging.info("serving %s on %s:%d, %s, %s, reports at %s", config.store.root, args.host,
+                 server.server_address[1], config.limits, config.judging, args.reports)  # fmt: skip
     server.serve_forever()
     server.server_close()
     stop_rendering()

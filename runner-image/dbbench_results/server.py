@@ -66,6 +66,8 @@ class Config:
     # None: the SQLite index on the claim (history.index).
     history: HistoryIndex | None = None
     judging: Judging = field(default_factory=Judging)
+    # False (--reports=view): no report.html at upload; the browser draws it when opened.
+    reports_at_upload: bool = True
     quotas: Quotas = field(init=False)
     metrics: ResultsMetrics = field(init=False)
 
@@ -191,7 +193,8 @@ class Handler(BaseHTTPRequestHandler):
         self.config.metrics.uploaded("stored", written)
         if is_run_summary(path):
             self._index(run_dir)
-            render_in_background(run_dir)
+            if self.config.reports_at_upload:
+                render_in_background(run_dir)
         return HTTPStatus.CREATED, {"path": str(path), "bytes": written}
 
     def _get(self, run: RunId, path: PurePosixPath) -> tuple[HTTPStatus, Any]:

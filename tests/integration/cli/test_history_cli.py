@@ -15,7 +15,7 @@ import pytest
 
 from dbbench_local.results_service import running_results_service
 from tests.support.browser_server import browser_server
-from tests.support.series_runs import upload
+from tests.support.series_runs import VIEW_REPORTS, upload
 
 pytestmark = pytest.mark.integration
 NS = "bench"
@@ -48,7 +48,7 @@ def _by_hand(root: Path) -> dict[tuple[str, str, str], tuple[float, float]]:
 def test_history_prints_the_series_with_its_change_points(tmp_path: Path) -> None:
     rng = np.random.default_rng(4)
     speeds = [1 + 0.02 * float(rng.standard_normal()) for _ in range(8)] + [0.5]
-    with running_results_service(tmp_path / "service") as service:
+    with running_results_service(tmp_path / "service", extra_args=VIEW_REPORTS) as service:
         for i, speed in enumerate(speeds):
             upload(service, tmp_path / "source", NS, i, speed)
         upload(service, tmp_path / "source", NS, 30, 1.0, series="other")

@@ -22,7 +22,7 @@ from dbbench_local.results_service import ResultsService, running_results_servic
 from tests.integration.report.screenshots import shoot
 from tests.support.browser_server import browser_server
 from tests.support.chromium import chromium
-from tests.support.series_runs import upload
+from tests.support.series_runs import VIEW_REPORTS, upload
 
 NS = "bench"
 RUNS = 9
@@ -43,7 +43,7 @@ def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="dbbench-series-shot-") as scratch:
         base = Path(scratch)
-        with running_results_service(base / "service") as service:
+        with running_results_service(base / "service", extra_args=VIEW_REPORTS) as service:
             series_claim(service, base / "source")
             with browser_server(service.root, base / "browser.log") as url, \
                     chromium(base / "profile") as driver:  # fmt: skip

@@ -24,7 +24,7 @@ from dbbench_local.results_service import ResultsService, running_results_servic
 from dbbench_results.history.index import series_from_files
 from tests.fixtures.results_service import request
 from tests.support.browser_server import browser_server
-from tests.support.series_runs import upload, write_run
+from tests.support.series_runs import VIEW_REPORTS, upload, write_run
 
 pytestmark = pytest.mark.integration
 NS = "bench"
@@ -61,7 +61,9 @@ def test_the_index_lives_in_postgresql_and_is_rebuilt_from_the_files(
     for i in range(3):  # on the claim before the service (and its table) exist
         write_run(root, NS, "nightly", i, 1 + 0.02 * float(rng.standard_normal()))
     (tmp_path / "service").mkdir()
-    with running_results_service(tmp_path / "service", root=root) as service:
+    with running_results_service(
+        tmp_path / "service", root=root, extra_args=VIEW_REPORTS
+    ) as service:
         # Filled at start, from the runs already on the claim.
         built = "history index dbbench_history_points built from 3 run summaries"
         wait_for_log(service, built)
@@ -99,7 +101,7 @@ def test_an_unreachable_database_stops_no_upload_and_no_answer(
         port = sock.getsockname()[1]
     monkeypatch.setenv("DBBENCH_RESULTS_HISTORY_DSN",
                        f"host=127.0.0.1 port={port} user=x password=y dbname=z")  # fmt: skip
-    with running_results_service(tmp_path / "service") as service:
+    with running_results_service(tmp_path / "service", extra_args=VIEW_REPORTS) as service:
         for i in range(5):
             upload(service, tmp_path / "source", NS, i, 1.0 + i / 1000)
         answer = _series(service)

@@ -17,7 +17,7 @@ from dbbench_contract.tokens import run_token, series_token
 from dbbench_local.results_service import ResultsService, running_results_service
 from dbbench_results.history.index import SqliteIndex, series_from_files
 from tests.fixtures.results_service import request
-from tests.support.series_runs import upload
+from tests.support.series_runs import VIEW_REPORTS, upload
 
 pytestmark = pytest.mark.integration
 
@@ -30,7 +30,7 @@ def wait_for(path: Path, seconds: float = 120) -> bool:
 
 
 def test_stored_runs_are_indexed_and_a_damaged_index_is_rebuilt(tmp_path: Path) -> None:
-    with running_results_service(tmp_path / "service") as service:
+    with running_results_service(tmp_path / "service", extra_args=VIEW_REPORTS) as service:
         for i in range(3):
             upload(service, tmp_path / "source", "bench", i, 1.0)
         index_file = service.root / ".index" / "history.sqlite3"
@@ -69,7 +69,7 @@ def get_series(service: ResultsService, path: str, token: str | None) -> tuple[i
 def test_the_series_answers_its_points_change_points_and_verdicts(tmp_path: Path) -> None:
     rng = np.random.default_rng(4)
     speeds = [1 + 0.02 * float(rng.standard_normal()) for _ in range(8)] + [0.5]
-    with running_results_service(tmp_path / "service") as service:
+    with running_results_service(tmp_path / "service", extra_args=VIEW_REPORTS) as service:
         for i, speed in enumerate(speeds):
             upload(service, tmp_path / "source", "bench", i, speed)
         upload(service, tmp_path / "source", "bench", 20, 1.0, series=None)

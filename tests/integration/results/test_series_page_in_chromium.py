@@ -23,6 +23,7 @@ from dbbench_local.results_service import running_results_service
 from tests.integration.results.series_screenshot import NS, RUNS, STEP_AT, series_claim
 from tests.support.browser_server import browser_server
 from tests.support.chromium import chromium, console_errors, wait_for_title
+from tests.support.series_runs import VIEW_REPORTS
 
 pytestmark = pytest.mark.integration
 LABELS = {
@@ -56,7 +57,7 @@ def fmt(metric: str, value: float) -> str:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, SeriesHistory]]:
     base = tmp_path_factory.mktemp("series-page")
-    with running_results_service(base / "service") as service:
+    with running_results_service(base / "service", extra_args=VIEW_REPORTS) as service:
         series_claim(service, base / "source")
         with browser_server(service.root, base / "browser.log") as url:
             with urllib.request.urlopen(f"{url}/api/series/{NS}/nightly", timeout=60) as answer:

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from dbbench_local.results_service import running_results_service
 from tests.fixtures.result_sets import ResultSets
+from tests.support.browser_server import browser_server
 from tests.support.series_runs import put_file, write_run
 
 pytestmark = pytest.mark.integration
@@ -60,3 +62,37 @@ def test_a_stop_finishes_the_report_being_drawn_and_names_the_queued_ones(tmp_pa
                 dropped.append(run.name)
         assert dropped, f"every report was drawn before the service stopped: {written}"
         assert not list(service.root.rglob(".report.html.*")), "a partly written report"
+
+
+def test_with_reports_at_view_none_is_drawn_at_upload_and_the_browser_draws_it(
+    tmp_path: Path,
+) -> None:
+    """`--reports=view` (the chart's `results.reports: view`): a summary's arrival
+    queues no report, so a stop right after it neither finishes nor drops one, and
+    the browser draws the report when the run is opened."""
+    run = write_run(tmp_path / "source", "bench", "nightly", 1, 1.0).run
+    run_dir = tmp_path / "source" / run.namespace / run.name / run.uid
+    with running_results_service(tmp_path / "service", extra_args=("--reports=view",)) as service:
+        summary = run_dir / "summary.json"
+        files = sorted(p for p in run_dir.rglob("*") if p.is_file() and p != summary)
+        for path in [*files, summary]:  # the run's summary last, as the operator sends it
+            put_file(service, run, run_dir, path)
+        service.stop()  # as in the test above: a queued or running report would show here
+        log = service.log.read_text()
+        stored = service.root / run.namespace / run.name / run.uid
+        assert (stored / "summary.json").is_file()
+        assert not (stored / "report.html").exists()
+        assert "reports at view" in log
+        assert "report for" not in log, log
+        assert "report.html" not in log, log
+        with browser_server(service.root, tmp_path / "browser.log") as url:
+            page = (
+                urllib.request.urlopen(
+                    f"{url}/runs/{run.namespace}/{run.name}/{run.uid}/", timeout=60
+                )
+                .read()
+                .decode()
+            )
+    assert f"dbbench report: {run.namespace}/{run.name}" in page
+    assert page.rstrip().endswith("</html>")
+    assert not (stored / "report.html").exists()  # drawn for the view, not stored

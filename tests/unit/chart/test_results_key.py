@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 
-from tests.support.helm import Manifest, env_of, one, operator_container, render
+from tests.support.helm import Manifest, env_of, one, operator_container, render, template
 
 KEY_ANNOTATION = "checksum/results-key"
 
@@ -61,11 +61,22 @@ def test_an_existing_secret_is_used_and_none_is_generated() -> None:
 def test_the_services_limits_come_from_values() -> None:
     values = {"results": {"maxUploadMB": 100, "runQuotaMB": 300, "minFreeMB": 50, "workers": 4,
                           "queue": 8, "requestTimeoutSeconds": 20,
-                          "minUploadKiBPerSecond": 512}}  # fmt: skip
+                          "minUploadKiBPerSecond": 512, "reports": "view"}}  # fmt: skip
     command = results_container(render(values))["command"]
     for flag in ("--max-upload-mb=100", "--run-quota-mb=300", "--min-free-mb=50", "--workers=4",
-                 "--queue=8", "--request-timeout=20", "--min-rate-kib=512"):  # fmt: skip
+                 "--queue=8", "--request-timeout=20", "--min-rate-kib=512",
+                 "--reports=view"):  # fmt: skip
         assert flag in command
     defaults = results_container(render())["command"]
+    assert "--reports=upload" in defaults
     assert "--run-quota-mb=2048" in defaults
     assert "--min-free-mb=256" in defaults
+
+
+def test_reports_is_upload_or_view_and_the_schema_names_it() -> None:
+    refused = template({"results": {"reports": "later"}}, check=False)
+    assert refused.returncode != 0
+    assert "results.reports" in refused.stderr or "/results/reports" in refused.stderr, (
+        refused.stderr
+    )
+    assert "upload" in refused.stderr, refused.stderr
