@@ -10,9 +10,9 @@ TOOLS_DIR ?= $(CURDIR)/.tools
 export PATH := $(TOOLS_DIR)/bin:$(CURDIR)/$(VENV)/bin:$(PATH)
 PYTEST_ARGS ?=
 # `make test` runs the suite on this many pytest-xdist workers: most of its time
-# is spent waiting for real servers, so more workers than cores pay off (five
-# measured best on 2 cores: docs/testing.md, eighth look).
-TEST_WORKERS ?= 5
+# is spent waiting for real servers, so more workers than cores pay off (six
+# measured best on 2 cores: docs/testing.md, ninth look).
+TEST_WORKERS ?= 6
 PY_SOURCES := operator runner-image client tests hack
 # Python keeps its bytecode cache (__pycache__/, ignored by git, helm, the image
 # builds and their digests) for everything started from here: with
