@@ -12,7 +12,7 @@ import pytest
 from dbbench_local.results_service import running_results_service
 from tests.fixtures.result_sets import ResultSets
 from tests.support.browser_server import browser_server
-from tests.support.series_runs import put_file, write_run
+from tests.support.series_runs import VIEW_REPORTS, put_file, upload, write_run
 
 pytestmark = pytest.mark.integration
 
@@ -70,16 +70,11 @@ def test_with_reports_at_view_none_is_drawn_at_upload_and_the_browser_draws_it(
     """`--reports=view` (the chart's `results.reports: view`): a summary's arrival
     queues no report, so a stop right after it neither finishes nor drops one, and
     the browser draws the report when the run is opened."""
-    run = write_run(tmp_path / "source", "bench", "nightly", 1, 1.0).run
-    run_dir = tmp_path / "source" / run.namespace / run.name / run.uid
-    with running_results_service(tmp_path / "service", extra_args=("--reports=view",)) as service:
-        summary = run_dir / "summary.json"
-        files = sorted(p for p in run_dir.rglob("*") if p.is_file() and p != summary)
-        for path in [*files, summary]:  # the run's summary last, as the operator sends it
-            put_file(service, run, run_dir, path)
+    with running_results_service(tmp_path / "service", extra_args=VIEW_REPORTS) as service:
+        stored = upload(service, tmp_path / "source", "bench", 1, 1.0)  # summary.json last
         service.stop()  # as in the test above: a queued or running report would show here
         log = service.log.read_text()
-        stored = service.root / run.namespace / run.name / run.uid
+        namespace, name, uid = stored.relative_to(service.root).parts
         assert (stored / "summary.json").is_file()
         assert not (stored / "report.html").exists()
         assert "reports at view" in log
@@ -87,12 +82,10 @@ def test_with_reports_at_view_none_is_drawn_at_upload_and_the_browser_draws_it(
         assert "report.html" not in log, log
         with browser_server(service.root, tmp_path / "browser.log") as url:
             page = (
-                urllib.request.urlopen(
-                    f"{url}/runs/{run.namespace}/{run.name}/{run.uid}/", timeout=60
-                )
+                urllib.request.urlopen(f"{url}/runs/{namespace}/{name}/{uid}/", timeout=60)
                 .read()
                 .decode()
             )
-    assert f"dbbench report: {run.namespace}/{run.name}" in page
+    assert f"dbbench report: {namespace}/{name}" in page
     assert page.rstrip().endswith("</html>")
     assert not (stored / "report.html").exists()  # drawn for the view, not stored
